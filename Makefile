@@ -1,0 +1,55 @@
+# rtnetlab: `make demo` runs the case study, `make test` runs every test.
+# Both set up everything on a fresh machine: a virtual environment in .venv with every Python
+# dependency, and the Rust extension built into it.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.deps-stamp
+BUILD_STAMP := $(VENV)/.build-stamp
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
+PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26"
+
+.PHONY: all setup build demo test test-rust test-python test-slow lint bench clean
+
+all: build
+
+$(STAMP): Makefile
+	@command -v cargo >/dev/null || { echo "error: cargo (Rust) is required; install it with rustup"; exit 2; }
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(PY_DEPS)
+	touch $@
+
+setup: $(STAMP)
+
+$(BUILD_STAMP): $(STAMP) $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	touch $@
+
+build: $(BUILD_STAMP)
+
+demo: build
+	$(VENV)/bin/rtnetlab demo
+
+test: test-rust lint test-python
+
+test-rust: $(STAMP)
+	cargo test --workspace --quiet
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo fmt --all --check
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check python tests benchmarks
+
+test-python: build
+	$(VENV)/bin/pytest -q
+
+test-slow: build
+	$(VENV)/bin/pytest -q -m slow
+
+bench: build
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) target

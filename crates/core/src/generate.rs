@@ -1,0 +1,244 @@
+//! Synthetic AFDX networks for benchmarks and random tests.
+//!
+//! The BAG and frame-size mix per traffic class follows Table 1 of seed 000 (avionics,
+//! multimedia, best effort), sampled per class from the two marginals (the seed gives no joint
+//! distribution). Switches of a plane form a tree (so routes never make a cyclic port
+//! dependency, as in real AFDX topologies); end systems hang off switches round-robin; most VLs
+//! stay near their source, the rest go anywhere; a third are multicast.
+
+use crate::model::spec::*;
+use crate::units::{DataRate, DataSize, Duration};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct AfdxParams {
+    pub virtual_links: usize,
+    /// Switches per plane.
+    pub switches: usize,
+    /// 0: one end system per 25 VLs, at least two per switch.
+    pub end_systems: usize,
+    /// 1 or 2 planes (A, B).
+    pub planes: usize,
+    pub seed: u64,
+    /// Rate of end-system links.
+    pub edge_rate: DataRate,
+    /// Rate of switch-to-switch links.
+    pub trunk_rate: DataRate,
+}
+
+impl Default for AfdxParams {
+    fn default() -> Self {
+        AfdxParams {
+            virtual_links: 100,
+            switches: 4,
+            end_systems: 0,
+            planes: 2,
+            seed: 1,
+            edge_rate: DataRate::from_bps(100e6),
+            trunk_rate: DataRate::from_bps(1e9),
+        }
+    }
+}
+
+/// Seed 000 Table 1, one class: VL counts per BAG (2..128 ms) and per frame-length bin.
+struct ClassMix {
+    name: &'static str,
+    bag_counts: [u32; 7],
+    size_counts: [u32; 7],
+}
+
+const BAGS_MS: [f64; 7] = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+/// Frame-length bins in bytes; the seed's "> 1000" bin is closed at the Ethernet maximum.
+const SIZE_BINS: [(f64, f64); 7] = [
+    (64.0, 100.0),
+    (100.0, 200.0),
+    (200.0, 400.0),
+    (400.0, 600.0),
+    (600.0, 800.0),
+    (800.0, 1000.0),
+    (1000.0, 1518.0),
+];
+const MIX: [ClassMix; 3] = [
+    ClassMix {
+        name: "avionics",
+        bag_counts: [5, 25, 35, 70, 90, 60, 50],
+        size_counts: [180, 70, 35, 20, 15, 10, 5],
+    },
+    ClassMix {
+        name: "multimedia",
+        bag_counts: [2, 2, 5, 10, 24, 16, 15],
+        size_counts: [0, 1, 5, 8, 12, 18, 25],
+    },
+    ClassMix {
+        name: "best_effort",
+        bag_counts: [2, 2, 6, 25, 60, 32, 20],
+        size_counts: [5, 8, 16, 35, 50, 20, 18],
+    },
+];
+
+fn pick(rng: &mut ChaCha8Rng, weights: &[u32]) -> usize {
+    let total: u32 = weights.iter().sum();
+    let mut x = rng.gen_range(0..total);
+    for (i, &w) in weights.iter().enumerate() {
+        if x < w {
+            return i;
+        }
+        x -= w;
+    }
+    weights.len() - 1
+}
+
+/// Generates the description; it validates (a test checks that, with no overloaded port).
+pub fn afdx(p: &AfdxParams) -> NetworkSpec {
+    let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
+    let n_sw = p.switches.max(1);
+    let n_es = if p.end_systems > 0 { p.end_systems } else { (p.virtual_links / 25).max(2 * n_sw) };
+    let plane_names: Vec<String> =
+        ["A", "B"].iter().take(p.planes.clamp(1, 2)).map(|s| s.to_string()).collect();
+
+    let end_systems: Vec<EndSystem> = (0..n_es)
+        .map(|i| EndSystem {
+            name: format!("ES{}", i + 1),
+            scheduler: None,
+            buffer: None,
+            technological_latency: None,
+            receive_latency: None,
+        })
+        .collect();
+    let sw_name = |plane: &str, k: usize| format!("SW{plane}{}", k + 1);
+    let mut switches = Vec::new();
+    let mut links = Vec::new();
+    for plane in &plane_names {
+        for k in 0..n_sw {
+            switches.push(Switch {
+                name: sw_name(plane, k),
+                plane: Some(plane.clone()),
+                technological_latency: Some(Duration::from_us(16.0)),
+                switching: None,
+                scheduler: None,
+                buffer: None,
+                ports: BTreeMap::new(),
+            });
+            if k > 0 {
+                // Tree: switch k hangs off switch (k-1)/2.
+                links.push(Link {
+                    name: None,
+                    from: sw_name(plane, (k - 1) / 2),
+                    from_port: None,
+                    to: sw_name(plane, k),
+                    to_port: None,
+                    rate: Some(p.trunk_rate),
+                    propagation_delay: None,
+                    plane: None,
+                });
+            }
+        }
+        for (i, es) in end_systems.iter().enumerate() {
+            links.push(Link {
+                name: None,
+                from: es.name.clone(),
+                from_port: Some(plane.clone()),
+                to: sw_name(plane, i % n_sw),
+                to_port: None,
+                rate: Some(p.edge_rate),
+                propagation_delay: None,
+                plane: None,
+            });
+        }
+    }
+
+    let classes: Vec<TrafficClass> = MIX
+        .iter()
+        .enumerate()
+        .map(|(i, c)| TrafficClass { name: c.name.to_string(), priority: i as u32, description: None })
+        .collect();
+    let class_weights: Vec<u32> = MIX.iter().map(|c| c.bag_counts.iter().sum()).collect();
+
+    let mut flows = Vec::with_capacity(p.virtual_links);
+    for v in 0..p.virtual_links {
+        let class = &MIX[pick(&mut rng, &class_weights)];
+        let bag = BAGS_MS[pick(&mut rng, &class.bag_counts)];
+        let (lo, hi) = SIZE_BINS[pick(&mut rng, &class.size_counts)];
+        let lmax = rng.gen_range(lo..=hi).round();
+        let lmin = rng.gen_range(64.0..=lmax).round();
+        let source = rng.gen_range(0..n_es);
+        let fanout = if rng.gen_bool(0.67) { 1 } else { rng.gen_range(2..=5usize).min(n_es - 1) };
+        let mut dests: Vec<usize> = Vec::with_capacity(fanout);
+        while dests.len() < fanout {
+            // Half the destinations sit on the source's own switch: avionics functions cluster.
+            let d = if rng.gen_bool(0.5) && n_es > n_sw {
+                let same = (source % n_sw..n_es).step_by(n_sw).count();
+                source % n_sw + n_sw * rng.gen_range(0..same)
+            } else {
+                rng.gen_range(0..n_es)
+            };
+            if d != source && !dests.contains(&d) {
+                dests.push(d);
+            }
+        }
+        flows.push(Flow {
+            name: format!("VL{}", v + 1),
+            source: end_systems[source].name.clone(),
+            destinations: dests.iter().map(|&d| Destination::Name(end_systems[d].name.clone())).collect(),
+            class: Some(class.name.to_string()),
+            deadline: None,
+            planes: None,
+            traffic: Traffic::VirtualLink {
+                id: Some((v + 1) as u32 & 0xFFFF),
+                bag: Duration::from_ms(bag),
+                lmin: DataSize::from_bytes(lmin),
+                lmax: DataSize::from_bytes(lmax),
+                release_jitter: Duration(0.0),
+                skew_max: None,
+            },
+        });
+    }
+
+    NetworkSpec {
+        name: format!("afdx-{}vl-{}sw-seed{}", p.virtual_links, n_sw, p.seed),
+        description: Some("Synthetic AFDX network (BAG and frame mix after seed 000 Table 1)".to_string()),
+        defaults: Defaults::default(),
+        redundancy: (plane_names.len() > 1).then(|| Redundancy {
+            planes: plane_names.clone(),
+            sending_skew: Duration::from_ms(0.5),
+            skew_max: Duration::from_ms(2.0),
+        }),
+        classes,
+        schedulers: BTreeMap::new(),
+        end_systems,
+        switches,
+        links,
+        flows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{info::info, validate_spec};
+
+    #[test]
+    fn generated_networks_validate_without_overload() {
+        for (vls, sw, seed) in [(10, 1, 1), (200, 3, 2), (5000, 16, 3)] {
+            let spec = afdx(&AfdxParams { virtual_links: vls, switches: sw, seed, ..Default::default() });
+            let (net, diags) = validate_spec(spec);
+            let net = net.unwrap_or_else(|| panic!("{:?}", diags.0));
+            assert_eq!(net.flows.len(), vls);
+            assert_eq!(net.planes.len(), 2);
+            let i = info(&net);
+            assert_eq!(i.overloaded_ports, 0, "overloaded ports at {vls} VLs");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_network() {
+        let a = serde_json::to_string(&afdx(&AfdxParams { seed: 7, ..Default::default() })).unwrap();
+        let b = serde_json::to_string(&afdx(&AfdxParams { seed: 7, ..Default::default() })).unwrap();
+        let c = serde_json::to_string(&afdx(&AfdxParams { seed: 8, ..Default::default() })).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}

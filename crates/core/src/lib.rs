@@ -1,0 +1,8 @@
+//! rtnetlab engine: one network model read by analysis, simulation and synthesis.
+//!
+//! * [`units`]: quantities with units (`2ms`, `1500B`, `100Mbps`), parsed in one place.
+//! * [`model`]: the description format, its validation, and the resolved [`model::Network`].
+
+pub mod generate;
+pub mod model;
+pub mod units;

@@ -1,0 +1,63 @@
+//! Problems found in a network description: one line each, naming the place and the rule.
+
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem: where (`flows[3].bag`) and what rule it breaks.
+#[derive(Clone, Debug, Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub place: String,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn error(place: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Error, place: place.into(), message: message.into() }
+    }
+    pub fn warning(place: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, place: place.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tag = match self.severity {
+            Severity::Error => "",
+            Severity::Warning => "warning: ",
+        };
+        write!(f, "{tag}{}: {}", self.place, self.message)
+    }
+}
+
+/// Every problem of one run, in the order found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn push(&mut self, d: Diagnostic) {
+        self.0.push(d);
+    }
+    pub fn error(&mut self, place: impl Into<String>, message: impl Into<String>) {
+        self.push(Diagnostic::error(place, message));
+    }
+    pub fn warning(&mut self, place: impl Into<String>, message: impl Into<String>) {
+        self.push(Diagnostic::warning(place, message));
+    }
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(|d| d.severity == Severity::Error)
+    }
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| d.severity == Severity::Error)
+    }
+    pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter().filter(|d| d.severity == Severity::Warning)
+    }
+}

@@ -1,0 +1,420 @@
+//! The network description as users write it (YAML or JSON, one schema).
+//!
+//! These types are the single definition of the file format: serde reads and writes them and
+//! schemars derives the JSON Schema from them (`rtnetlab schema`). They carry names, not indices;
+//! [`super::Network`] is the validated, resolved form that the engines read.
+
+use crate::units::{DataRate, DataSize, Duration};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+
+/// A whole network: nodes, full-duplex links, traffic classes, egress schedulers and flows.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSpec {
+    /// Name of the network.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Values that apply wherever a node, port or link does not set its own.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Redundant planes (AFDX networks A and B). Absent: one plane named `A`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redundancy: Option<Redundancy>,
+    /// Traffic classes, referred to by flows and by egress schedulers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<TrafficClass>,
+    /// Named egress scheduler configurations; `fifo` and `static_priority` exist without one.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub schedulers: BTreeMap<String, SchedulerConfig>,
+    pub end_systems: Vec<EndSystem>,
+    #[serde(default)]
+    pub switches: Vec<Switch>,
+    pub links: Vec<Link>,
+    #[serde(default)]
+    pub flows: Vec<Flow>,
+}
+
+/// Network-wide defaults.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Defaults {
+    /// Link rate where a link does not give one.
+    pub link_rate: DataRate,
+    /// Propagation delay where a link does not give one.
+    pub propagation_delay: Duration,
+    /// Switch technological latency where a switch does not give one.
+    pub technological_latency: Duration,
+    pub switching: Switching,
+    /// Egress scheduler (a name from `schedulers`, or `fifo` / `static_priority`).
+    pub scheduler: String,
+    /// Output buffer per egress port; absent means unbounded (backlog is still reported).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<DataSize>,
+    /// Per-frame cost on the wire beyond the Ethernet frame: preamble, start delimiter and
+    /// inter-frame gap (20 B on Ethernet).
+    pub interframe_overhead: DataSize,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Defaults {
+            link_rate: DataRate::from_bps(100e6),
+            propagation_delay: Duration(0.0),
+            technological_latency: Duration(0.0),
+            switching: Switching::StoreAndForward,
+            scheduler: "fifo".to_string(),
+            buffer: None,
+            interframe_overhead: DataSize::from_bytes(20.0),
+        }
+    }
+}
+
+/// How a switch forwards a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Switching {
+    StoreAndForward,
+    CutThrough,
+}
+
+/// Redundant transmission over independent planes (ARINC 664 part 7 networks A and B).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Redundancy {
+    /// Plane names, e.g. `[A, B]`.
+    pub planes: Vec<String>,
+    /// Largest gap between the emission of the copies of one frame on the planes.
+    #[serde(default = "default_sending_skew")]
+    pub sending_skew: Duration,
+    /// Largest gap the receiving end system allows between the arrivals of two copies
+    /// (per VL it may be overridden).
+    pub skew_max: Duration,
+}
+
+fn default_sending_skew() -> Duration {
+    Duration::from_ms(0.5)
+}
+
+/// A traffic class. Lower `priority` numbers are served first by static-priority schedulers.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficClass {
+    pub name: String,
+    #[serde(default)]
+    pub priority: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An egress scheduler configuration, shared by every port that names it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerConfig {
+    /// One first-in first-out queue.
+    Fifo,
+    /// Non-preemptive static priority between classes (class `priority`, lower first),
+    /// FIFO inside a class.
+    StaticPriority,
+    /// Weighted round robin: `weights[class]` frames per round.
+    Wrr { weights: BTreeMap<String, u32> },
+    /// Deficit round robin (Shreedhar and Varghese): `quanta[class]` per round.
+    Drr { quanta: BTreeMap<String, DataSize> },
+    /// Deduplication-aware DRR of seed 000: quantum of class i = factors[i] × base_quantum.
+    D2drr { base_quantum: DataSize, factors: BTreeMap<String, f64> },
+    /// Worst-case fair weighted fair queueing (Bennett and Zhang).
+    Wf2q { weights: BTreeMap<String, f64> },
+    /// Self-clocked fair queueing (Golestani).
+    Scfq { weights: BTreeMap<String, f64> },
+    /// Arbitration table (Advanced Switching, InfiniBand, Deficit Table).
+    Table { table_kind: TableKind, entries: Vec<TableEntry> },
+    /// Token-bucket shaper on the port's output, with a FIFO (or the named scheduler) inside.
+    TokenBucket {
+        rate: DataRate,
+        burst: DataSize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inner: Option<String>,
+    },
+}
+
+impl SchedulerConfig {
+    /// The field's name for this scheduler, as written in files.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            SchedulerConfig::Fifo => "fifo",
+            SchedulerConfig::StaticPriority => "static_priority",
+            SchedulerConfig::Wrr { .. } => "wrr",
+            SchedulerConfig::Drr { .. } => "drr",
+            SchedulerConfig::D2drr { .. } => "d2drr",
+            SchedulerConfig::Wf2q { .. } => "wf2q",
+            SchedulerConfig::Scfq { .. } => "scfq",
+            SchedulerConfig::Table { .. } => "table",
+            SchedulerConfig::TokenBucket { .. } => "token_bucket",
+        }
+    }
+}
+
+/// Which arbitration-table scheduler runs the entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TableKind {
+    /// Advanced Switching basic table: one frame per entry.
+    AsBasic,
+    /// InfiniBand weighted table: weight in 64-byte units per entry.
+    IbaWeighted,
+    /// Deficit Table scheduler (seed 003): weight per entry with a deficit carried per class.
+    Dtable,
+}
+
+/// One entry of an arbitration table.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TableEntry {
+    pub class: String,
+    /// Data the entry lets its class send.
+    pub weight: DataSize,
+}
+
+/// An end system: sends and receives flows, one port per plane.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndSystem {
+    pub name: String,
+    /// Egress scheduler of its ports (default: `defaults.scheduler`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<DataSize>,
+    /// Latency between a frame's release and its first bit on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub technological_latency: Option<Duration>,
+    /// Constant latency from a frame's last bit in to its delivery to the application.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_latency: Option<Duration>,
+}
+
+/// A switch of one plane.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Switch {
+    pub name: String,
+    /// The plane it belongs to (default: the first plane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plane: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub technological_latency: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switching: Option<Switching>,
+    /// Egress scheduler of every port not listed in `ports`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<DataSize>,
+    /// Per output port settings, by port name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ports: BTreeMap<String, PortConfig>,
+}
+
+/// Settings of one egress port.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<DataSize>,
+}
+
+/// A full-duplex link between a port of `from` and a port of `to`: one egress port each way.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Link {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub from: String,
+    /// Port name on `from` (default: the next free number on that node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_port: Option<String>,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_port: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<DataRate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propagation_delay: Option<Duration>,
+    /// Plane of the link (default: the plane of its switch end, else the first plane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plane: Option<String>,
+}
+
+/// A flow: its traffic model, where it goes, and how it is classed.
+///
+/// Written flat (`type: virtual_link` beside `name`, `bag`, ...); serde cannot combine
+/// `flatten` with `deny_unknown_fields`, so reading splits the keys (see [`Flow::from_value`]).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Flow {
+    pub name: String,
+    pub source: String,
+    /// Receiving end systems (several: multicast), each a name or `{node, path | paths}`.
+    pub destinations: Vec<Destination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// End-to-end deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Duration>,
+    /// Planes it is sent on (default: every plane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planes: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub traffic: Traffic,
+}
+
+/// The traffic model of a flow.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Traffic {
+    /// An AFDX virtual link: at most one frame per BAG, frames of lmin..lmax bytes.
+    VirtualLink {
+        /// 16-bit VL identifier (carried in the destination MAC address).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+        /// Bandwidth allocation gap: 2^k ms, k = 0..7.
+        bag: Duration,
+        /// Smallest Ethernet frame (64..1518 B).
+        lmin: DataSize,
+        /// Largest Ethernet frame (64..1518 B).
+        lmax: DataSize,
+        /// Jitter of the frame releases at the source regulator output.
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
+        release_jitter: Duration,
+        /// SkewMax for this VL (default: `redundancy.skew_max`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        skew_max: Option<Duration>,
+    },
+    /// A (burst, rate) constrained flow with packets of min_packet..max_packet bytes.
+    TokenBucket { burst: DataSize, rate: DataRate, min_packet: DataSize, max_packet: DataSize },
+    /// A periodic message stream.
+    Periodic {
+        period: Duration,
+        size: DataSize,
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
+        offset: Duration,
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
+        jitter: Duration,
+    },
+}
+
+fn is_zero_duration(d: &Duration) -> bool {
+    d.0 == 0.0
+}
+
+/// A destination: a name (routed by shortest path) or a node with an explicit path.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Destination {
+    Name(String),
+    Routed(RoutedDestination),
+}
+
+impl Destination {
+    pub fn node(&self) -> &str {
+        match self {
+            Destination::Name(n) => n,
+            Destination::Routed(r) => &r.node,
+        }
+    }
+}
+
+/// A destination with its path: `path` for every plane, or `paths` per plane.
+/// A path lists the nodes from the source to the destination, both included.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutedDestination {
+    pub node: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<BTreeMap<String, Vec<String>>>,
+}
+
+// A hand-written visitor instead of `untagged`, so that a mistake inside the mapping form
+// is reported with its own message rather than "did not match any variant".
+impl<'de> Deserialize<'de> for Destination {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Destination;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an end system name or a mapping {node, path | paths}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Destination, E> {
+                Ok(Destination::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Destination, A::Error> {
+                RoutedDestination::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Destination::Routed)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The keys every flow has, whatever its traffic model.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowCommon {
+    name: String,
+    source: String,
+    destinations: Vec<Destination>,
+    #[serde(default)]
+    class: Option<String>,
+    #[serde(default)]
+    deadline: Option<Duration>,
+    #[serde(default)]
+    planes: Option<Vec<String>>,
+}
+
+const FLOW_COMMON_KEYS: &[&str] = &["name", "source", "destinations", "class", "deadline", "planes"];
+
+impl Flow {
+    /// Reads one flow from a JSON value; on error returns (path inside the flow, message).
+    pub fn from_value(value: serde_json::Value) -> Result<Flow, (String, String)> {
+        let serde_json::Value::Object(mut rest) = value else {
+            return Err((String::new(), "expected a mapping".to_string()));
+        };
+        if !rest.contains_key("type") {
+            return Err((
+                String::new(),
+                "missing field `type` (virtual_link, token_bucket or periodic)".to_string(),
+            ));
+        }
+        let mut common = serde_json::Map::new();
+        for key in FLOW_COMMON_KEYS {
+            if let Some(v) = rest.remove(*key) {
+                common.insert(key.to_string(), v);
+            }
+        }
+        let c: FlowCommon = crate::model::load::from_value_at(serde_json::Value::Object(common))?;
+        let traffic: Traffic = crate::model::load::from_value_at(serde_json::Value::Object(rest))?;
+        Ok(Flow {
+            name: c.name,
+            source: c.source,
+            destinations: c.destinations,
+            class: c.class,
+            deadline: c.deadline,
+            planes: c.planes,
+            traffic,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Flow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        Flow::from_value(v).map_err(|(path, msg)| {
+            serde::de::Error::custom(if path.is_empty() { msg } else { format!("{path}: {msg}") })
+        })
+    }
+}

@@ -1,0 +1,967 @@
+//! Validation: from a [`NetworkSpec`] to a [`Network`], reporting every problem in one run.
+//!
+//! Each check names the place in the file and the rule broken. Checks go on after an error
+//! wherever the rest still makes sense, and an element that could not even be read (its name is in
+//! `broken`) is not reported again as an unknown reference.
+
+use super::diagnostics::Diagnostics;
+use super::network::*;
+use super::spec::*;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+/// Ethernet frame limits (untagged), bytes.
+pub const ETHERNET_MIN_FRAME: f64 = 64.0;
+pub const ETHERNET_MAX_FRAME: f64 = 1518.0;
+
+struct Ctx<'a> {
+    diags: &'a mut Diagnostics,
+    broken: HashSet<String>,
+}
+
+impl Ctx<'_> {
+    /// Reports an unknown name unless it belongs to an element already reported as broken.
+    fn unknown(&mut self, place: String, what: &str, name: &str) {
+        if !self.broken.contains(name) {
+            self.diags.error(place, format!("unknown {what} '{name}'"));
+        }
+    }
+}
+
+/// Builds the resolved network; `None` when any error was found (all of them are in `diags`).
+pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> Option<Network> {
+    let mut cx = Ctx { diags, broken: broken.iter().cloned().collect() };
+
+    // Planes and redundancy.
+    let (planes, sending_skew, skew_max) = match &spec.redundancy {
+        None => (vec!["A".to_string()], 0.0, 0.0),
+        Some(r) => {
+            if r.planes.is_empty() {
+                cx.diags.error("redundancy.planes", "must name at least one plane");
+            }
+            check_unique(r.planes.iter().map(String::as_str), "redundancy.planes", "plane", cx.diags);
+            if r.skew_max.secs() <= 0.0 {
+                cx.diags.error("redundancy.skew_max", format!("must be positive, got {}", r.skew_max));
+            }
+            (r.planes.clone(), r.sending_skew.secs(), r.skew_max.secs())
+        }
+    };
+    let plane_of = |name: &str| planes.iter().position(|p| p == name);
+
+    // Classes.
+    check_unique(spec.classes.iter().map(|c| c.name.as_str()), "classes", "class", cx.diags);
+    let class_of = |name: &str| spec.classes.iter().position(|c| c.name == name);
+
+    // Scheduler configurations.
+    for (name, cfg) in &spec.schedulers {
+        check_scheduler(name, cfg, &spec, &mut cx);
+    }
+    let scheduler_of = |name: &str| -> Option<SchedulerConfig> {
+        match spec.schedulers.get(name) {
+            Some(c) => Some(c.clone()),
+            None if name == "fifo" => Some(SchedulerConfig::Fifo),
+            None if name == "static_priority" => Some(SchedulerConfig::StaticPriority),
+            None => None,
+        }
+    };
+    if scheduler_of(&spec.defaults.scheduler).is_none() {
+        cx.unknown("defaults.scheduler".into(), "scheduler", &spec.defaults.scheduler.clone());
+    }
+    if spec.defaults.link_rate.bps() <= 0.0 {
+        cx.diags.error("defaults.link_rate", "must be positive");
+    }
+
+    // Nodes.
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut node_index: HashMap<String, NodeId> = HashMap::new();
+    let mut node_place: Vec<String> = Vec::new();
+    let mut add_node = |cx: &mut Ctx, place: String, node: Node| {
+        if node.name.is_empty() {
+            cx.diags.error(format!("{place}.name"), "must not be empty");
+        }
+        if node_index.contains_key(&node.name) {
+            cx.diags.error(
+                format!("{place}.name"),
+                format!("'{}' is already the name of another node; node names must be unique", node.name),
+            );
+            return;
+        }
+        node_index.insert(node.name.clone(), nodes.len());
+        node_place.push(place);
+        nodes.push(node);
+    };
+    for (i, es) in spec.end_systems.iter().enumerate() {
+        let place = format!("end_systems[{i}]");
+        check_scheduler_ref(es.scheduler.as_deref(), &format!("{place}.scheduler"), &scheduler_of, &mut cx);
+        add_node(
+            &mut cx,
+            place,
+            Node {
+                name: es.name.clone(),
+                kind: NodeKind::EndSystem,
+                plane: None,
+                technological_latency: es.technological_latency.map_or(0.0, |d| d.secs()),
+                receive_latency: es.receive_latency.map_or(0.0, |d| d.secs()),
+                switching: Switching::StoreAndForward,
+                ports: Vec::new(),
+            },
+        );
+    }
+    for (i, sw) in spec.switches.iter().enumerate() {
+        let place = format!("switches[{i}]");
+        let plane = match &sw.plane {
+            None => Some(0),
+            Some(p) => {
+                let id = plane_of(p);
+                if id.is_none() {
+                    cx.diags.error(
+                        format!("{place}.plane"),
+                        format!("unknown plane '{p}' (planes: {})", planes.join(", ")),
+                    );
+                }
+                id
+            }
+        };
+        check_scheduler_ref(sw.scheduler.as_deref(), &format!("{place}.scheduler"), &scheduler_of, &mut cx);
+        for (port, pc) in &sw.ports {
+            check_scheduler_ref(
+                pc.scheduler.as_deref(),
+                &format!("{place}.ports.{port}.scheduler"),
+                &scheduler_of,
+                &mut cx,
+            );
+            check_buffer(pc.buffer, &format!("{place}.ports.{port}.buffer"), cx.diags);
+        }
+        check_buffer(sw.buffer, &format!("{place}.buffer"), cx.diags);
+        add_node(
+            &mut cx,
+            place,
+            Node {
+                name: sw.name.clone(),
+                kind: NodeKind::Switch,
+                plane,
+                technological_latency: sw
+                    .technological_latency
+                    .unwrap_or(spec.defaults.technological_latency)
+                    .secs(),
+                receive_latency: 0.0,
+                switching: sw.switching.unwrap_or(spec.defaults.switching),
+                ports: Vec::new(),
+            },
+        );
+    }
+
+    // Links: explicit port names first, so that automatic ones do not collide with them.
+    let mut used_ports: HashMap<(NodeId, String), usize> = HashMap::new();
+    let mut ends: Vec<Option<(NodeId, NodeId)>> = Vec::new();
+    for (i, link) in spec.links.iter().enumerate() {
+        let place = format!("links[{i}]");
+        let from = node_index.get(&link.from).copied();
+        let to = node_index.get(&link.to).copied();
+        if from.is_none() {
+            cx.unknown(format!("{place}.from"), "node", &link.from);
+        }
+        if to.is_none() {
+            cx.unknown(format!("{place}.to"), "node", &link.to);
+        }
+        if let (Some(a), Some(b)) = (from, to) {
+            if a == b {
+                cx.diags.error(place.clone(), format!("links '{}' to itself", link.from));
+                ends.push(None);
+                continue;
+            }
+            for (node, port, key) in [(a, &link.from_port, "from_port"), (b, &link.to_port, "to_port")] {
+                if let Some(p) = port {
+                    if let Some(other) = used_ports.insert((node, p.clone()), i) {
+                        cx.diags.error(
+                            format!("{place}.{key}"),
+                            format!(
+                                "port '{p}' of '{}' is already used by links[{other}]; a port takes one link",
+                                nodes[node].name
+                            ),
+                        );
+                    }
+                }
+            }
+            ends.push(Some((a, b)));
+        } else {
+            ends.push(None);
+        }
+        if let Some(r) = link.rate {
+            if r.bps() <= 0.0 {
+                cx.diags.error(format!("{place}.rate"), format!("must be positive, got {r}"));
+            }
+        }
+    }
+    let mut next_auto: HashMap<NodeId, usize> = HashMap::new();
+    let mut auto_port = |node: NodeId, used: &mut HashMap<(NodeId, String), usize>, link: usize| {
+        let n = next_auto.entry(node).or_insert(0);
+        loop {
+            let name = n.to_string();
+            *n += 1;
+            if !used.contains_key(&(node, name.clone())) {
+                used.insert((node, name.clone()), link);
+                return name;
+            }
+        }
+    };
+    let mut ports: Vec<EgressPort> = Vec::new();
+    let mut links: Vec<LinkInfo> = Vec::new();
+    for (i, link) in spec.links.iter().enumerate() {
+        let Some((a, b)) = ends[i] else { continue };
+        let place = format!("links[{i}]");
+        let plane = link_plane(link, a, b, &nodes, &planes, &place, &mut cx);
+        let from_port = link.from_port.clone().unwrap_or_else(|| auto_port(a, &mut used_ports, i));
+        let to_port = link.to_port.clone().unwrap_or_else(|| auto_port(b, &mut used_ports, i));
+        let rate = link.rate.unwrap_or(spec.defaults.link_rate).bps();
+        let prop = link.propagation_delay.unwrap_or(spec.defaults.propagation_delay).secs();
+        let li = links.len();
+        let fwd = ports.len();
+        for (k, (node, peer, pname)) in [(a, b, from_port), (b, a, to_port)].into_iter().enumerate() {
+            let (sched_name, buffer) = port_settings(&spec, &nodes[node], &pname);
+            let scheduler = scheduler_of(&sched_name).unwrap_or(SchedulerConfig::Fifo);
+            nodes[node].ports.push(ports.len());
+            ports.push(EgressPort {
+                node,
+                name: pname,
+                link: li,
+                peer,
+                rate,
+                propagation_delay: prop,
+                plane,
+                scheduler_name: sched_name,
+                scheduler,
+                buffer: buffer.map(|b| b.bits()),
+                reverse: if k == 0 { fwd + 1 } else { fwd },
+            });
+        }
+        links.push(LinkInfo {
+            name: link.name.clone().unwrap_or_else(|| format!("{}-{}", link.from, link.to)),
+            forward: fwd,
+            backward: fwd + 1,
+        });
+    }
+    // Port settings that name a port no link uses are a typo, not a silent no-op.
+    for (i, sw) in spec.switches.iter().enumerate() {
+        if let Some(&n) = node_index.get(&sw.name) {
+            for port in sw.ports.keys() {
+                if !nodes[n].ports.iter().any(|&p| &ports[p].name == port) {
+                    cx.diags.error(
+                        format!("switches[{i}].ports.{port}"),
+                        format!("no link uses port '{port}' of '{}'", sw.name),
+                    );
+                }
+            }
+        }
+    }
+
+    // Flows.
+    let ifg = spec.defaults.interframe_overhead.bits();
+    let mut flows: Vec<FlowModel> = Vec::new();
+    let mut flow_names: HashMap<&str, usize> = HashMap::new();
+    let mut vl_ids: HashMap<u32, usize> = HashMap::new();
+    for (i, f) in spec.flows.iter().enumerate() {
+        let place = format!("flows[{i}]");
+        if let Some(prev) = flow_names.insert(f.name.as_str(), i) {
+            cx.diags.error(
+                format!("{place}.name"),
+                format!("'{}' is already the name of flows[{prev}]; flow names must be unique", f.name),
+            );
+        }
+        if let Some(m) = check_traffic(&f.traffic, &place, ifg, &mut vl_ids, i, cx.diags) {
+            let (max_w, min_w, burst, rate) = m;
+            let class = match &f.class {
+                None => None,
+                Some(c) => {
+                    let id = class_of(c);
+                    if id.is_none() {
+                        cx.unknown(format!("{place}.class"), "class", c);
+                    }
+                    id
+                }
+            };
+            if let Some(d) = f.deadline {
+                if d.secs() <= 0.0 {
+                    cx.diags.error(format!("{place}.deadline"), format!("must be positive, got {d}"));
+                }
+            }
+            let flow_planes: Vec<PlaneId> = match &f.planes {
+                None => (0..planes.len()).collect(),
+                Some(ps) => ps
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, p)| {
+                        let id = plane_of(p);
+                        if id.is_none() {
+                            cx.diags.error(format!("{place}.planes[{k}]"), format!("unknown plane '{p}'"));
+                        }
+                        id
+                    })
+                    .collect(),
+            };
+            let routes = route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut cx);
+            flows.push(FlowModel {
+                name: f.name.clone(),
+                source: node_index.get(&f.source).copied().unwrap_or(usize::MAX),
+                class,
+                deadline: f.deadline.map(|d| d.secs()),
+                traffic: f.traffic.clone(),
+                max_frame_wire: max_w,
+                min_frame_wire: min_w,
+                burst,
+                rate,
+                planes: flow_planes,
+                routes,
+            });
+        }
+    }
+
+    if cx.diags.has_errors() {
+        return None;
+    }
+    let net = Network {
+        planes,
+        classes: spec.classes.clone(),
+        nodes,
+        ports,
+        links,
+        flows,
+        sending_skew,
+        skew_max,
+        spec,
+    };
+    check_port_schedulers(&net, cx.diags);
+    check_port_dependency_cycles(&net, cx.diags);
+    if cx.diags.has_errors() {
+        return None;
+    }
+    Some(net)
+}
+
+fn check_unique<'a>(names: impl Iterator<Item = &'a str>, place: &str, what: &str, diags: &mut Diagnostics) {
+    let mut seen = HashSet::new();
+    for (i, n) in names.enumerate() {
+        if !seen.insert(n) {
+            diags.error(format!("{place}[{i}]"), format!("{what} '{n}' is defined twice"));
+        }
+    }
+}
+
+fn check_buffer(buffer: Option<crate::units::DataSize>, place: &str, diags: &mut Diagnostics) {
+    if let Some(b) = buffer {
+        if b.bits() <= 0.0 {
+            diags.error(place, format!("must be positive, got {b}"));
+        }
+    }
+}
+
+fn check_scheduler_ref(
+    name: Option<&str>,
+    place: &str,
+    scheduler_of: &dyn Fn(&str) -> Option<SchedulerConfig>,
+    cx: &mut Ctx,
+) {
+    if let Some(n) = name {
+        if scheduler_of(n).is_none() {
+            cx.unknown(place.to_string(), "scheduler (define it under `schedulers`)", n);
+        }
+    }
+}
+
+fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &mut Ctx) {
+    let place = format!("schedulers.{name}");
+    let known = |c: &str| spec.classes.iter().any(|k| k.name == c);
+    let classes_positive = |field: &str, entries: Vec<(&String, f64)>, cx: &mut Ctx| {
+        if entries.is_empty() {
+            cx.diags.error(format!("{place}.{field}"), "must give a value for at least one class");
+        }
+        for (class, v) in entries {
+            if !known(class) {
+                cx.unknown(format!("{place}.{field}.{class}"), "class", class);
+            }
+            if !(v > 0.0) {
+                cx.diags.error(format!("{place}.{field}.{class}"), format!("must be positive, got {v}"));
+            }
+        }
+    };
+    match cfg {
+        SchedulerConfig::Fifo | SchedulerConfig::StaticPriority => {}
+        SchedulerConfig::Wrr { weights } => {
+            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w as f64)).collect(), cx)
+        }
+        SchedulerConfig::Drr { quanta } => {
+            classes_positive("quanta", quanta.iter().map(|(c, q)| (c, q.bits())).collect(), cx)
+        }
+        SchedulerConfig::D2drr { base_quantum, factors } => {
+            if base_quantum.bits() <= 0.0 {
+                cx.diags.error(format!("{place}.base_quantum"), "must be positive");
+            }
+            classes_positive("factors", factors.iter().map(|(c, w)| (c, *w)).collect(), cx)
+        }
+        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
+            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w)).collect(), cx)
+        }
+        SchedulerConfig::Table { entries, .. } => {
+            if entries.is_empty() {
+                cx.diags.error(format!("{place}.entries"), "an arbitration table needs at least one entry");
+            }
+            for (k, e) in entries.iter().enumerate() {
+                if !known(&e.class) {
+                    cx.unknown(format!("{place}.entries[{k}].class"), "class", &e.class);
+                }
+                if e.weight.bits() <= 0.0 {
+                    cx.diags.error(format!("{place}.entries[{k}].weight"), "must be positive");
+                }
+            }
+        }
+        SchedulerConfig::TokenBucket { rate, burst, inner } => {
+            if rate.bps() <= 0.0 {
+                cx.diags.error(format!("{place}.rate"), "must be positive");
+            }
+            if burst.bits() <= 0.0 {
+                cx.diags.error(format!("{place}.burst"), "must be positive");
+            }
+            if let Some(i) = inner {
+                match spec.schedulers.get(i) {
+                    Some(SchedulerConfig::TokenBucket { .. }) => cx
+                        .diags
+                        .error(format!("{place}.inner"), "a token-bucket shaper cannot wrap another shaper"),
+                    Some(_) => {}
+                    None if i == "fifo" || i == "static_priority" => {}
+                    None => cx.unknown(format!("{place}.inner"), "scheduler", i),
+                }
+            }
+        }
+    }
+}
+
+/// The scheduler name and buffer of one port: port settings, then node, then defaults.
+fn port_settings(spec: &NetworkSpec, node: &Node, port: &str) -> (String, Option<crate::units::DataSize>) {
+    let d = &spec.defaults;
+    match node.kind {
+        NodeKind::EndSystem => {
+            let es = spec.end_systems.iter().find(|e| e.name == node.name);
+            let s = es.and_then(|e| e.scheduler.clone()).unwrap_or_else(|| d.scheduler.clone());
+            (s, es.and_then(|e| e.buffer).or(d.buffer))
+        }
+        NodeKind::Switch => {
+            let sw = spec.switches.iter().find(|s| s.name == node.name);
+            let pc = sw.and_then(|s| s.ports.get(port));
+            let s = pc
+                .and_then(|p| p.scheduler.clone())
+                .or_else(|| sw.and_then(|s| s.scheduler.clone()))
+                .unwrap_or_else(|| d.scheduler.clone());
+            let b = pc.and_then(|p| p.buffer).or_else(|| sw.and_then(|s| s.buffer)).or(d.buffer);
+            (s, b)
+        }
+    }
+}
+
+fn link_plane(
+    link: &Link,
+    a: NodeId,
+    b: NodeId,
+    nodes: &[Node],
+    planes: &[String],
+    place: &str,
+    cx: &mut Ctx,
+) -> PlaneId {
+    let sw_planes: Vec<PlaneId> = [a, b].iter().filter_map(|&n| nodes[n].plane).collect();
+    if sw_planes.len() == 2 && sw_planes[0] != sw_planes[1] {
+        cx.diags.error(
+            place.to_string(),
+            format!(
+                "joins switches of planes {} and {}; planes must stay independent",
+                planes[sw_planes[0]], planes[sw_planes[1]]
+            ),
+        );
+    }
+    match &link.plane {
+        None => sw_planes.first().copied().unwrap_or(0),
+        Some(p) => match planes.iter().position(|x| x == p) {
+            None => {
+                cx.diags.error(format!("{place}.plane"), format!("unknown plane '{p}'"));
+                0
+            }
+            Some(id) => {
+                if let Some(&s) = sw_planes.first() {
+                    if s != id {
+                        cx.diags.error(
+                            format!("{place}.plane"),
+                            format!("is {p} but its switch is on plane {}", planes[s]),
+                        );
+                    }
+                }
+                id
+            }
+        },
+    }
+}
+
+/// Checks a flow's traffic model; returns (largest wire frame, smallest wire frame, burst, rate)
+/// in bits and bits per second at the source port.
+fn check_traffic(
+    t: &Traffic,
+    place: &str,
+    ifg: f64,
+    vl_ids: &mut HashMap<u32, usize>,
+    index: usize,
+    diags: &mut Diagnostics,
+) -> Option<(f64, f64, f64, f64)> {
+    let frame_ok = |field: &str, size: crate::units::DataSize, diags: &mut Diagnostics| {
+        let b = size.bytes();
+        if !(ETHERNET_MIN_FRAME..=ETHERNET_MAX_FRAME).contains(&b) {
+            diags.error(
+                format!("{place}.{field}"),
+                format!("must be an Ethernet frame size between 64B and 1518B, got {size}"),
+            );
+        }
+    };
+    let before = diags.0.len();
+    let out = match t {
+        Traffic::VirtualLink { id, bag, lmin, lmax, release_jitter, skew_max } => {
+            let ms = bag.ms();
+            let k = ms.log2().round();
+            if !((0.0..=7.0).contains(&k) && (ms - 2f64.powf(k)).abs() < 1e-9) {
+                diags.error(
+                    format!("{place}.bag"),
+                    format!("must be a power of two between 1ms and 128ms, got {bag}"),
+                );
+            }
+            frame_ok("lmin", *lmin, diags);
+            frame_ok("lmax", *lmax, diags);
+            if lmin.bits() > lmax.bits() {
+                diags.error(format!("{place}.lmin"), format!("must not exceed lmax ({lmin} > {lmax})"));
+            }
+            if let Some(id) = id {
+                if *id > 0xFFFF {
+                    diags.error(format!("{place}.id"), format!("a VL id has 16 bits, got {id}"));
+                } else if let Some(prev) = vl_ids.insert(*id, index) {
+                    diags
+                        .error(format!("{place}.id"), format!("VL id {id} is already used by flows[{prev}]"));
+                }
+            }
+            if let Some(s) = skew_max {
+                if s.secs() <= 0.0 {
+                    diags.error(format!("{place}.skew_max"), "must be positive");
+                }
+            }
+            let max_w = lmax.bits() + ifg;
+            let rate = max_w / bag.secs().max(f64::MIN_POSITIVE);
+            (max_w, lmin.bits() + ifg, max_w + rate * release_jitter.secs(), rate)
+        }
+        Traffic::Periodic { period, size, jitter, .. } => {
+            if period.secs() <= 0.0 {
+                diags.error(format!("{place}.period"), format!("must be positive, got {period}"));
+            }
+            frame_ok("size", *size, diags);
+            let w = size.bits() + ifg;
+            let rate = w / period.secs().max(f64::MIN_POSITIVE);
+            (w, w, w + rate * jitter.secs(), rate)
+        }
+        Traffic::TokenBucket { burst, rate, min_packet, max_packet } => {
+            if rate.bps() <= 0.0 {
+                diags.error(format!("{place}.rate"), format!("must be positive, got {rate}"));
+            }
+            frame_ok("min_packet", *min_packet, diags);
+            frame_ok("max_packet", *max_packet, diags);
+            if min_packet.bits() > max_packet.bits() {
+                diags.error(format!("{place}.min_packet"), "must not exceed max_packet");
+            }
+            if burst.bits() < max_packet.bits() {
+                diags.error(
+                    format!("{place}.burst"),
+                    format!("must hold at least one largest packet ({burst} < {max_packet})"),
+                );
+            }
+            // Each packet of at least min_packet bits costs `ifg` more on the wire.
+            let scale = (min_packet.bits() + ifg) / min_packet.bits().max(1.0);
+            (max_packet.bits() + ifg, min_packet.bits() + ifg, burst.bits() * scale, rate.bps() * scale)
+        }
+    };
+    (diags.0.len() == before).then_some(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn route_flow(
+    f: &Flow,
+    place: &str,
+    flow_planes: &[PlaneId],
+    planes: &[String],
+    nodes: &[Node],
+    node_index: &HashMap<String, NodeId>,
+    ports: &[EgressPort],
+    cx: &mut Ctx,
+) -> Vec<Route> {
+    let mut routes = Vec::new();
+    let source = match node_index.get(&f.source) {
+        None => {
+            cx.unknown(format!("{place}.source"), "node", &f.source);
+            return routes;
+        }
+        Some(&s) if nodes[s].kind != NodeKind::EndSystem => {
+            cx.diags.error(
+                format!("{place}.source"),
+                format!("'{}' is a switch; flows start at end systems", f.source),
+            );
+            return routes;
+        }
+        Some(&s) => s,
+    };
+    if f.destinations.is_empty() {
+        cx.diags.error(format!("{place}.destinations"), "must name at least one end system");
+    }
+    let mut seen = HashSet::new();
+    for (j, d) in f.destinations.iter().enumerate() {
+        let dplace = format!("{place}.destinations[{j}]");
+        let name = d.node();
+        let Some(&dest) = node_index.get(name) else {
+            cx.unknown(dplace, "node", name);
+            continue;
+        };
+        if nodes[dest].kind != NodeKind::EndSystem {
+            cx.diags.error(dplace, format!("'{name}' is a switch; flows end at end systems"));
+            continue;
+        }
+        if dest == source {
+            cx.diags.error(dplace, format!("'{name}' is the source of the flow"));
+            continue;
+        }
+        if !seen.insert(dest) {
+            cx.diags.error(dplace, format!("'{name}' is listed twice"));
+            continue;
+        }
+        let explicit = |plane: PlaneId| -> Option<(&Vec<String>, String)> {
+            match d {
+                Destination::Name(_) => None,
+                Destination::Routed(r) => {
+                    if let Some(ps) = &r.paths {
+                        ps.get(&planes[plane]).map(|p| (p, format!("{dplace}.paths.{}", planes[plane])))
+                    } else {
+                        r.path.as_ref().map(|p| (p, format!("{dplace}.path")))
+                    }
+                }
+            }
+        };
+        if let Destination::Routed(RoutedDestination { paths: Some(ps), .. }) = d {
+            for key in ps.keys() {
+                match planes.iter().position(|p| p == key) {
+                    Some(id) if flow_planes.contains(&id) => {}
+                    _ => cx.diags.error(
+                        format!("{dplace}.paths.{key}"),
+                        format!("'{key}' is not a plane this flow is sent on"),
+                    ),
+                }
+            }
+        }
+        for &plane in flow_planes {
+            let ports_on_path = match explicit(plane) {
+                Some((path, pplace)) => {
+                    check_path(path, &pplace, source, dest, plane, nodes, node_index, ports, cx)
+                }
+                None => shortest_path(source, dest, plane, nodes, ports).or_else(|| {
+                    cx.diags.error(
+                        dplace.clone(),
+                        format!("no path from '{}' to '{name}' on plane {}", f.source, planes[plane]),
+                    );
+                    None
+                }),
+            };
+            if let Some(ps) = ports_on_path {
+                routes.push(Route { destination: dest, plane, ports: ps });
+            }
+        }
+    }
+    // A multicast VL is a tree: each port is fed from one upstream port only.
+    let mut upstream: HashMap<PortId, Option<PortId>> = HashMap::new();
+    for r in &routes {
+        for (k, &p) in r.ports.iter().enumerate() {
+            let up = if k == 0 { None } else { Some(r.ports[k - 1]) };
+            if let Some(prev) = upstream.insert(p, up) {
+                if prev != up {
+                    cx.diags.error(
+                        format!("{place}.destinations"),
+                        format!(
+                            "the paths do not form a tree: port {} is reached from two different ports",
+                            port_name(ports, nodes, p)
+                        ),
+                    );
+                    return routes;
+                }
+            }
+        }
+    }
+    routes
+}
+
+fn port_name(ports: &[EgressPort], nodes: &[Node], p: PortId) -> String {
+    format!("{}:{}", nodes[ports[p].node].name, ports[p].name)
+}
+
+/// The egress port of `from` towards `to` on `plane`, if a link joins them there.
+fn port_towards(
+    from: NodeId,
+    to: NodeId,
+    plane: PlaneId,
+    nodes: &[Node],
+    ports: &[EgressPort],
+) -> Option<PortId> {
+    nodes[from].ports.iter().copied().find(|&p| ports[p].peer == to && ports[p].plane == plane)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_path(
+    path: &[String],
+    place: &str,
+    source: NodeId,
+    dest: NodeId,
+    plane: PlaneId,
+    nodes: &[Node],
+    node_index: &HashMap<String, NodeId>,
+    ports: &[EgressPort],
+    cx: &mut Ctx,
+) -> Option<Vec<PortId>> {
+    let mut ids = Vec::with_capacity(path.len());
+    for (k, n) in path.iter().enumerate() {
+        match node_index.get(n) {
+            Some(&id) => ids.push(id),
+            None => {
+                cx.unknown(format!("{place}[{k}]"), "node", n);
+                return None;
+            }
+        }
+    }
+    if ids.first() != Some(&source) {
+        cx.diags.error(place.to_string(), format!("must start at the source '{}'", nodes[source].name));
+        return None;
+    }
+    if ids.last() != Some(&dest) {
+        cx.diags.error(place.to_string(), format!("must end at the destination '{}'", nodes[dest].name));
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (k, &id) in ids.iter().enumerate() {
+        if !seen.insert(id) {
+            cx.diags.error(
+                format!("{place}[{k}]"),
+                format!("'{}' appears twice: paths must be loop-free", nodes[id].name),
+            );
+            return None;
+        }
+        if k > 0 && k + 1 < ids.len() && nodes[id].kind != NodeKind::Switch {
+            cx.diags.error(
+                format!("{place}[{k}]"),
+                format!("'{}' is an end system; only switches forward", nodes[id].name),
+            );
+            return None;
+        }
+        if k + 1 < ids.len() {
+            match port_towards(id, ids[k + 1], plane, nodes, ports) {
+                Some(p) => out.push(p),
+                None => {
+                    cx.diags.error(
+                        format!("{place}[{}]", k + 1),
+                        format!(
+                            "no link from '{}' to '{}' on this plane",
+                            nodes[id].name,
+                            nodes[ids[k + 1]].name
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Fewest hops from `source` to `dest` on `plane`, forwarding only through switches. Ties go to the
+/// link listed first, so routing is deterministic.
+fn shortest_path(
+    source: NodeId,
+    dest: NodeId,
+    plane: PlaneId,
+    nodes: &[Node],
+    ports: &[EgressPort],
+) -> Option<Vec<PortId>> {
+    let mut via: Vec<Option<PortId>> = vec![None; nodes.len()];
+    let mut visited = vec![false; nodes.len()];
+    visited[source] = true;
+    let mut queue = VecDeque::from([source]);
+    while let Some(n) = queue.pop_front() {
+        if n == dest {
+            break;
+        }
+        if n != source && nodes[n].kind != NodeKind::Switch {
+            continue;
+        }
+        for &p in &nodes[n].ports {
+            let peer = ports[p].peer;
+            if ports[p].plane == plane && !visited[peer] {
+                visited[peer] = true;
+                via[peer] = Some(p);
+                queue.push_back(peer);
+            }
+        }
+    }
+    if !visited[dest] {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut n = dest;
+    while let Some(p) = via[n] {
+        out.push(p);
+        n = ports[p].node;
+    }
+    out.reverse();
+    Some(out)
+}
+
+/// Class-based schedulers need every crossing flow to carry a class they know; DRR quanta
+/// smaller than the frames they serve are legal but slow, so they are a warning.
+fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
+    let per_port = net.flows_per_port();
+    let mut warned: HashSet<(String, String)> = HashSet::new();
+    let mut unclassed: BTreeMap<usize, String> = BTreeMap::new();
+    for (p, flows) in per_port.iter().enumerate() {
+        let port = &net.ports[p];
+        let cfg = match &port.scheduler {
+            SchedulerConfig::TokenBucket { inner: Some(i), .. } => match net.spec.schedulers.get(i) {
+                Some(c) => c.clone(),
+                None if i == "static_priority" => SchedulerConfig::StaticPriority,
+                None => SchedulerConfig::Fifo,
+            },
+            c => c.clone(),
+        };
+        let per_class: Option<Vec<(&String, f64)>> = match &cfg {
+            SchedulerConfig::Fifo | SchedulerConfig::TokenBucket { .. } => continue,
+            SchedulerConfig::StaticPriority => None,
+            SchedulerConfig::Wrr { weights } => Some(weights.iter().map(|(c, w)| (c, *w as f64)).collect()),
+            SchedulerConfig::Drr { quanta } => Some(quanta.iter().map(|(c, q)| (c, q.bits())).collect()),
+            SchedulerConfig::D2drr { base_quantum, factors } => {
+                Some(factors.iter().map(|(c, w)| (c, w * base_quantum.bits())).collect())
+            }
+            SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
+                Some(weights.iter().map(|(c, w)| (c, *w)).collect())
+            }
+            SchedulerConfig::Table { entries, .. } => {
+                Some(entries.iter().map(|e| (&e.class, e.weight.bits())).collect())
+            }
+        };
+        for &f in flows {
+            let flow = &net.flows[f];
+            let Some(class) = flow.class else {
+                unclassed.entry(f).or_insert_with(|| {
+                    format!(
+                        "has no class but crosses {} whose {} scheduler serves classes",
+                        net.port_label(p),
+                        cfg.kind_name()
+                    )
+                });
+                continue;
+            };
+            let cname = &net.classes[class].name;
+            let Some(entries) = &per_class else { continue };
+            if !entries.iter().any(|(c, _)| *c == cname) {
+                diags.error(
+                    format!("schedulers.{}", port.scheduler_name),
+                    format!(
+                        "gives nothing to class '{cname}', whose flow '{}' crosses {}",
+                        flow.name,
+                        net.port_label(p)
+                    ),
+                );
+            }
+            let quantum = entries.iter().filter(|(c, _)| *c == cname).map(|(_, q)| *q).fold(0.0, f64::max);
+            let lmax = flow.max_frame_wire - net.spec.defaults.interframe_overhead.bits();
+            if matches!(cfg, SchedulerConfig::Drr { .. } | SchedulerConfig::D2drr { .. })
+                && quantum > 0.0
+                && quantum < lmax
+                && warned.insert((port.scheduler_name.clone(), cname.clone()))
+            {
+                diags.warning(
+                    format!("schedulers.{}", port.scheduler_name),
+                    format!(
+                        "quantum of class '{cname}' ({}B) is smaller than its largest frame ({}B, flow '{}'): \
+                         a frame may wait several rounds, so latency grows",
+                        quantum / 8.0,
+                        lmax / 8.0,
+                        flow.name
+                    ),
+                );
+            }
+        }
+    }
+    for (f, msg) in unclassed {
+        diags.error(format!("flows[{f}].class"), msg);
+    }
+}
+
+/// Reports a cycle in the graph whose edges are consecutive ports of some flow's route: feed-
+/// forward analysis does not apply there and needs a fixed point.
+fn check_port_dependency_cycles(net: &Network, diags: &mut Diagnostics) {
+    let n = net.ports.len();
+    let mut next: Vec<Vec<PortId>> = vec![Vec::new(); n];
+    for flow in &net.flows {
+        for r in &flow.routes {
+            for w in r.ports.windows(2) {
+                if !next[w[0]].contains(&w[1]) {
+                    next[w[0]].push(w[1]);
+                }
+            }
+        }
+    }
+    if let Some(cycle) = find_cycle(&next) {
+        let names: Vec<String> = cycle.iter().map(|&p| net.port_label(p)).collect();
+        diags.warning(
+            "flows",
+            format!(
+                "routes make a cyclic port dependency ({} -> {}); analyses need a fixed point there",
+                names.join(" -> "),
+                names[0]
+            ),
+        );
+    }
+}
+
+/// One cycle of a directed graph, if any (iterative depth-first search).
+pub fn find_cycle(next: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = next.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+    let mut parent = vec![usize::MAX; n];
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        state[start] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if *i < next[v].len() {
+                let w = next[v][*i];
+                *i += 1;
+                match state[w] {
+                    0 => {
+                        state[w] = 1;
+                        parent[w] = v;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let mut cycle = vec![v];
+                        let mut u = v;
+                        while u != w {
+                            u = parent[u];
+                            cycle.push(u);
+                        }
+                        cycle.reverse();
+                        return Some(cycle);
+                    }
+                    _ => {}
+                }
+            } else {
+                state[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    None
+}

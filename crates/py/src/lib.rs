@@ -1,0 +1,77 @@
+//! Thin Python bindings: JSON text in, JSON text out, plus one handle on a validated network so
+//! that it is parsed and checked once per command. The model itself is defined only in the core
+//! crate; Python sees it through JSON and the generated JSON Schema.
+
+use pyo3::prelude::*;
+use rtnetlab_core::model;
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("engine results serialise to JSON")
+}
+
+/// A validated network held by the engine.
+#[pyclass(module = "rtnetlab._core", frozen)]
+struct Network {
+    inner: model::Network,
+}
+
+#[pymethods]
+impl Network {
+    /// The description as written back by the engine (defaults kept as given), JSON text.
+    fn spec_json(&self) -> String {
+        to_json(&self.inner.spec)
+    }
+    /// Counts and per-port / per-link loads, JSON text.
+    fn info_json(&self) -> String {
+        to_json(&model::info::info(&self.inner))
+    }
+    /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
+    fn resolved_json(&self) -> String {
+        to_json(&self.inner)
+    }
+}
+
+/// Reads and validates a description given as JSON text.
+/// Returns (network or None, diagnostics as JSON text).
+#[pyfunction]
+fn load(json: &str) -> (Option<Network>, String) {
+    let (net, diags) = model::load_network(json);
+    (net.map(|inner| Network { inner }), to_json(&diags))
+}
+
+/// The JSON Schema of the description format, JSON text.
+#[pyfunction]
+fn schema_json() -> String {
+    to_json(&model::json_schema())
+}
+
+/// A synthetic AFDX network description (JSON text); see `rtnetlab_core::generate`.
+#[pyfunction]
+#[pyo3(signature = (virtual_links, switches, seed, planes, end_systems=0))]
+fn generate_afdx(
+    virtual_links: usize,
+    switches: usize,
+    seed: u64,
+    planes: usize,
+    end_systems: usize,
+) -> String {
+    let params = rtnetlab_core::generate::AfdxParams {
+        virtual_links,
+        switches,
+        seed,
+        planes,
+        end_systems,
+        ..Default::default()
+    };
+    to_json(&rtnetlab_core::generate::afdx(&params))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Network>()?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,71 @@
+"""Loading a network description into the engine.
+
+Files are read here (YAML, JSON or WOPANet XML), turned into plain data, and handed to the engine
+as JSON; the engine validates and resolves them. The model itself is defined once, in Rust.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rtnetlab import _core
+from rtnetlab.errors import ModelError, UserError
+from rtnetlab.io import formats
+
+
+@dataclass
+class Network:
+    """A validated network: the engine's handle plus the warnings found while validating."""
+
+    handle: Any
+    warnings: list[str] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def spec(self) -> dict:
+        return json.loads(self.handle.spec_json())
+
+    def info(self) -> dict:
+        return json.loads(self.handle.info_json())
+
+    def resolved(self) -> dict:
+        return json.loads(self.handle.resolved_json())
+
+
+def _format(d: dict) -> str:
+    prefix = "warning: " if d["severity"] == "warning" else ""
+    return f"{prefix}{d['place']}: {d['message']}"
+
+
+def load_data(data: Any, source: str = "") -> Network:
+    """Validates a description given as plain data (dicts and lists)."""
+    try:
+        text = json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise UserError(f"{source or 'input'}: cannot be represented as JSON: {e}") from None
+    return load_text(text, source)
+
+
+def load_text(json_text: str, source: str = "") -> Network:
+    """Validates a description given as JSON text."""
+    handle, diags_json = _core.load(json_text)
+    diags = json.loads(diags_json)
+    errors = [_format(d) for d in diags if d["severity"] == "error"]
+    warnings = [_format(d) for d in diags if d["severity"] == "warning"]
+    if handle is None:
+        raise ModelError(errors or ["(model): invalid description"], warnings)
+    return Network(handle, warnings, source)
+
+
+def load_file(path: str | Path) -> Network:
+    """Reads and validates a description file (.yaml, .yml, .json or WOPANet .xml)."""
+    p = Path(path)
+    return load_data(formats.read(p), str(p))
+
+
+def schema() -> dict:
+    """The JSON Schema of the description format (generated from the engine's model)."""
+    return json.loads(_core.schema_json())
