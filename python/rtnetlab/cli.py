@@ -111,6 +111,78 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
                   style="bold red")
 
 
+def _fmt_us(x: float | None) -> str:
+    return "inf" if x is None else f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
+@app.command()
+def analyze(
+    file: FileArg,
+    method: Annotated[str, typer.Option("--method", "-m", help="afdx-naive")] = "afdx-naive",
+    output_format: Annotated[str, typer.Option("--format", help="table, json or wopanet-res")] = "table",
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write results to this file.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Worst-case delay, jitter and backlog bounds of every flow and egress port."""
+    if as_json:
+        output_format = "json"
+    if output_format not in ("table", "json", "wopanet-res"):
+        raise UserError(f"--format: expected table, json or wopanet-res, got '{output_format}'")
+    net = model.load_file(file)
+    report = net.analyze(method)
+    if output_format == "wopanet-res":
+        from rtnetlab.io import wopanet
+
+        text = wopanet.results_dumps(net.spec, report, net.info())
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            formats.atomic_write(output, text)
+            out.print(f"wrote {output}", markup=False)
+        return
+    if output_format == "json":
+        report["warnings"] = net.warnings
+        if output is None:
+            emit_json(report)
+        else:
+            formats.atomic_write(output, json.dumps(report, indent=2) + "\n")
+            out.print(f"wrote {output}", markup=False)
+        return
+    _warn(net)
+    _print_report(report)
+
+
+def _print_report(report: dict) -> None:
+    flows = Table(title=f"End-to-end bounds ({report['method']})", title_justify="left")
+    for col in ["flow", "destination", "plane", "delay (us)", "jitter (us)", "deadline (us)", "slack (us)",
+                "status"]:
+        flows.add_column(col, justify="left" if col in ("flow", "destination", "plane", "status") else "right")
+    order = {"unbounded": 0, "miss": 1, "ok": 2}
+    for f in sorted(report["flows"], key=lambda f: order[f["status"]]):
+        style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
+        flows.add_row(f["flow"], f["destination"], f["plane"], _fmt_us(f["delay_us"]), _fmt_us(f["jitter_us"]),
+                      "-" if f["deadline_us"] is None else _fmt_us(f["deadline_us"]),
+                      "-" if f["deadline_us"] is None else _fmt_us(f["slack_us"]),
+                      f["status"] + (f" ({f['reason']})" if f.get("reason") else ""), style=style)
+    out.print(flows)
+    ports = Table(title="Egress ports", title_justify="left")
+    for col in ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"]:
+        ports.add_column(col, justify="left" if col in ("port", "plane", "status") else "right")
+    for p in report["ports"]:
+        if p["load"] == 0:
+            continue
+        buffer = p.get("buffer_bytes")
+        over = buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
+        status = p["status"] + (f" ({p['reason']})" if p.get("reason") else "") + (" BUFFER OVERFLOW" if over else "")
+        ports.add_row(f"{p['node']}:{p['port']}", p["plane"], f"{100 * p['load']:.1f}%", _fmt_us(p["delay_us"]),
+                      "inf" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
+                      "-" if buffer is None else f"{buffer:,.0f}", status,
+                      style="bold red" if p["status"] == "unbounded" or over else None)
+    out.print(ports)
+    for n in report.get("notes", []):
+        out.print(f"note: {n}", markup=False)
+
+
 @app.command()
 def convert(
     src: Annotated[Path, typer.Argument(help="Input (.yaml, .yml, .json or WOPANet .xml)")],
@@ -195,13 +267,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
-    except Exception as e:  # click's own usage errors
-        import click
+    except Exception as e:  # click's own usage errors (recent typer vendors click as typer._click)
+        try:
+            from typer._click.exceptions import ClickException
+        except ImportError:
+            from click.exceptions import ClickException
 
-        if isinstance(e, click.exceptions.ClickException):
+        if isinstance(e, ClickException):
             e.show()
             return e.exit_code
-        if isinstance(e, click.exceptions.Abort):
+        if isinstance(e, typer.Abort):
             return 130
         raise
 

@@ -31,6 +31,13 @@ class Network:
     def info(self) -> dict:
         return json.loads(self.handle.info_json())
 
+    def analyze(self, method: str = "afdx-naive") -> dict:
+        """Worst-case bounds per (flow, destination, plane) and per egress port."""
+        try:
+            return json.loads(self.handle.analyze_json(method))
+        except ValueError as e:
+            raise UserError(f"--method: {e}") from None
+
     def resolved(self) -> dict:
         return json.loads(self.handle.resolved_json())
 

@@ -3,6 +3,7 @@
 //! * [`units`]: quantities with units (`2ms`, `1500B`, `100Mbps`), parsed in one place.
 //! * [`model`]: the description format, its validation, and the resolved [`model::Network`].
 
+pub mod analysis;
 pub mod generate;
 pub mod model;
 pub mod units;

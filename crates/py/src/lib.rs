@@ -25,6 +25,12 @@ impl Network {
     fn info_json(&self) -> String {
         to_json(&model::info::info(&self.inner))
     }
+    /// Runs a worst-case analysis (`method`: see `rtnetlab_core::analysis::METHODS`), JSON text.
+    fn analyze_json(&self, method: &str) -> PyResult<String> {
+        rtnetlab_core::analysis::run(&self.inner, method)
+            .map(|report| to_json(&report))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
     /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
     fn resolved_json(&self) -> String {
         to_json(&self.inner)
