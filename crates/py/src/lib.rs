@@ -72,12 +72,19 @@ fn generate_afdx(
     to_json(&rtnetlab_core::generate::afdx(&params))
 }
 
+/// Names of the analysis methods the engine offers.
+#[pyfunction]
+fn analysis_methods() -> Vec<&'static str> {
+    rtnetlab_core::analysis::METHODS.to_vec()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Network>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
+    m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -68,6 +68,21 @@ pub(crate) fn feed_forward_order(net: &Network) -> (Vec<PortId>, bool) {
     (order, acyclic)
 }
 
+/// Refuses networks with non-FIFO ports carrying traffic: the rules are FIFO rules.
+pub fn applies(net: &Network) -> Result<(), String> {
+    let per_port = net.flows_per_port();
+    for (p, port) in net.ports.iter().enumerate() {
+        if !per_port[p].is_empty() && !matches!(port.scheduler, crate::model::SchedulerConfig::Fifo) {
+            return Err(format!(
+                "afdx-naive applies to FIFO ports only; {} uses {} (use tfa, sfa or best)",
+                net.port_label(p),
+                port.scheduler_name
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn analyze(net: &Network) -> AnalysisReport {
     // Crossings, one per (flow, port), linked to their upstream crossing.
     let mut crossings: Vec<Crossing> = Vec::new();

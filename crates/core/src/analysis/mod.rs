@@ -15,7 +15,7 @@ pub const METHODS: &[&str] = &["afdx-naive"];
 /// Runs the named method; an unknown name is a user error.
 pub fn run(net: &Network, method: &str) -> Result<AnalysisReport, String> {
     match method {
-        "afdx-naive" => Ok(afdx_naive::analyze(net)),
+        "afdx-naive" => afdx_naive::applies(net).map(|_| afdx_naive::analyze(net)),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }
 }

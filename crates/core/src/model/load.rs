@@ -34,11 +34,45 @@ fn join(place: &str, inner: &str) -> String {
     }
 }
 
-/// The result of reading: the elements that parsed, and the names of those that did not (so that
-/// references to them are not reported a second time as unknown).
+/// The result of reading: the elements that parsed, the names of those that did not (so that
+/// references to them are not reported a second time as unknown), and where the elements that
+/// parsed sit in the file.
 pub struct Loaded {
     pub spec: NetworkSpec,
     pub broken_names: Vec<String>,
+    pub origins: Origins,
+}
+
+/// For each list of the file, the index in the file of every element that was read: once an
+/// element is dropped as unreadable, `spec.flows[3]` may be `flows[4]` of the file.
+#[derive(Clone, Debug, Default)]
+pub struct Origins(BTreeMap<&'static str, (Vec<usize>, usize)>);
+
+impl Origins {
+    /// The index in the file of element `i` of the list `key` as read.
+    pub fn index(&self, key: &str, i: usize) -> usize {
+        self.0.get(key).and_then(|(kept, _)| kept.get(i)).copied().unwrap_or(i)
+    }
+    /// `key[index in the file]`, the place of element `i` of the list `key` as read.
+    pub fn place(&self, key: &str, i: usize) -> String {
+        format!("{key}[{}]", self.index(key, i))
+    }
+    /// Whether some element of the list `key` could not be read.
+    pub fn dropped_some(&self, key: &str) -> bool {
+        self.0.get(key).is_some_and(|(kept, total)| kept.len() < *total)
+    }
+}
+
+/// What kind of value the user wrote, for "must be a list, got a string".
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "true/false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -60,7 +94,11 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
     let Value::Object(mut top) = doc else {
         diags.push(Diagnostic::error(
             "(top)",
-            "a network description must be a mapping with name, end_systems, switches, links and flows",
+            format!(
+                "a network description must be a mapping with name, end_systems, switches, links and \
+                 flows, got {}",
+                kind(&doc)
+            ),
         ));
         return None;
     };
@@ -73,10 +111,11 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
         }
     }
     let mut broken = Vec::new();
+    let mut origins = Origins::default();
     let name = match top.remove("name") {
         Some(Value::String(s)) => s,
-        Some(_) => {
-            diags.push(Diagnostic::error("name", "must be a string"));
+        Some(v) => {
+            diags.push(Diagnostic::error("name", format!("must be a string, got {}", kind(&v))));
             String::new()
         }
         None => {
@@ -87,19 +126,20 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
     let description = match top.remove("description") {
         Some(Value::String(s)) => Some(s),
         Some(Value::Null) | None => None,
-        Some(_) => {
-            diags.push(Diagnostic::error("description", "must be a string"));
+        Some(v) => {
+            diags.push(Diagnostic::error("description", format!("must be a string, got {}", kind(&v))));
             None
         }
     };
     let defaults = one(&mut top, "defaults", diags).unwrap_or_default();
     let redundancy = one(&mut top, "redundancy", diags).flatten();
-    let classes = list(&mut top, "classes", false, diags, &mut broken, from_value_at);
-    let schedulers = map(&mut top, "schedulers", diags);
-    let end_systems = list(&mut top, "end_systems", true, diags, &mut broken, from_value_at);
-    let switches = list(&mut top, "switches", false, diags, &mut broken, from_value_at);
-    let links = list(&mut top, "links", true, diags, &mut broken, from_value_at);
-    let flows = list(&mut top, "flows", false, diags, &mut broken, Flow::from_value);
+    let mut lists = Lists { top: &mut top, diags, broken: &mut broken, origins: &mut origins };
+    let classes = lists.read("classes", false, one_error(from_value_at));
+    let schedulers = map(lists.top, "schedulers", lists.diags);
+    let end_systems = lists.read("end_systems", true, one_error(from_value_at));
+    let switches = lists.read("switches", false, one_error(from_value_at));
+    let links = lists.read("links", true, one_error(from_value_at));
+    let flows = lists.read("flows", false, read_flow);
     Some(Loaded {
         spec: NetworkSpec {
             name,
@@ -114,6 +154,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
             flows,
         },
         broken_names: broken,
+        origins,
     })
 }
 
@@ -132,39 +173,103 @@ fn one<T: DeserializeOwned>(
     }
 }
 
-fn list<T>(
-    top: &mut serde_json::Map<String, Value>,
-    key: &str,
-    required: bool,
-    diags: &mut Diagnostics,
-    broken: &mut Vec<String>,
+/// What reading the lists needs: the top mapping and where results go.
+struct Lists<'a> {
+    top: &'a mut serde_json::Map<String, Value>,
+    diags: &'a mut Diagnostics,
+    broken: &'a mut Vec<String>,
+    origins: &'a mut Origins,
+}
+
+impl Lists<'_> {
+    /// Reads the list `key` element by element: every unreadable element is reported (all its
+    /// problems) and dropped, and its name, if it has one, recorded as broken.
+    fn read<T>(
+        &mut self,
+        key: &'static str,
+        required: bool,
+        read: impl Fn(Value) -> Result<T, Vec<(String, String)>>,
+    ) -> Vec<T> {
+        let items = match self.top.remove(key) {
+            None | Some(Value::Null) => {
+                if required {
+                    self.diags.push(Diagnostic::error(key, "missing: must be a list"));
+                }
+                return Vec::new();
+            }
+            Some(Value::Array(items)) => items,
+            Some(v) => {
+                self.diags.push(Diagnostic::error(key, format!("must be a list, got {}", kind(&v))));
+                return Vec::new();
+            }
+        };
+        let total = items.len();
+        let mut out = Vec::with_capacity(total);
+        let mut kept = Vec::with_capacity(total);
+        for (i, item) in items.into_iter().enumerate() {
+            let name = item.get("name").and_then(Value::as_str).map(str::to_string);
+            match read(item) {
+                Ok(t) => {
+                    out.push(t);
+                    kept.push(i);
+                }
+                Err(problems) => {
+                    for (path, msg) in problems {
+                        self.diags.push(Diagnostic::error(join(&format!("{key}[{i}]"), &path), msg));
+                    }
+                    self.broken.extend(name);
+                }
+            }
+        }
+        self.origins.0.insert(key, (kept, total));
+        out
+    }
+}
+
+fn one_error<T>(
     read: impl Fn(Value) -> Result<T, (String, String)>,
-) -> Vec<T> {
-    let items = match top.remove(key) {
-        None | Some(Value::Null) => {
-            if required {
-                diags.push(Diagnostic::error(key, "missing: must be a list"));
-            }
-            return Vec::new();
-        }
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            diags.push(Diagnostic::error(key, "must be a list"));
-            return Vec::new();
-        }
+) -> impl Fn(Value) -> Result<T, Vec<(String, String)>> {
+    move |v| read(v).map_err(|e| vec![e])
+}
+
+/// Reads one flow. Its traffic keys (`bag`, `lmax`, ...) are read through an enum tagged by `type`,
+/// and serde does not say which key of such an enum was wrong; so when the flow does not read,
+/// each key is read again alone beside the tag, to report every bad key at its own place.
+fn read_flow(value: Value) -> Result<Flow, Vec<(String, String)>> {
+    let first = match Flow::from_value(value.clone()) {
+        Ok(flow) => return Ok(flow),
+        Err(e) => e,
     };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let name = item.get("name").and_then(Value::as_str).map(str::to_string);
-        match read(item) {
-            Ok(t) => out.push(t),
-            Err((path, msg)) => {
-                diags.push(Diagnostic::error(join(&format!("{key}[{i}]"), &path), msg));
-                broken.extend(name);
-            }
+    let Value::Object(fields) = &value else { return Err(vec![first]) };
+    let Some(tag) = fields.get("type") else { return Err(vec![first]) };
+    let alone = |key: &str, v: &Value| {
+        let mut m = serde_json::Map::new();
+        m.insert("type".to_string(), tag.clone());
+        m.insert(key.to_string(), v.clone());
+        from_value_at::<Traffic>(Value::Object(m)).err()
+    };
+    // A wrong tag is reported as it is; trying keys beside it would only repeat it.
+    if alone("type", tag).is_some_and(|(path, _)| !path.is_empty()) {
+        return Err(vec![first]);
+    }
+    let mut bad: Vec<(String, String)> = Vec::new();
+    for (key, v) in fields.iter().filter(|(k, _)| k.as_str() != "type") {
+        match alone(key, v) {
+            // Well-formed key: only the other keys are missing. Not a traffic key: the common
+            // part of the flow has it (or it is unknown, which the first error says).
+            None => {}
+            Some((_, msg)) if msg.starts_with("missing field `") => {}
+            Some((_, msg)) if msg.starts_with(&format!("unknown field `{key}`")) => {}
+            Some((path, msg)) => bad.push((join(key, &path), msg)),
         }
     }
-    out
+    // The first error is kept unless it is one of those just placed at their key.
+    let mut out = Vec::new();
+    if !(first.0.is_empty() && bad.iter().any(|(_, msg)| *msg == first.1)) {
+        out.push(first);
+    }
+    out.extend(bad);
+    Err(out)
 }
 
 fn map(
