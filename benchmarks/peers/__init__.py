@@ -1,0 +1,1 @@
+"""Peer implementations that the benchmarks run side by side with the engine."""
