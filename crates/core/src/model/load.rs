@@ -292,7 +292,10 @@ fn map(
                 }
             }
         }
-        Some(_) => diags.push(Diagnostic::error(key, "must be a mapping from name to configuration")),
+        Some(v) => diags.push(Diagnostic::error(
+            key,
+            format!("must be a mapping from name to configuration, got {}", kind(&v)),
+        )),
     }
     out
 }

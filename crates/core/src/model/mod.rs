@@ -29,7 +29,7 @@ pub fn load_network(json: &str) -> (Option<Network>, Diagnostics) {
 /// Reads and validates a description already parsed into a JSON value.
 pub fn load_value(doc: serde_json::Value, diags: &mut Diagnostics) -> Option<Network> {
     let loaded = load::load_spec(doc, diags)?;
-    validate::build(loaded.spec, &loaded.broken_names, diags)
+    validate::build_at(loaded.spec, &loaded.broken_names, &loaded.origins, diags)
 }
 
 /// Validates a description built in code (generators, tests).

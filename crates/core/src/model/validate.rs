@@ -5,6 +5,7 @@
 //! `broken`) is not reported again as an unknown reference.
 
 use super::diagnostics::Diagnostics;
+use super::load::Origins;
 use super::network::*;
 use super::spec::*;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -16,6 +17,10 @@ pub const ETHERNET_MAX_FRAME: f64 = 1518.0;
 struct Ctx<'a> {
     diags: &'a mut Diagnostics,
     broken: HashSet<String>,
+    origins: &'a Origins,
+    /// Some link was left out (unreadable, or an end unknown): a missing route may follow from
+    /// that error and is then not reported again.
+    links_incomplete: bool,
 }
 
 impl Ctx<'_> {
@@ -25,11 +30,29 @@ impl Ctx<'_> {
             self.diags.error(place, format!("unknown {what} '{name}'"));
         }
     }
+    /// `key[i]` as the file numbers it (see [`Origins`]).
+    fn at(&self, key: &str, i: usize) -> String {
+        self.origins.place(key, i)
+    }
 }
 
 /// Builds the resolved network; `None` when any error was found (all of them are in `diags`).
 pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> Option<Network> {
-    let mut cx = Ctx { diags, broken: broken.iter().cloned().collect() };
+    build_at(spec, broken, &Origins::default(), diags)
+}
+
+/// [`build`] for a description read from a file, some of whose elements may have been dropped
+/// as unreadable: places are given with the file's indices.
+pub fn build_at(
+    spec: NetworkSpec,
+    broken: &[String],
+    origins: &Origins,
+    diags: &mut Diagnostics,
+) -> Option<Network> {
+    let links_incomplete = origins.dropped_some("links")
+        || origins.dropped_some("end_systems")
+        || origins.dropped_some("switches");
+    let mut cx = Ctx { diags, broken: broken.iter().cloned().collect(), origins, links_incomplete };
 
     // Planes and redundancy.
     let (planes, sending_skew, skew_max) = match &spec.redundancy {
@@ -38,7 +61,12 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
             if r.planes.is_empty() {
                 cx.diags.error("redundancy.planes", "must name at least one plane");
             }
-            check_unique(r.planes.iter().map(String::as_str), "redundancy.planes", "plane", cx.diags);
+            check_unique(
+                r.planes.iter().map(String::as_str),
+                |i| format!("redundancy.planes[{i}]"),
+                "plane",
+                cx.diags,
+            );
             if r.skew_max.secs() <= 0.0 {
                 cx.diags.error("redundancy.skew_max", format!("must be positive, got {}", r.skew_max));
             }
@@ -48,7 +76,12 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
     let plane_of = |name: &str| planes.iter().position(|p| p == name);
 
     // Classes.
-    check_unique(spec.classes.iter().map(|c| c.name.as_str()), "classes", "class", cx.diags);
+    check_unique(
+        spec.classes.iter().map(|c| c.name.as_str()),
+        |i| origins.place("classes", i),
+        "class",
+        cx.diags,
+    );
     let class_of = |name: &str| spec.classes.iter().position(|c| c.name == name);
 
     // Scheduler configurations.
@@ -67,7 +100,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
         cx.unknown("defaults.scheduler".into(), "scheduler", &spec.defaults.scheduler.clone());
     }
     if spec.defaults.link_rate.bps() <= 0.0 {
-        cx.diags.error("defaults.link_rate", "must be positive");
+        cx.diags.error("defaults.link_rate", format!("must be positive, got {}", spec.defaults.link_rate));
     }
 
     // Nodes.
@@ -90,7 +123,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
         nodes.push(node);
     };
     for (i, es) in spec.end_systems.iter().enumerate() {
-        let place = format!("end_systems[{i}]");
+        let place = cx.at("end_systems", i);
         check_scheduler_ref(es.scheduler.as_deref(), &format!("{place}.scheduler"), &scheduler_of, &mut cx);
         add_node(
             &mut cx,
@@ -107,7 +140,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
         );
     }
     for (i, sw) in spec.switches.iter().enumerate() {
-        let place = format!("switches[{i}]");
+        let place = cx.at("switches", i);
         let plane = match &sw.plane {
             None => Some(0),
             Some(p) => {
@@ -154,7 +187,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
     let mut used_ports: HashMap<(NodeId, String), usize> = HashMap::new();
     let mut ends: Vec<Option<(NodeId, NodeId)>> = Vec::new();
     for (i, link) in spec.links.iter().enumerate() {
-        let place = format!("links[{i}]");
+        let place = cx.at("links", i);
         let from = node_index.get(&link.from).copied();
         let to = node_index.get(&link.to).copied();
         if from.is_none() {
@@ -165,7 +198,11 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
         }
         if let (Some(a), Some(b)) = (from, to) {
             if a == b {
-                cx.diags.error(place.clone(), format!("links '{}' to itself", link.from));
+                cx.diags.error(
+                    place.clone(),
+                    format!("must join two different nodes, got '{}' to itself", link.from),
+                );
+                cx.links_incomplete = true;
                 ends.push(None);
                 continue;
             }
@@ -175,8 +212,9 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
                         cx.diags.error(
                             format!("{place}.{key}"),
                             format!(
-                                "port '{p}' of '{}' is already used by links[{other}]; a port takes one link",
-                                nodes[node].name
+                                "port '{p}' of '{}' is already used by {}; a port takes one link",
+                                nodes[node].name,
+                                cx.at("links", other)
                             ),
                         );
                     }
@@ -184,6 +222,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
             }
             ends.push(Some((a, b)));
         } else {
+            cx.links_incomplete = true;
             ends.push(None);
         }
         if let Some(r) = link.rate {
@@ -208,7 +247,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
     let mut links: Vec<LinkInfo> = Vec::new();
     for (i, link) in spec.links.iter().enumerate() {
         let Some((a, b)) = ends[i] else { continue };
-        let place = format!("links[{i}]");
+        let place = cx.at("links", i);
         let plane = link_plane(link, a, b, &nodes, &planes, &place, &mut cx);
         let from_port = link.from_port.clone().unwrap_or_else(|| auto_port(a, &mut used_ports, i));
         let to_port = link.to_port.clone().unwrap_or_else(|| auto_port(b, &mut used_ports, i));
@@ -246,7 +285,7 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
             for port in sw.ports.keys() {
                 if !nodes[n].ports.iter().any(|&p| &ports[p].name == port) {
                     cx.diags.error(
-                        format!("switches[{i}].ports.{port}"),
+                        format!("{}.ports.{port}", cx.at("switches", i)),
                         format!("no link uses port '{port}' of '{}'", sw.name),
                     );
                 }
@@ -258,61 +297,64 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
     let ifg = spec.defaults.interframe_overhead.bits();
     let mut flows: Vec<FlowModel> = Vec::new();
     let mut flow_names: HashMap<&str, usize> = HashMap::new();
-    let mut vl_ids: HashMap<u32, usize> = HashMap::new();
+    let mut vl_ids: HashMap<u32, String> = HashMap::new();
     for (i, f) in spec.flows.iter().enumerate() {
-        let place = format!("flows[{i}]");
+        let place = cx.at("flows", i);
         if let Some(prev) = flow_names.insert(f.name.as_str(), i) {
             cx.diags.error(
                 format!("{place}.name"),
-                format!("'{}' is already the name of flows[{prev}]; flow names must be unique", f.name),
+                format!(
+                    "'{}' is already the name of {}; flow names must be unique",
+                    f.name,
+                    cx.at("flows", prev)
+                ),
             );
         }
-        if let Some(m) = check_traffic(&f.traffic, &place, ifg, &mut vl_ids, i, cx.diags) {
-            let (max_w, min_w, burst, rate) = m;
-            let class = match &f.class {
-                None => None,
-                Some(c) => {
-                    let id = class_of(c);
+        // The rest of the flow is checked even when its traffic is wrong: every problem in one run.
+        let (max_w, min_w, burst, rate) = check_traffic(&f.traffic, &place, ifg, &mut vl_ids, cx.diags);
+        let class = match &f.class {
+            None => None,
+            Some(c) => {
+                let id = class_of(c);
+                if id.is_none() {
+                    cx.unknown(format!("{place}.class"), "class", c);
+                }
+                id
+            }
+        };
+        if let Some(d) = f.deadline {
+            if d.secs() <= 0.0 {
+                cx.diags.error(format!("{place}.deadline"), format!("must be positive, got {d}"));
+            }
+        }
+        let flow_planes: Vec<PlaneId> = match &f.planes {
+            None => (0..planes.len()).collect(),
+            Some(ps) => ps
+                .iter()
+                .enumerate()
+                .filter_map(|(k, p)| {
+                    let id = plane_of(p);
                     if id.is_none() {
-                        cx.unknown(format!("{place}.class"), "class", c);
+                        cx.diags.error(format!("{place}.planes[{k}]"), format!("unknown plane '{p}'"));
                     }
                     id
-                }
-            };
-            if let Some(d) = f.deadline {
-                if d.secs() <= 0.0 {
-                    cx.diags.error(format!("{place}.deadline"), format!("must be positive, got {d}"));
-                }
-            }
-            let flow_planes: Vec<PlaneId> = match &f.planes {
-                None => (0..planes.len()).collect(),
-                Some(ps) => ps
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, p)| {
-                        let id = plane_of(p);
-                        if id.is_none() {
-                            cx.diags.error(format!("{place}.planes[{k}]"), format!("unknown plane '{p}'"));
-                        }
-                        id
-                    })
-                    .collect(),
-            };
-            let routes = route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut cx);
-            flows.push(FlowModel {
-                name: f.name.clone(),
-                source: node_index.get(&f.source).copied().unwrap_or(usize::MAX),
-                class,
-                deadline: f.deadline.map(|d| d.secs()),
-                traffic: f.traffic.clone(),
-                max_frame_wire: max_w,
-                min_frame_wire: min_w,
-                burst,
-                rate,
-                planes: flow_planes,
-                routes,
-            });
-        }
+                })
+                .collect(),
+        };
+        let routes = route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut cx);
+        flows.push(FlowModel {
+            name: f.name.clone(),
+            source: node_index.get(&f.source).copied().unwrap_or(usize::MAX),
+            class,
+            deadline: f.deadline.map(|d| d.secs()),
+            traffic: f.traffic.clone(),
+            max_frame_wire: max_w,
+            min_frame_wire: min_w,
+            burst,
+            rate,
+            planes: flow_planes,
+            routes,
+        });
     }
 
     if cx.diags.has_errors() {
@@ -337,11 +379,16 @@ pub fn build(spec: NetworkSpec, broken: &[String], diags: &mut Diagnostics) -> O
     Some(net)
 }
 
-fn check_unique<'a>(names: impl Iterator<Item = &'a str>, place: &str, what: &str, diags: &mut Diagnostics) {
+fn check_unique<'a>(
+    names: impl Iterator<Item = &'a str>,
+    place: impl Fn(usize) -> String,
+    what: &str,
+    diags: &mut Diagnostics,
+) {
     let mut seen = HashSet::new();
     for (i, n) in names.enumerate() {
         if !seen.insert(n) {
-            diags.error(format!("{place}[{i}]"), format!("{what} '{n}' is defined twice"));
+            diags.error(place(i), format!("{what} '{n}' is defined twice"));
         }
     }
 }
@@ -361,8 +408,13 @@ fn check_scheduler_ref(
     cx: &mut Ctx,
 ) {
     if let Some(n) = name {
-        if scheduler_of(n).is_none() {
-            cx.unknown(place.to_string(), "scheduler (define it under `schedulers`)", n);
+        if scheduler_of(n).is_none() && !cx.broken.contains(n) {
+            cx.diags.error(
+                place,
+                format!(
+                    "unknown scheduler '{n}': use fifo, static_priority or a name defined under schedulers"
+                ),
+            );
         }
     }
 }
@@ -498,15 +550,14 @@ fn link_plane(
 }
 
 /// Checks a flow's traffic model; returns (largest wire frame, smallest wire frame, burst, rate)
-/// in bits and bits per second at the source port.
+/// in bits and bits per second at the source port (meaningless when an error was reported).
 fn check_traffic(
     t: &Traffic,
     place: &str,
     ifg: f64,
-    vl_ids: &mut HashMap<u32, usize>,
-    index: usize,
+    vl_ids: &mut HashMap<u32, String>,
     diags: &mut Diagnostics,
-) -> Option<(f64, f64, f64, f64)> {
+) -> (f64, f64, f64, f64) {
     let frame_ok = |field: &str, size: crate::units::DataSize, diags: &mut Diagnostics| {
         let b = size.bytes();
         if !(ETHERNET_MIN_FRAME..=ETHERNET_MAX_FRAME).contains(&b) {
@@ -516,7 +567,6 @@ fn check_traffic(
             );
         }
     };
-    let before = diags.0.len();
     let out = match t {
         Traffic::VirtualLink { id, bag, lmin, lmax, release_jitter, skew_max } => {
             let ms = bag.ms();
@@ -535,9 +585,8 @@ fn check_traffic(
             if let Some(id) = id {
                 if *id > 0xFFFF {
                     diags.error(format!("{place}.id"), format!("a VL id has 16 bits, got {id}"));
-                } else if let Some(prev) = vl_ids.insert(*id, index) {
-                    diags
-                        .error(format!("{place}.id"), format!("VL id {id} is already used by flows[{prev}]"));
+                } else if let Some(prev) = vl_ids.insert(*id, place.to_string()) {
+                    diags.error(format!("{place}.id"), format!("VL id {id} is already used by {prev}"));
                 }
             }
             if let Some(s) = skew_max {
@@ -578,7 +627,7 @@ fn check_traffic(
             (max_packet.bits() + ifg, min_packet.bits() + ifg, burst.bits() * scale, rate.bps() * scale)
         }
     };
-    (diags.0.len() == before).then_some(out)
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -659,10 +708,12 @@ fn route_flow(
                     check_path(path, &pplace, source, dest, plane, nodes, node_index, ports, cx)
                 }
                 None => shortest_path(source, dest, plane, nodes, ports).or_else(|| {
-                    cx.diags.error(
-                        dplace.clone(),
-                        format!("no path from '{}' to '{name}' on plane {}", f.source, planes[plane]),
-                    );
+                    if !cx.links_incomplete {
+                        cx.diags.error(
+                            dplace.clone(),
+                            format!("no path from '{}' to '{name}' on plane {}", f.source, planes[plane]),
+                        );
+                    }
                     None
                 }),
             };
@@ -671,30 +722,27 @@ fn route_flow(
             }
         }
     }
-    // A multicast VL is a tree: each port is fed from one upstream port only.
-    let mut upstream: HashMap<PortId, Option<PortId>> = HashMap::new();
+    // A multicast VL is a tree: on each plane, a frame enters each node through one port only.
+    let mut entered: HashMap<(NodeId, PlaneId), PortId> = HashMap::new();
     for r in &routes {
-        for (k, &p) in r.ports.iter().enumerate() {
-            let up = if k == 0 { None } else { Some(r.ports[k - 1]) };
-            if let Some(prev) = upstream.insert(p, up) {
-                if prev != up {
+        for &p in &r.ports {
+            let node = ports[p].peer;
+            if let Some(&prev) = entered.get(&(node, r.plane)) {
+                if prev != p {
                     cx.diags.error(
                         format!("{place}.destinations"),
                         format!(
-                            "the paths do not form a tree: port {} is reached from two different ports",
-                            port_name(ports, nodes, p)
+                            "the paths must form a tree, got '{}' reached from both '{}' and '{}'",
+                            nodes[node].name, nodes[ports[prev].node].name, nodes[ports[p].node].name
                         ),
                     );
                     return routes;
                 }
             }
+            entered.insert((node, r.plane), p);
         }
     }
     routes
-}
-
-fn port_name(ports: &[EgressPort], nodes: &[Node], p: PortId) -> String {
-    format!("{}:{}", nodes[ports[p].node].name, ports[p].name)
 }
 
 /// The egress port of `from` towards `to` on `plane`, if a link joins them there.
