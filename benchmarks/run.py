@@ -17,7 +17,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from peers import afdx_naive_py  # noqa: E402
-
 from rtnetlab import _core, model  # noqa: E402
 
 
@@ -46,8 +45,10 @@ def main() -> None:
     t_val = median_time(lambda: model.load_text(text), args.repeat)
     results["generate+validate"] = {
         "what": f"generate a {args.vls}-VL, {args.switches}-switch, two-plane AFDX network, then parse and "
-                "validate it from JSON text",
-        "generate_s": t_gen, "validate_s": t_val, "total_s": t_gen + t_val,
+        "validate it from JSON text",
+        "generate_s": t_gen,
+        "validate_s": t_val,
+        "total_s": t_gen + t_val,
     }
 
     net = model.load_text(_core.generate_afdx(args.vls, args.switches, 1, 2, 0))
@@ -57,8 +58,10 @@ def main() -> None:
     t_py = median_time(lambda: afdx_naive_py.analyze(resolved), max(1, args.repeat // 2))
     results["afdx-naive"] = {
         "what": f"afdx-naive on the same network ({len(resolved['flows'])} VLs, "
-                f"{sum(len(f['routes']) for f in resolved['flows'])} routes)",
-        "engine_s": t_rust, "python_peer_s": t_py, "speedup": t_py / t_rust,
+        f"{sum(len(f['routes']) for f in resolved['flows'])} routes)",
+        "engine_s": t_rust,
+        "python_peer_s": t_py,
+        "speedup": t_py / t_rust,
     }
 
     for name, r in results.items():

@@ -60,6 +60,11 @@ def analyze(resolved: dict) -> dict:
     for flow in flows:
         for route in flow["routes"]:
             d = sum(delay[p] for p in route["ports"]) + nodes[route["destination"]]["receive_latency"]
-            out.append({"flow": flow["name"], "destination": nodes[route["destination"]]["name"],
-                        "delay_us": math.ceil(d * 1e6 - 1e-6) if math.isfinite(d) else None})
+            out.append(
+                {
+                    "flow": flow["name"],
+                    "destination": nodes[route["destination"]]["name"],
+                    "delay_us": math.ceil(d * 1e6 - 1e-6) if math.isfinite(d) else None,
+                }
+            )
     return {"flows": out, "port_delay_us": [d * 1e6 for d in delay]}

@@ -56,15 +56,23 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a network description; report every problem, one line each."""
     try:
         net = model.load_file(file)
-    except ModelError as e:
+    except UserError as e:
         if as_json:
-            emit_json({"file": str(file), "valid": False, "errors": e.lines, "warnings": e.warnings})
+            errors, warnings = (e.lines, e.warnings) if isinstance(e, ModelError) else ([str(e)], [])
+            emit_json({"file": str(file), "valid": False, "errors": errors, "warnings": warnings})
             raise typer.Exit(2) from None
         raise
     info = net.info()
     if as_json:
-        emit_json({"file": str(file), "valid": True, "errors": [], "warnings": net.warnings,
-                   "counts": info["counts"]})
+        emit_json(
+            {
+                "file": str(file),
+                "valid": True,
+                "errors": [],
+                "warnings": net.warnings,
+                "counts": info["counts"],
+            }
+        )
         return
     _warn(net)
     c = info["counts"]
@@ -93,9 +101,16 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
         f"{c['routes']} routes)"
     )
     table = Table(title="Egress ports", title_justify="left")
-    for col, just in [("port", "left"), ("to", "left"), ("plane", "left"), ("scheduler", "left"),
-                      ("flows", "right"), ("load (Mb/s)", "right"), ("rate (Mb/s)", "right"),
-                      ("utilisation", "right")]:
+    for col, just in [
+        ("port", "left"),
+        ("to", "left"),
+        ("plane", "left"),
+        ("scheduler", "left"),
+        ("flows", "right"),
+        ("load (Mb/s)", "right"),
+        ("rate (Mb/s)", "right"),
+        ("utilisation", "right"),
+    ]:
         table.add_column(col, justify=just)  # type: ignore[arg-type]
     for p in sorted(data["ports"], key=lambda p: -p["utilisation"]):
         util = f"{100 * p['utilisation']:.1f}%"
@@ -103,12 +118,23 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
         if p["overloaded"]:
             util += " OVERLOADED"
             style = "bold red"
-        table.add_row(f"{p['node']}:{p['port']}", p["peer"], p["plane"], p["scheduler"], str(p["flows"]),
-                      f"{p['load_bps'] / 1e6:.3f}", f"{p['rate_bps'] / 1e6:g}", util, style=style)
+        table.add_row(
+            f"{p['node']}:{p['port']}",
+            p["peer"],
+            p["plane"],
+            p["scheduler"],
+            str(p["flows"]),
+            f"{p['load_bps'] / 1e6:.3f}",
+            f"{p['rate_bps'] / 1e6:g}",
+            util,
+            style=style,
+        )
     out.print(table)
     if data["overloaded_ports"]:
-        err.print(f"{data['overloaded_ports']} egress port(s) overloaded: their bounds are infinite",
-                  style="bold red")
+        err.print(
+            f"{data['overloaded_ports']} egress port(s) overloaded: their bounds are infinite",
+            style="bold red",
+        )
 
 
 def _fmt_us(x: float | None) -> str:
@@ -118,7 +144,13 @@ def _fmt_us(x: float | None) -> str:
 @app.command()
 def analyze(
     file: FileArg,
-    method: Annotated[str, typer.Option("--method", "-m", help="afdx-naive")] = "afdx-naive",
+    method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
+    grouping: Annotated[
+        bool, typer.Option("--grouping", help="Serialise flows sharing an input link.")
+    ] = False,
+    blind: Annotated[
+        bool, typer.Option("--blind", help="Blind (arbitrary) instead of FIFO multiplexing.")
+    ] = False,
     output_format: Annotated[str, typer.Option("--format", help="table, json or wopanet-res")] = "table",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write results to this file.")] = None,
     as_json: JsonOpt = False,
@@ -129,7 +161,7 @@ def analyze(
     if output_format not in ("table", "json", "wopanet-res"):
         raise UserError(f"--format: expected table, json or wopanet-res, got '{output_format}'")
     net = model.load_file(file)
-    report = net.analyze(method)
+    report = net.analyze(method, grouping, blind)
     if output_format == "wopanet-res":
         from rtnetlab.io import wopanet
 
@@ -154,16 +186,33 @@ def analyze(
 
 def _print_report(report: dict) -> None:
     flows = Table(title=f"End-to-end bounds ({report['method']})", title_justify="left")
-    for col in ["flow", "destination", "plane", "delay (us)", "jitter (us)", "deadline (us)", "slack (us)",
-                "status"]:
-        flows.add_column(col, justify="left" if col in ("flow", "destination", "plane", "status") else "right")
+    for col in [
+        "flow",
+        "destination",
+        "plane",
+        "delay (us)",
+        "jitter (us)",
+        "deadline (us)",
+        "slack (us)",
+        "status",
+    ]:
+        flows.add_column(
+            col, justify="left" if col in ("flow", "destination", "plane", "status") else "right"
+        )
     order = {"unbounded": 0, "miss": 1, "ok": 2}
     for f in sorted(report["flows"], key=lambda f: order[f["status"]]):
         style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
-        flows.add_row(f["flow"], f["destination"], f["plane"], _fmt_us(f["delay_us"]), _fmt_us(f["jitter_us"]),
-                      "-" if f["deadline_us"] is None else _fmt_us(f["deadline_us"]),
-                      "-" if f["deadline_us"] is None else _fmt_us(f["slack_us"]),
-                      f["status"] + (f" ({f['reason']})" if f.get("reason") else ""), style=style)
+        flows.add_row(
+            f["flow"],
+            f["destination"],
+            f["plane"],
+            _fmt_us(f["delay_us"]),
+            _fmt_us(f["jitter_us"]),
+            "-" if f["deadline_us"] is None else _fmt_us(f["deadline_us"]),
+            "-" if f["deadline_us"] is None else _fmt_us(f["slack_us"]),
+            f["status"] + (f" ({f['reason']})" if f.get("reason") else ""),
+            style=style,
+        )
     out.print(flows)
     ports = Table(title="Egress ports", title_justify="left")
     for col in ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"]:
@@ -173,11 +222,21 @@ def _print_report(report: dict) -> None:
             continue
         buffer = p.get("buffer_bytes")
         over = buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
-        status = p["status"] + (f" ({p['reason']})" if p.get("reason") else "") + (" BUFFER OVERFLOW" if over else "")
-        ports.add_row(f"{p['node']}:{p['port']}", p["plane"], f"{100 * p['load']:.1f}%", _fmt_us(p["delay_us"]),
-                      "inf" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
-                      "-" if buffer is None else f"{buffer:,.0f}", status,
-                      style="bold red" if p["status"] == "unbounded" or over else None)
+        status = (
+            p["status"]
+            + (f" ({p['reason']})" if p.get("reason") else "")
+            + (" BUFFER OVERFLOW" if over else "")
+        )
+        ports.add_row(
+            f"{p['node']}:{p['port']}",
+            p["plane"],
+            f"{100 * p['load']:.1f}%",
+            _fmt_us(p["delay_us"]),
+            "inf" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
+            "-" if buffer is None else f"{buffer:,.0f}",
+            status,
+            style="bold red" if p["status"] == "unbounded" or over else None,
+        )
     out.print(ports)
     for n in report.get("notes", []):
         out.print(f"note: {n}", markup=False)
@@ -220,8 +279,9 @@ def generate_afdx(
     switches: Annotated[int, typer.Option("--switches", min=1, help="Switches per plane.")] = 4,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")] = 1,
     planes: Annotated[int, typer.Option("--planes", min=1, max=2, help="1 or 2 redundant planes.")] = 2,
-    end_systems: Annotated[int | None, typer.Option("--end-systems", min=2,
-                                                   help="End systems (default: enough for the VLs).")] = None,
+    end_systems: Annotated[
+        int | None, typer.Option("--end-systems", min=2, help="End systems (default: enough for the VLs).")
+    ] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -235,8 +295,9 @@ def generate_afdx(
         if as_json:
             emit_json({"output": str(output), "virtual_links": vls})
         else:
-            out.print(f"wrote {output} ({vls} virtual links, {switches} switches x {planes} plane(s))",
-                      markup=False)
+            out.print(
+                f"wrote {output} ({vls} virtual links, {switches} switches x {planes} plane(s))", markup=False
+            )
         return
     emit_json(data)
 

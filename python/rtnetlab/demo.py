@@ -34,7 +34,9 @@ def run(as_json: bool = False) -> dict:
     console.print("\n[bold]2. Load[/bold] of every egress port")
     busiest = sorted(info["ports"], key=lambda p: -p["utilisation"])[:3]
     for p in busiest:
-        console.print(f"   {p['node']}:{p['port']} -> {p['peer']} ({p['plane']}): {100 * p['utilisation']:.1f}%")
+        console.print(
+            f"   {p['node']}:{p['port']} -> {p['peer']} ({p['plane']}): {100 * p['utilisation']:.1f}%"
+        )
     summary: dict = {"network": info["name"], "counts": c, "busiest_ports": busiest}
 
     methods = _core.analysis_methods()
@@ -42,10 +44,14 @@ def run(as_json: bool = False) -> dict:
     if method:
         console.print(f"\n[bold]3. Worst-case analysis[/bold] ({method})")
         report = net.analyze(method)
-        worst = max(report["flows"], key=lambda f: f["delay_us"] if f["delay_us"] is not None else float("inf"))
+        worst = max(
+            report["flows"], key=lambda f: f["delay_us"] if f["delay_us"] is not None else float("inf")
+        )
         misses = [f for f in report["flows"] if f["status"] != "ok"]
-        console.print(f"   largest end-to-end bound: {worst['flow']} -> {worst['destination']} "
-                      f"({worst['plane']}): {worst['delay_us']:.1f} us")
+        console.print(
+            f"   largest end-to-end bound: {worst['flow']} -> {worst['destination']} "
+            f"({worst['plane']}): {worst['delay_us']:.1f} us"
+        )
         console.print(f"   {len(misses)} (flow, destination, plane) bound(s) above deadline or unbounded")
         summary["analysis"] = {"method": method, "worst": worst, "misses": len(misses)}
     if as_json:

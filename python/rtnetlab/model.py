@@ -31,10 +31,10 @@ class Network:
     def info(self) -> dict:
         return json.loads(self.handle.info_json())
 
-    def analyze(self, method: str = "afdx-naive") -> dict:
+    def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False) -> dict:
         """Worst-case bounds per (flow, destination, plane) and per egress port."""
         try:
-            return json.loads(self.handle.analyze_json(method))
+            return json.loads(self.handle.analyze_json(method, grouping, blind))
         except ValueError as e:
             raise UserError(f"--method: {e}") from None
 

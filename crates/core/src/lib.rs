@@ -4,6 +4,8 @@
 //! * [`model`]: the description format, its validation, and the resolved [`model::Network`].
 
 pub mod analysis;
+pub mod curves;
 pub mod generate;
 pub mod model;
+pub mod schedulers;
 pub mod units;

@@ -26,8 +26,10 @@ impl Network {
         to_json(&model::info::info(&self.inner))
     }
     /// Runs a worst-case analysis (`method`: see `rtnetlab_core::analysis::METHODS`), JSON text.
-    fn analyze_json(&self, method: &str) -> PyResult<String> {
-        rtnetlab_core::analysis::run(&self.inner, method)
+    #[pyo3(signature = (method, grouping=false, blind=false))]
+    fn analyze_json(&self, method: &str, grouping: bool, blind: bool) -> PyResult<String> {
+        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        rtnetlab_core::analysis::run(&self.inner, &req)
             .map(|report| to_json(&report))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }

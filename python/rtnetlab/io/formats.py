@@ -30,12 +30,16 @@ def _read_text(path: Path) -> str:
 def read(path: Path) -> Any:
     """Reads a description file into plain data, by its extension."""
     suffix = path.suffix.lower()
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory, expected a network description file")
     if suffix in WOPANET:
         from rtnetlab.io import wopanet
 
         return wopanet.read(path)
     if suffix not in NATIVE:
-        raise UserError(f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json or .xml (WOPANet)")
+        raise UserError(
+            f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json or .xml (WOPANet)"
+        )
     text = _read_text(path)
     if suffix == ".json":
         try:
@@ -47,7 +51,10 @@ def read(path: Path) -> Any:
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise UserError(f"{where}: not valid YAML: {e.problem}") from None
+        context = ""
+        if e.context and e.context_mark:  # where the unclosed construct began, often the real slip
+            context = f" ({e.context} started at {e.context_mark.line + 1}:{e.context_mark.column + 1})"
+        raise UserError(f"{where}: not valid YAML: {e.problem}{context}") from None
     except yaml.YAMLError as e:
         raise UserError(f"{path}: not valid YAML: {e}") from None
     if data is None:

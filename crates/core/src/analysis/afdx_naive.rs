@@ -125,7 +125,7 @@ pub fn analyze(net: &Network) -> AnalysisReport {
             let d = if loads[p] > port.rate {
                 f64::INFINITY
             } else {
-                at_port[p].iter().map(|&c| burst[c]).sum::<f64>() / port.rate + latency(p)
+                at_port[p].iter().fold(0.0, |s, &c| s + burst[c]) / port.rate + latency(p)
             };
             if d.is_finite() && delay[p].is_finite() {
                 change = change.max((d - delay[p]).abs() / d.max(1e-12));
@@ -160,7 +160,7 @@ pub fn analyze(net: &Network) -> AnalysisReport {
         .map(|(p, port)| {
             let overloaded = loads[p] > port.rate;
             let backlog = if delay[p].is_finite() {
-                ceil_clean(at_port[p].iter().map(|&c| burst[c]).sum::<f64>() / 8.0)
+                ceil_clean(at_port[p].iter().fold(0.0, |s, &c| s + burst[c]) / 8.0)
             } else {
                 f64::INFINITY
             };

@@ -1,0 +1,94 @@
+//! D2DRR (seed 000, Hua & Liu): deficit round robin whose quantum for class i is ω_i · Δ.
+//!
+//! The seed's delay theorems are kept under [`paper`], literally and with the corrected reading
+//! side by side (catalogue §1(b), §1(e)): Theorem 2 as printed has no ceilings, the proof has them
+//! (I-000-4); Theorem 1 blocks a flow by its own largest frame where non-preemptive priority is
+//! blocked by the largest lower-priority frame (I-000-5).
+
+/// One flow (or class) as the seed's theorems see it; sizes in bits, rates in bit/s.
+#[derive(Clone, Copy, Debug)]
+pub struct PaperFlow {
+    /// Burst b_i (token bucket).
+    pub burst: f64,
+    /// Rate r_i.
+    pub rate: f64,
+    /// Quantum ω_i · Δ.
+    pub quantum: f64,
+    /// Largest packet L_i,max.
+    pub lmax: f64,
+}
+
+pub mod paper {
+    use super::PaperFlow;
+
+    /// Theorem 1, source end-system delay under static priority read off the quantum (larger
+    /// quantum = higher priority), plus the 0.5 ms redundancy skew:
+    /// (Σ_{j: q_j ≥ q_i} b_j + L_i) / (C − Σ_{j: q_j > q_i} r_j) + skew.
+    /// `textbook_blocking` replaces L_i by the largest lower-priority frame (I-000-5).
+    pub fn thm1_source_delay(i: usize, flows: &[PaperFlow], capacity: f64, skew: f64, textbook_blocking: bool) -> f64 {
+        let qi = flows[i].quantum;
+        let bursts: f64 = flows.iter().filter(|f| f.quantum >= qi).map(|f| f.burst).sum();
+        let rates: f64 = flows.iter().filter(|f| f.quantum > qi).map(|f| f.rate).sum();
+        let blocking = if textbook_blocking {
+            flows.iter().filter(|f| f.quantum < qi).map(|f| f.lmax).fold(0.0, f64::max)
+        } else {
+            flows[i].lmax
+        };
+        if capacity <= rates {
+            return f64::INFINITY;
+        }
+        (bursts + blocking) / (capacity - rates) + skew
+    }
+
+    /// Theorem 2, D2DRR scheduling delay of flow i:
+    /// (1/C)·[Σ_{j≠i} (⌈L_j/q_j⌉ + 1)·q_j + Σ_{j≠i} L_j + L_i], with the proof's ceilings when
+    /// `ceilings` (the safe reading), as printed (no ceiling) otherwise.
+    pub fn thm2_scheduling_delay(i: usize, flows: &[PaperFlow], capacity: f64, ceilings: bool) -> f64 {
+        let others = flows.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, f)| f);
+        let sum: f64 = others
+            .map(|f| {
+                let rounds = if ceilings { (f.lmax / f.quantum).ceil() } else { f.lmax / f.quantum };
+                (rounds + 1.0) * f.quantum + f.lmax
+            })
+            .sum();
+        (sum + flows[i].lmax) / capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paper::*;
+    use super::PaperFlow;
+
+    fn flows(bursts: [f64; 3], rates: [f64; 3]) -> Vec<PaperFlow> {
+        let lmax = [500.0 * 8.0, 1000.0 * 8.0, 1500.0 * 8.0];
+        let quanta = [6000.0 * 8.0, 3000.0 * 8.0, 1000.0 * 8.0];
+        (0..3).map(|i| PaperFlow { burst: bursts[i], rate: rates[i], quantum: quanta[i], lmax: lmax[i] }).collect()
+    }
+
+    /// TV-000-4: C = 100 Mb/s, L = 500/1000/1500 B, quanta 6000/3000/1000 B: 0.96, 1.44, 1.68 ms
+    /// with ceilings; 0.76, 0.96, 1.08 ms as printed.
+    #[test]
+    fn tv_000_4_theorem_2() {
+        let f = flows([0.0; 3], [0.0; 3]);
+        for (ceil, want) in [(true, [0.96, 1.44, 1.68]), (false, [0.76, 0.96, 1.08])] {
+            for (i, w) in want.iter().enumerate() {
+                let d = thm2_scheduling_delay(i, &f, 100e6, ceil) * 1e3;
+                assert!((d - w).abs() < 1e-9, "flow {i} ceilings={ceil}: {d} vs {w}");
+            }
+        }
+    }
+
+    /// TV-000-5: bursts 8000/16000/24000 bit, rates 1/2/3 Mb/s: 0.620000, 0.823232, 1.118557 ms.
+    #[test]
+    fn tv_000_5_theorem_1() {
+        let f = flows([8000.0, 16000.0, 24000.0], [1e6, 2e6, 3e6]);
+        for (i, w) in [0.620000, 0.823232, 1.118557].iter().enumerate() {
+            let d = thm1_source_delay(i, &f, 100e6, 0.5e-3, false) * 1e3;
+            assert!((d - w).abs() < 5e-7, "flow {i}: {d} vs {w}");
+        }
+        // Textbook blocking: the lowest-priority flow is blocked by nobody below it.
+        let low = thm1_source_delay(2, &f, 100e6, 0.5e-3, true);
+        assert!(low < thm1_source_delay(2, &f, 100e6, 0.5e-3, false));
+    }
+}
