@@ -242,3 +242,148 @@ mod tests {
         assert_ne!(a, c);
     }
 }
+
+/// Egress schedulers a random network may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RandomSchedulers {
+    Fifo,
+    StaticPriority,
+    /// Each port draws FIFO or static priority.
+    Mixed,
+}
+
+/// A small random network for property tests (analysis vs analysis, analysis vs simulation):
+/// a tree of 1-4 switches per plane, 2-8 end systems, 1-16 virtual links with multicast, one or
+/// two planes, technological latencies, random link rates, and loads up to about 0.9 on the
+/// busiest port (BAGs are shortened until the target load is reached).
+pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n_sw = rng.gen_range(1..=4usize);
+    let n_es = rng.gen_range(2..=8usize);
+    let n_vl = rng.gen_range(1..=16usize);
+    let planes: Vec<String> = if rng.gen_bool(0.3) { vec!["A".into(), "B".into()] } else { vec!["A".into()] };
+    let classes: Vec<TrafficClass> =
+        (0..3).map(|k| TrafficClass { name: format!("c{k}"), priority: k, description: None }).collect();
+    let rates = [10e6, 100e6, 1e9];
+    let end_systems: Vec<EndSystem> = (0..n_es)
+        .map(|i| EndSystem {
+            name: format!("ES{}", i + 1),
+            scheduler: None,
+            buffer: None,
+            technological_latency: Some(Duration::from_us(rng.gen_range(0..=40) as f64)),
+            receive_latency: None,
+        })
+        .collect();
+    let mut switches = Vec::new();
+    let mut links = Vec::new();
+    for plane in &planes {
+        for k in 0..n_sw {
+            let sched = match schedulers {
+                RandomSchedulers::Fifo => "fifo",
+                RandomSchedulers::StaticPriority => "static_priority",
+                RandomSchedulers::Mixed => ["fifo", "static_priority"][rng.gen_range(0..2)],
+            };
+            switches.push(Switch {
+                name: format!("SW{plane}{}", k + 1),
+                plane: Some(plane.clone()),
+                technological_latency: Some(Duration::from_us(rng.gen_range(0..=20) as f64)),
+                switching: None,
+                scheduler: Some(sched.to_string()),
+                buffer: None,
+                ports: BTreeMap::new(),
+            });
+            if k > 0 {
+                links.push(Link {
+                    name: None,
+                    from: format!("SW{plane}{}", rng.gen_range(0..k) + 1),
+                    from_port: None,
+                    to: format!("SW{plane}{}", k + 1),
+                    to_port: None,
+                    rate: Some(DataRate::from_bps(rates[rng.gen_range(1..3)])),
+                    propagation_delay: Some(Duration::from_us(rng.gen_range(0..=2) as f64)),
+                    plane: None,
+                });
+            }
+        }
+        for (i, es) in end_systems.iter().enumerate() {
+            links.push(Link {
+                name: None,
+                from: es.name.clone(),
+                from_port: Some(plane.clone()),
+                to: format!("SW{plane}{}", (i * 7 + 3) % n_sw + 1),
+                to_port: None,
+                rate: Some(DataRate::from_bps(rates[rng.gen_range(0..2)])),
+                propagation_delay: None,
+                plane: None,
+            });
+        }
+    }
+    let mut flows: Vec<Flow> = (0..n_vl)
+        .map(|v| {
+            let source = rng.gen_range(0..n_es);
+            let fanout = rng.gen_range(1..=3usize).min(n_es - 1);
+            let mut dests: Vec<usize> = Vec::new();
+            while dests.len() < fanout {
+                let d = rng.gen_range(0..n_es);
+                if d != source && !dests.contains(&d) {
+                    dests.push(d);
+                }
+            }
+            let lmax = rng.gen_range(64..=1518) as f64;
+            let lmin = rng.gen_range(64..=lmax as i32) as f64;
+            Flow {
+                name: format!("VL{}", v + 1),
+                source: end_systems[source].name.clone(),
+                destinations: dests.iter().map(|&d| Destination::Name(end_systems[d].name.clone())).collect(),
+                class: Some(format!("c{}", rng.gen_range(0..3))),
+                deadline: None,
+                planes: None,
+                traffic: Traffic::VirtualLink {
+                    id: Some(v as u32 + 1),
+                    bag: Duration::from_ms(128.0),
+                    lmin: DataSize::from_bytes(lmin),
+                    lmax: DataSize::from_bytes(lmax),
+                    release_jitter: Duration::from_us([0.0, 0.0, 100.0][rng.gen_range(0..3)]),
+                    skew_max: None,
+                },
+            }
+        })
+        .collect();
+    let mut spec = NetworkSpec {
+        name: format!("random-{seed}"),
+        description: None,
+        defaults: Defaults::default(),
+        redundancy: (planes.len() > 1).then(|| Redundancy {
+            planes: planes.clone(),
+            sending_skew: Duration::from_ms(0.5),
+            skew_max: Duration::from_ms(2.0),
+        }),
+        classes,
+        schedulers: BTreeMap::new(),
+        end_systems,
+        switches,
+        links,
+        flows: Vec::new(),
+    };
+    // Halve BAGs of random VLs while the busiest port stays under the drawn target load.
+    let target = rng.gen_range(0.05..0.9);
+    for _ in 0..200 {
+        let v = rng.gen_range(0..flows.len());
+        let Traffic::VirtualLink { bag, .. } = &mut flows[v].traffic else { unreachable!() };
+        if bag.ms() <= 1.0 {
+            continue;
+        }
+        let old = *bag;
+        *bag = Duration::from_ms(old.ms() / 2.0);
+        spec.flows = flows.clone();
+        let (net, _) = crate::model::validate_spec(spec.clone());
+        let Some(net) = net else { unreachable!("random networks validate") };
+        let max_util = net.port_loads().iter().zip(&net.ports).map(|(l, p)| l / p.rate).fold(0.0, f64::max);
+        if max_util > target {
+            let Traffic::VirtualLink { bag, .. } = &mut flows[v].traffic else { unreachable!() };
+            *bag = old;
+        }
+    }
+    spec.flows = flows;
+    spec
+}

@@ -2,6 +2,9 @@
 //! that it is parsed and checked once per command. The model itself is defined only in the core
 //! crate; Python sees it through JSON and the generated JSON Schema.
 
+// pyo3 0.22's #[pymethods] expansion converts PyResult errors into themselves.
+#![allow(clippy::useless_conversion)]
+
 use pyo3::prelude::*;
 use rtnetlab_core::model;
 

@@ -6,7 +6,8 @@
 //! * port delay = Σ bursts of the flows entering the port / C + latency (a multicast flow counts
 //!   once per port);
 //! * each flow's burst grows by its rate × the port delay (no grouping, no line shaping);
-//! * end-to-end delay = Σ port delays on the path (+ the destination's receive latency), rounded up
+//! * end-to-end delay = Σ port delays on the path (+ propagation and the destination's receive
+//!   latency, both 0 in WOPANet files), rounded up
 //!   to a whole µs; jitter = that − ⌊Σ over switch hops of Lmin / C⌋ µs;
 //! * port backlog = ⌈Σ bursts / 8⌉ bytes.
 //!
@@ -187,8 +188,9 @@ pub fn analyze(net: &Network) -> AnalysisReport {
     let mut flows = Vec::new();
     for flow in &net.flows {
         for r in &flow.routes {
-            let raw: f64 =
-                r.ports.iter().map(|&p| delay[p]).sum::<f64>() + net.nodes[r.destination].receive_latency;
+            // Propagation is a constant delay: it adds to the path but grows no burst.
+            let raw: f64 = r.ports.iter().map(|&p| delay[p] + net.ports[p].propagation_delay).sum::<f64>()
+                + net.nodes[r.destination].receive_latency;
             let delay_us = if raw.is_finite() { ceil_clean(raw * 1e6) } else { f64::INFINITY };
             // Shortest possible time: Lmin serialised once per switch hop.
             let switch_hops =

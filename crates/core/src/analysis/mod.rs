@@ -27,6 +27,8 @@ pub mod tfa;
 #[cfg(test)]
 mod dnc_oracle_tests;
 #[cfg(test)]
+mod network_tests;
+#[cfg(test)]
 mod textbook_tests;
 
 pub use arrival_bound::{AnalysisConfig, ArrivalBounder, CrossTraffic};

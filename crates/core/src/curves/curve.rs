@@ -50,7 +50,16 @@ impl Op {
     fn apply(self, a: f64, b: f64) -> f64 {
         match self {
             Op::Add => a + b,
-            Op::Sub => a - b,
+            // A difference of nearly equal values is cancellation noise: snap it to 0, or a
+            // left-over curve that should be 0 up to its latency would look positive there.
+            Op::Sub => {
+                let d = a - b;
+                if d.abs() <= EPS * a.abs().max(b.abs()) {
+                    0.0
+                } else {
+                    d
+                }
+            }
             Op::Min => a.min(b),
             Op::Max => a.max(b),
         }
@@ -438,7 +447,7 @@ impl Curve {
             if x > 0.0 {
                 let (fl, gl) = (self.left_limit(x), other.left_limit(x));
                 if let (true, Some((x0, f0, g0))) = (crosses, prev_right) {
-                    push_crossing(&mut pts, x0, x, f0 - g0, fl - gl, f0, fl);
+                    push_crossing(&mut pts, x0, x, (f0, fl), (g0, gl));
                 }
                 pts.push((x, op.apply(fl, gl)));
             }
@@ -456,7 +465,7 @@ impl Curve {
                 // A crossing in the tail: the difference changes sign after x_last.
                 if d != 0.0 && ds != 0.0 && d.signum() != ds.signum() {
                     let xc = x_last - d / ds;
-                    pts.push((xc, f_last + sf * (xc - x_last)));
+                    pts.push((xc, nearer_zero(f_last + sf * (xc - x_last), g_last + sg * (xc - x_last))));
                 }
                 let eventually_f_above = ds > 0.0 || (ds == 0.0 && d >= 0.0);
                 match (op, eventually_f_above) {
@@ -527,13 +536,24 @@ fn collinear(a: Point, b: Point, c: Point) -> bool {
 }
 
 /// Adds the point where `f − g` changes sign strictly inside `(x0, x1)`.
-fn push_crossing(pts: &mut Vec<(f64, f64)>, x0: f64, x1: f64, d0: f64, d1: f64, f0: f64, f1: f64) {
+/// Adds the crossing of f and g between x0 and x1, if any. At the crossing both have the same
+/// value; the one nearer zero is kept, so that `max(f, 0)` crosses at exactly 0.
+fn push_crossing(pts: &mut Vec<(f64, f64)>, x0: f64, x1: f64, (f0, f1): (f64, f64), (g0, g1): (f64, f64)) {
+    let (d0, d1) = (f0 - g0, f1 - g1);
     if d0 != 0.0 && d1 != 0.0 && d0.signum() != d1.signum() {
         let u = d0 / (d0 - d1);
         let x = x0 + u * (x1 - x0);
         if x > x0 && x < x1 {
-            pts.push((x, f0 + u * (f1 - f0)));
+            pts.push((x, nearer_zero(f0 + u * (f1 - f0), g0 + u * (g1 - g0))));
         }
+    }
+}
+
+fn nearer_zero(a: f64, b: f64) -> f64 {
+    if a.abs() <= b.abs() {
+        a
+    } else {
+        b
     }
 }
 

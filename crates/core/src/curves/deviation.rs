@@ -121,3 +121,67 @@ mod tests {
         assert!(latency(&Curve::zero()).is_err());
     }
 }
+
+#[cfg(test)]
+mod brute_force_checks {
+    use crate::curves::*;
+    use rand::{Rng, SeedableRng};
+
+    fn numeric_hdev(a: &Curve, b: &Curve, horizon: f64) -> f64 {
+        let n = 4000;
+        let mut best: f64 = 0.0;
+        for i in 0..=n {
+            let t = horizon * i as f64 / n as f64;
+            let y = if t == 0.0 { a.right_limit(0.0) } else { a.value(t) };
+            // smallest s >= t with b(s) >= y, by bisection on [t, t + horizon*4]
+            let (mut lo, mut hi) = (t, t + horizon * 8.0);
+            if b.value(hi) < y {
+                return f64::INFINITY;
+            }
+            for _ in 0..80 {
+                let m = 0.5 * (lo + hi);
+                if b.value(m) >= y {
+                    hi = m
+                } else {
+                    lo = m
+                }
+            }
+            best = best.max(hi - t);
+        }
+        best
+    }
+
+    #[test]
+    fn horizontal_deviation_matches_brute_force() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for case in 0..300 {
+            let c = 100.0;
+            let mut alpha = Curve::zero();
+            for _ in 0..rng.gen_range(1..4) {
+                let tb = Curve::token_bucket(rng.gen_range(1.0..10.0), rng.gen_range(1.0..50.0));
+                let line = Curve::token_bucket(rng.gen_range(20.0..100.0), rng.gen_range(0.5..10.0));
+                alpha = alpha.add(&tb.min(&line));
+            }
+            let beta0 = Curve::rate_latency(c, rng.gen_range(0.0..1.0));
+            let mut high = Curve::zero();
+            for _ in 0..rng.gen_range(0..3) {
+                let tb = Curve::token_bucket(rng.gen_range(1.0..10.0), rng.gen_range(1.0..50.0));
+                let line = Curve::token_bucket(rng.gen_range(20.0..100.0), rng.gen_range(0.5..10.0));
+                high = high.add(&tb.min(&line));
+            }
+            let beta = static_priority_residual(&beta0, &high, rng.gen_range(0.0..10.0)).unwrap();
+            let h = horizontal_deviation(&alpha, &beta).unwrap();
+            let l = latency(&arbitrary_residual(&beta, &alpha).unwrap()).unwrap();
+            let num = numeric_hdev(&alpha, &beta, 10.0);
+            assert!(
+                (h - num).abs() < 1e-3 * (1.0 + num),
+                "case {case}: hdev {h} numeric {num}\nalpha {alpha:?}\nbeta {beta:?}"
+            );
+            assert!(
+                h <= l + 1e-9,
+                "case {case}: fifo {h} > blind {l} numeric {num}\nalpha {alpha:?}\nbeta {beta:?}\nres {:?}",
+                arbitrary_residual(&beta, &alpha)
+            );
+        }
+    }
+}

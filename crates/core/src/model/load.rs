@@ -46,12 +46,22 @@ pub struct Loaded {
 /// For each list of the file, the index in the file of every element that was read: once an
 /// element is dropped as unreadable, `spec.flows[3]` may be `flows[4]` of the file.
 #[derive(Clone, Debug, Default)]
-pub struct Origins(BTreeMap<&'static str, (Vec<usize>, usize)>);
+pub struct Origins(BTreeMap<&'static str, ListOrigin>);
+
+#[derive(Clone, Debug, Default)]
+struct ListOrigin {
+    /// Index in the file of each element read.
+    kept: Vec<usize>,
+    /// Some element was dropped.
+    dropped: bool,
+    /// Some element was dropped without a readable name (or the list itself was unreadable).
+    lost_name: bool,
+}
 
 impl Origins {
     /// The index in the file of element `i` of the list `key` as read.
     pub fn index(&self, key: &str, i: usize) -> usize {
-        self.0.get(key).and_then(|(kept, _)| kept.get(i)).copied().unwrap_or(i)
+        self.0.get(key).and_then(|l| l.kept.get(i)).copied().unwrap_or(i)
     }
     /// `key[index in the file]`, the place of element `i` of the list `key` as read.
     pub fn place(&self, key: &str, i: usize) -> String {
@@ -59,7 +69,11 @@ impl Origins {
     }
     /// Whether some element of the list `key` could not be read.
     pub fn dropped_some(&self, key: &str) -> bool {
-        self.0.get(key).is_some_and(|(kept, total)| kept.len() < *total)
+        self.0.get(key).is_some_and(|l| l.dropped)
+    }
+    /// Whether an element of the list `key` whose name is not known could not be read.
+    pub fn lost_a_name(&self, key: &str) -> bool {
+        self.0.get(key).is_some_and(|l| l.lost_name)
     }
 }
 
@@ -200,28 +214,30 @@ impl Lists<'_> {
             Some(Value::Array(items)) => items,
             Some(v) => {
                 self.diags.push(Diagnostic::error(key, format!("must be a list, got {}", kind(&v))));
+                self.origins.0.insert(key, ListOrigin { kept: vec![], dropped: true, lost_name: true });
                 return Vec::new();
             }
         };
-        let total = items.len();
-        let mut out = Vec::with_capacity(total);
-        let mut kept = Vec::with_capacity(total);
+        let mut origin = ListOrigin::default();
+        let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
             let name = item.get("name").and_then(Value::as_str).map(str::to_string);
             match read(item) {
                 Ok(t) => {
                     out.push(t);
-                    kept.push(i);
+                    origin.kept.push(i);
                 }
                 Err(problems) => {
                     for (path, msg) in problems {
                         self.diags.push(Diagnostic::error(join(&format!("{key}[{i}]"), &path), msg));
                     }
+                    origin.dropped = true;
+                    origin.lost_name |= name.is_none();
                     self.broken.extend(name);
                 }
             }
         }
-        self.origins.0.insert(key, (kept, total));
+        self.origins.0.insert(key, origin);
         out
     }
 }
@@ -236,6 +252,9 @@ fn one_error<T>(
 /// and serde does not say which key of such an enum was wrong; so when the flow does not read,
 /// each key is read again alone beside the tag, to report every bad key at its own place.
 fn read_flow(value: Value) -> Result<Flow, Vec<(String, String)>> {
+    if !value.is_object() {
+        return Err(vec![(String::new(), format!("must be a mapping, got {}", kind(&value)))]);
+    }
     let first = match Flow::from_value(value.clone()) {
         Ok(flow) => return Ok(flow),
         Err(e) => e,

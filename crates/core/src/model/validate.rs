@@ -21,12 +21,15 @@ struct Ctx<'a> {
     /// Some link was left out (unreadable, or an end unknown): a missing route may follow from
     /// that error and is then not reported again.
     links_incomplete: bool,
+    /// Kinds of element (`node`, `class`) of which one could not be read, name included: a
+    /// reference to an unknown one may be a reference to it, so it is not reported.
+    nameless: HashSet<&'static str>,
 }
 
 impl Ctx<'_> {
     /// Reports an unknown name unless it belongs to an element already reported as broken.
     fn unknown(&mut self, place: String, what: &str, name: &str) {
-        if !self.broken.contains(name) {
+        if !self.broken.contains(name) && !self.nameless.contains(what) {
             self.diags.error(place, format!("unknown {what} '{name}'"));
         }
     }
@@ -52,7 +55,14 @@ pub fn build_at(
     let links_incomplete = origins.dropped_some("links")
         || origins.dropped_some("end_systems")
         || origins.dropped_some("switches");
-    let mut cx = Ctx { diags, broken: broken.iter().cloned().collect(), origins, links_incomplete };
+    let mut nameless = HashSet::new();
+    if origins.lost_a_name("end_systems") || origins.lost_a_name("switches") {
+        nameless.insert("node");
+    }
+    if origins.lost_a_name("classes") {
+        nameless.insert("class");
+    }
+    let mut cx = Ctx { diags, broken: broken.iter().cloned().collect(), origins, links_incomplete, nameless };
 
     // Planes and redundancy.
     let (planes, sending_skew, skew_max) = match &spec.redundancy {
@@ -111,10 +121,13 @@ pub fn build_at(
         if node.name.is_empty() {
             cx.diags.error(format!("{place}.name"), "must not be empty");
         }
-        if node_index.contains_key(&node.name) {
+        if let Some(&first) = node_index.get(&node.name) {
             cx.diags.error(
                 format!("{place}.name"),
-                format!("'{}' is already the name of another node; node names must be unique", node.name),
+                format!(
+                    "'{}' is already the name of {}; node names must be unique",
+                    node.name, node_place[first]
+                ),
             );
             return;
         }
@@ -237,8 +250,8 @@ pub fn build_at(
         loop {
             let name = n.to_string();
             *n += 1;
-            if !used.contains_key(&(node, name.clone())) {
-                used.insert((node, name.clone()), link);
+            if let std::collections::hash_map::Entry::Vacant(e) = used.entry((node, name.clone())) {
+                e.insert(link);
                 return name;
             }
         }
@@ -430,7 +443,7 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
             if !known(class) {
                 cx.unknown(format!("{place}.{field}.{class}"), "class", class);
             }
-            if !(v > 0.0) {
+            if v.is_nan() || v <= 0.0 {
                 cx.diags.error(format!("{place}.{field}.{class}"), format!("must be positive, got {v}"));
             }
         }
@@ -580,7 +593,7 @@ fn check_traffic(
             frame_ok("lmin", *lmin, diags);
             frame_ok("lmax", *lmax, diags);
             if lmin.bits() > lmax.bits() {
-                diags.error(format!("{place}.lmin"), format!("must not exceed lmax ({lmin} > {lmax})"));
+                diags.error(format!("{place}.lmin"), format!("must not exceed lmax ({lmax}), got {lmin}"));
             }
             if let Some(id) = id {
                 if *id > 0xFFFF {
@@ -614,7 +627,10 @@ fn check_traffic(
             frame_ok("min_packet", *min_packet, diags);
             frame_ok("max_packet", *max_packet, diags);
             if min_packet.bits() > max_packet.bits() {
-                diags.error(format!("{place}.min_packet"), "must not exceed max_packet");
+                diags.error(
+                    format!("{place}.min_packet"),
+                    format!("must not exceed max_packet ({max_packet}), got {min_packet}"),
+                );
             }
             if burst.bits() < max_packet.bits() {
                 diags.error(
@@ -650,7 +666,7 @@ fn route_flow(
         Some(&s) if nodes[s].kind != NodeKind::EndSystem => {
             cx.diags.error(
                 format!("{place}.source"),
-                format!("'{}' is a switch; flows start at end systems", f.source),
+                format!("must be an end system (flows start at end systems), got the switch '{}'", f.source),
             );
             return routes;
         }
@@ -668,15 +684,18 @@ fn route_flow(
             continue;
         };
         if nodes[dest].kind != NodeKind::EndSystem {
-            cx.diags.error(dplace, format!("'{name}' is a switch; flows end at end systems"));
+            cx.diags.error(
+                dplace,
+                format!("must be an end system (flows end at end systems), got the switch '{name}'"),
+            );
             continue;
         }
         if dest == source {
-            cx.diags.error(dplace, format!("'{name}' is the source of the flow"));
+            cx.diags.error(dplace, format!("must not be the flow's own source, got '{name}'"));
             continue;
         }
         if !seen.insert(dest) {
-            cx.diags.error(dplace, format!("'{name}' is listed twice"));
+            cx.diags.error(dplace, format!("must not repeat a destination, got '{name}' a second time"));
             continue;
         }
         let explicit = |plane: PlaneId| -> Option<(&Vec<String>, String)> {

@@ -25,7 +25,13 @@ pub mod paper {
     /// quantum = higher priority), plus the 0.5 ms redundancy skew:
     /// (Σ_{j: q_j ≥ q_i} b_j + L_i) / (C − Σ_{j: q_j > q_i} r_j) + skew.
     /// `textbook_blocking` replaces L_i by the largest lower-priority frame (I-000-5).
-    pub fn thm1_source_delay(i: usize, flows: &[PaperFlow], capacity: f64, skew: f64, textbook_blocking: bool) -> f64 {
+    pub fn thm1_source_delay(
+        i: usize,
+        flows: &[PaperFlow],
+        capacity: f64,
+        skew: f64,
+        textbook_blocking: bool,
+    ) -> f64 {
         let qi = flows[i].quantum;
         let bursts: f64 = flows.iter().filter(|f| f.quantum >= qi).map(|f| f.burst).sum();
         let rates: f64 = flows.iter().filter(|f| f.quantum > qi).map(|f| f.rate).sum();
@@ -63,7 +69,9 @@ mod tests {
     fn flows(bursts: [f64; 3], rates: [f64; 3]) -> Vec<PaperFlow> {
         let lmax = [500.0 * 8.0, 1000.0 * 8.0, 1500.0 * 8.0];
         let quanta = [6000.0 * 8.0, 3000.0 * 8.0, 1000.0 * 8.0];
-        (0..3).map(|i| PaperFlow { burst: bursts[i], rate: rates[i], quantum: quanta[i], lmax: lmax[i] }).collect()
+        (0..3)
+            .map(|i| PaperFlow { burst: bursts[i], rate: rates[i], quantum: quanta[i], lmax: lmax[i] })
+            .collect()
     }
 
     /// TV-000-4: C = 100 Mb/s, L = 500/1000/1500 B, quanta 6000/3000/1000 B: 0.96, 1.44, 1.68 ms

@@ -10,7 +10,14 @@ pub mod paper {
     /// Zhang & Zhang (2005), seed 002 Eq. 2: delay of priority level k (levels sorted highest
     /// first; bursts in bits, rates in bit/s): (MTU + Σ_{j≤k} b_j) / (C − Σ_{j<k} r_j) + t_mux.
     /// The burst sum includes level k itself (I-002-10). Infinite when the higher levels saturate C.
-    pub fn zhang_zhang_delay(k: usize, bursts: &[f64], rates: &[f64], mtu_bits: f64, capacity: f64, t_mux: f64) -> f64 {
+    pub fn zhang_zhang_delay(
+        k: usize,
+        bursts: &[f64],
+        rates: &[f64],
+        mtu_bits: f64,
+        capacity: f64,
+        t_mux: f64,
+    ) -> f64 {
         let rest = capacity - rates[..k].iter().sum::<f64>();
         if rest <= 0.0 {
             return f64::INFINITY;
