@@ -115,7 +115,6 @@ fn layout(net: &Network) -> Layout {
     let mut crossings: Vec<Crossing> = Vec::new();
     let mut port_queues: Vec<Vec<usize>> = vec![Vec::new(); net.ports.len()];
     let mut queues: Vec<Queue> = Vec::new();
-    let mut queue_of: BTreeMap<(PortId, Option<u32>), usize> = BTreeMap::new();
     let mut flow_crossings = Vec::with_capacity(net.flows.len());
     for (f, flow) in net.flows.iter().enumerate() {
         // Per flow, the crossing of each port it visits: routes of a multicast tree share prefixes.
@@ -132,10 +131,15 @@ fn layout(net: &Network) -> Layout {
                             }
                             _ => None,
                         };
-                        let q = *queue_of.entry((p, priority)).or_insert_with(|| {
-                            queues.push(Queue { priority, crossings: Vec::new() });
-                            queues.len() - 1
-                        });
+                        // A port has few queues: a linear look-up beats a map.
+                        let q = match port_queues[p].iter().find(|&&q| queues[q].priority == priority) {
+                            Some(&q) => q,
+                            None => {
+                                queues.push(Queue { priority, crossings: Vec::new() });
+                                port_queues[p].push(queues.len() - 1);
+                                queues.len() - 1
+                            }
+                        };
                         crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
                         let c = crossings.len() - 1;
                         queues[q].crossings.push(c);
@@ -148,9 +152,9 @@ fn layout(net: &Network) -> Layout {
         }
         flow_crossings.push(seen);
     }
-    // BTreeMap order is (port, priority) with None first: queues of a port come out highest first.
-    for (&(p, _), &q) in &queue_of {
-        port_queues[p].push(q);
+    // Highest priority first (a FIFO port has its one queue).
+    for qs in port_queues.iter_mut() {
+        qs.sort_by_key(|&q| queues[q].priority);
     }
     Layout { crossings, queues, port_queues, flow_crossings }
 }
@@ -161,6 +165,10 @@ struct TfaState {
     burst: Vec<f64>,
     /// Arrival-curve pieces of each queue: one curve per group (input link) or per flow.
     groups: Vec<Vec<Group>>,
+    /// Σ bursts, Σ rates and size of every group, from the current bursts (SFA removes one member).
+    group_sums: Vec<Vec<(f64, f64, usize)>>,
+    /// Index, in its queue's `groups`, of each crossing's group.
+    group_of: Vec<usize>,
     /// Service curve of each queue, or why there is none.
     service: Vec<Result<Curve, Unbounded>>,
     /// Delay bound of each queue (s), or why there is none.
@@ -179,16 +187,15 @@ struct Group {
 }
 
 impl Group {
-    /// min(Σ token buckets, line) over the members, skipping `except`.
-    fn curve(&self, net: &Network, cx: &[Crossing], burst: &[f64], except: Option<usize>) -> Option<Curve> {
-        let (mut b, mut r, mut n) = (0.0, 0.0, 0);
-        for &c in &self.members {
-            if Some(c) != except {
-                b += burst[c];
-                r += net.flows[cx[c].flow].rate;
-                n += 1;
-            }
-        }
+    /// Σ bursts, Σ rates and member count.
+    fn sums(&self, net: &Network, cx: &[Crossing], burst: &[f64]) -> (f64, f64, usize) {
+        self.members
+            .iter()
+            .fold((0.0, 0.0, 0), |(b, r, n), &c| (b + burst[c], r + net.flows[cx[c].flow].rate, n + 1))
+    }
+
+    /// min(Σ token buckets, line) for the given sums.
+    fn curve_of(&self, (b, r, n): (f64, f64, usize)) -> Option<Curve> {
         if n == 0 {
             return None;
         }
@@ -214,26 +221,39 @@ fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
     let mut st = TfaState {
         burst: cx.iter().map(|c| net.flows[c.flow].burst).collect(),
         groups: vec![Vec::new(); nq],
+        group_sums: vec![Vec::new(); nq],
+        group_of: vec![0; cx.len()],
         service: (0..nq).map(|_| Err(Unbounded::new("not computed"))).collect(),
         delay: (0..nq).map(|_| Ok(0.0)).collect(),
         port_delay: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
         port_backlog: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
     };
-    // Groups do not depend on bursts: build them once.
+    // Groups do not depend on bursts: build them once. Flows that are not grouped form one plain
+    // group: the sum of token buckets is a token bucket, so one curve serves them all.
     for (q, queue) in lay.queues.iter().enumerate() {
         let mut by_link: BTreeMap<Option<PortId>, Vec<usize>> = BTreeMap::new();
+        let mut plain = Vec::new();
         for &c in &queue.crossings {
             let up = cx[c].upstream.map(|u| cx[u].port);
             if opt.grouping && up.is_some() {
                 by_link.entry(up).or_default().push(c);
             } else {
-                st.groups[q].push(Group { members: vec![c], line: None });
+                plain.push(c);
             }
         }
+        if !plain.is_empty() {
+            st.groups[q].push(Group { members: plain, line: None });
+        }
+        let first_line_group = st.groups[q].len();
         for (up, members) in by_link {
             let up = up.expect("only linked crossings are grouped");
             let lmax = members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
             st.groups[q].push(Group { members, line: Some((net.ports[up].rate, lmax)) });
+        }
+        for (k, g) in st.groups[q].iter().enumerate().skip(first_line_group.saturating_sub(1)) {
+            for &c in &g.members {
+                st.group_of[c] = k;
+            }
         }
     }
     let (order, acyclic) = feed_forward_order(net);
@@ -317,9 +337,30 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.port_backlog[p] = Err(Unbounded::new(why));
         return;
     }
+    // Fast path: one FIFO queue of token buckets behind β_{C,T} has the closed forms
+    // delay T + B/C and backlog B + R·T (Le Boudec & Thiran Thm 1.4.1-1.4.2); no curve needed.
+    if let [q] = queues[..] {
+        if lay.queues[q].priority.is_none()
+            && opt.multiplexing == Multiplexing::Fifo
+            && st.groups[q].len() == 1
+            && st.groups[q][0].line.is_none()
+        {
+            let sums = st.groups[q][0].sums(net, cx, &st.burst);
+            st.group_sums[q] = vec![sums];
+            let (b, r, _) = sums;
+            st.service[q] = Ok(beta);
+            st.delay[q] = Ok(latency + b / port.rate);
+            st.port_delay[p] = Ok(latency + b / port.rate);
+            st.port_backlog[p] = Ok(b + r * latency);
+            return;
+        }
+    }
     let alphas: Vec<Curve> = queues
         .iter()
-        .map(|&q| sum_curves(st.groups[q].iter().filter_map(|g| g.curve(net, cx, &st.burst, None))))
+        .map(|&q| {
+            st.group_sums[q] = st.groups[q].iter().map(|g| g.sums(net, cx, &st.burst)).collect();
+            sum_curves(st.groups[q].iter().zip(&st.group_sums[q]).filter_map(|(g, &sums)| g.curve_of(sums)))
+        })
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
     for (k, &q) in queues.iter().enumerate() {
@@ -362,58 +403,80 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .map_err(|u| u.context(&net.port_label(p)));
 }
 
-/// SFA: for one flow's route, the service left at each port, convolved, then one deviation.
-fn sfa_route(
+/// SFA's end-to-end left-over service for every crossing: the service left to the crossing's flow
+/// at its port by the cross traffic, convolved with the same at every upstream crossing. Routes of
+/// a multicast tree share their prefixes, so each crossing is computed once.
+///
+/// FIFO left-over service is a family β_θ, valid for every θ >= 0 (Le Boudec & Thiran Prop.
+/// 6.4.1); θ is the time β needs to serve the cross burst, as DNC chooses it.
+fn sfa_services(net: &Network, lay: &Layout, st: &TfaState, opt: &Options) -> Vec<Result<Curve, Unbounded>> {
+    let cx = &lay.crossings;
+    let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
+    // Crossings are numbered along routes, so an upstream crossing always comes first.
+    for (me, c) in cx.iter().enumerate() {
+        let left = left_over(net, lay, st, opt, me);
+        let e2e = match (c.upstream.map(|u| &out[u]), left) {
+            (Some(Err(e)), _) => Err(e.clone()),
+            (_, Err(e)) => Err(e),
+            (None, Ok(l)) => Ok(l),
+            (Some(Ok(acc)), Ok(l)) => Ok(curves::convolve_convex(acc, &l)),
+        };
+        out.push(e2e);
+    }
+    out
+}
+
+/// The service left to crossing `me`'s flow at its port.
+fn left_over(
     net: &Network,
     lay: &Layout,
     st: &TfaState,
     opt: &Options,
+    me: usize,
+) -> Result<Curve, Unbounded> {
+    let cx = &lay.crossings;
+    let (q, p) = (cx[me].queue, cx[me].port);
+    let service = st.service[q].clone()?;
+    let flow = &net.flows[cx[me].flow];
+    let cross: Vec<Curve> = st.groups[q]
+        .iter()
+        .zip(&st.group_sums[q])
+        .enumerate()
+        .filter_map(|(k, (g, &(b, r, n)))| {
+            if k == st.group_of[me] {
+                g.curve_of((b - st.burst[me], r - flow.rate, n - 1))
+            } else {
+                g.curve_of((b, r, n))
+            }
+        })
+        .collect();
+    if cross.is_empty() {
+        return Ok(service);
+    }
+    let cross = sum_curves(cross.into_iter());
+    let left = match opt.multiplexing {
+        Multiplexing::Fifo => curves::fifo_residual(&service, &cross),
+        Multiplexing::Blind => curves::arbitrary_residual(&service, &cross),
+    }
+    .map_err(|u| u.context(&net.port_label(p)))?;
+    if !left.is_convex() {
+        return Err(Unbounded::new(format!("{}: left-over service is not convex", net.port_label(p))));
+    }
+    Ok(left)
+}
+
+/// SFA's bound for one route, from the end-to-end service at its last crossing.
+fn sfa_route(
+    net: &Network,
+    lay: &Layout,
+    services: &[Result<Curve, Unbounded>],
     f: FlowId,
     ports: &[PortId],
 ) -> Result<f64, Unbounded> {
     let flow = &net.flows[f];
-    let alpha = Curve::token_bucket(flow.rate, flow.burst);
-    sfa_route_with(net, lay, st, opt, f, ports).and_then(|b| curves::horizontal_deviation(&alpha, &b))
-}
-
-/// The end-to-end left-over service of one route. FIFO left-over service is a family β_θ, valid
-/// for every θ >= 0 (Le Boudec & Thiran Prop. 6.4.1); θ is the time β needs to serve the cross
-/// burst, as DNC chooses it.
-fn sfa_route_with(
-    net: &Network,
-    lay: &Layout,
-    st: &TfaState,
-    opt: &Options,
-    f: FlowId,
-    ports: &[PortId],
-) -> Result<Curve, Unbounded> {
-    let cx = &lay.crossings;
-    let mut e2e: Option<Curve> = None;
-    for &p in ports {
-        let me = lay.crossing(f, p);
-        let q = cx[me].queue;
-        let service = st.service[q].clone()?;
-        let cross: Vec<Curve> =
-            st.groups[q].iter().filter_map(|g| g.curve(net, cx, &st.burst, Some(me))).collect();
-        let left = if cross.is_empty() {
-            service
-        } else {
-            let cross = sum_curves(cross.into_iter());
-            match opt.multiplexing {
-                Multiplexing::Fifo => curves::fifo_residual(&service, &cross),
-                Multiplexing::Blind => curves::arbitrary_residual(&service, &cross),
-            }
-            .map_err(|u| u.context(&net.port_label(p)))?
-        };
-        if !left.is_convex() {
-            return Err(Unbounded::new(format!("{}: left-over service is not convex", net.port_label(p))));
-        }
-        e2e = Some(match e2e {
-            None => left,
-            Some(acc) => curves::convolve_convex(&acc, &left),
-        });
-    }
-    Ok(e2e.unwrap_or_else(|| Curve::rate_latency(f64::MAX, 0.0)))
+    let last = lay.crossing(f, *ports.last().expect("routes have ports"));
+    let service = services[last].clone()?;
+    curves::horizontal_deviation(&Curve::token_bucket(flow.rate, flow.burst), &service)
 }
 
 /// TFA's bound for one route: the sum of its queues' delays.
@@ -464,46 +527,49 @@ fn run_candidates(
     // on the ungrouped TFA curves and keeps the smaller bound.
     let ungrouped = (grouping && candidates.iter().any(|&(m, _)| m == Method::Sfa))
         .then(|| tfa(net, &lay, &Options { grouping: false, ..tfa_opt }).0);
-    let mut flows = Vec::new();
+    let services: Vec<Vec<Vec<Result<Curve, Unbounded>>>> = candidates
+        .iter()
+        .map(|&(method, mux)| match method {
+            Method::Tfa => Vec::new(),
+            Method::Sfa => {
+                let opt = Options { method, grouping, multiplexing: mux };
+                let mut v = vec![sfa_services(net, &lay, &st, &opt)];
+                if let Some(st_u) = &ungrouped {
+                    v.push(sfa_services(net, &lay, st_u, &Options { grouping: false, ..opt }));
+                }
+                v
+            }
+        })
+        .collect();
+    let names: Vec<String> = candidates
+        .iter()
+        .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
+        .collect();
+    let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
     for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
                 + net.nodes[r.destination].receive_latency;
-            let mut best: Option<(f64, String)> = None;
+            let mut best: Option<(f64, &str)> = None;
             let mut reason = None;
-            for &(method, mux) in candidates {
-                let opt = Options { method, grouping, multiplexing: mux };
-                let bound = match method {
-                    Method::Tfa => tfa_route(&lay, &st, f, &r.ports),
-                    Method::Sfa => {
-                        let grouped = sfa_route(net, &lay, &st, &opt, f, &r.ports);
-                        match &ungrouped {
-                            None => grouped,
-                            Some(st_u) => {
-                                let plain = Options { grouping: false, ..opt };
-                                match (grouped, sfa_route(net, &lay, st_u, &plain, f, &r.ports)) {
-                                    (Ok(a), Ok(b)) => Ok(a.min(b)),
-                                    (Ok(a), Err(_)) | (Err(_), Ok(a)) => Ok(a),
-                                    (Err(e), Err(_)) => Err(e),
-                                }
-                            }
-                        }
-                    }
+            for (k, (&(method, _), cname)) in candidates.iter().zip(&names).enumerate() {
+                let bounds: Vec<Result<f64, Unbounded>> = match method {
+                    Method::Tfa => vec![tfa_route(&lay, &st, f, &r.ports)],
+                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, &lay, s, f, &r.ports)).collect(),
                 };
-                match bound {
-                    Ok(d) if best.as_ref().is_none_or(|(b, _)| d + fixed < *b) => {
-                        best = Some((d + fixed, opt.name()))
+                for bound in bounds {
+                    match bound {
+                        Ok(d) if best.as_ref().is_none_or(|(b, _)| d + fixed < *b) => {
+                            best = Some((d + fixed, cname))
+                        }
+                        Ok(_) => {}
+                        Err(u) => reason = reason.or(Some(u.to_string())),
                     }
-                    Ok(_) => {}
-                    Err(u) => reason = reason.or(Some(u.to_string())),
                 }
             }
-            let (delay, method) = match best {
-                Some((d, m)) => (d, m),
-                None => (f64::INFINITY, name.to_string()),
-            };
+            let (delay, method) = best.unwrap_or((f64::INFINITY, name));
             let reason = if delay.is_finite() { None } else { reason };
-            flows.push(flow_bound(net, f, r, delay, reason, &method));
+            flows.push(flow_bound(net, f, r, delay, reason, method));
         }
     }
     if candidates.iter().any(|&(_, m)| m == Multiplexing::Blind) && candidates.len() == 1 {
