@@ -238,6 +238,30 @@ def _print_report(report: dict) -> None:
             style="bold red" if p["status"] == "unbounded" or over else None,
         )
     out.print(ports)
+    if report.get("redundancy"):
+        red = Table(title="Redundancy management (first valid copy wins)", title_justify="left")
+        for col in [
+            "flow",
+            "destination",
+            "both planes (us)",
+            "one plane (us)",
+            "arrival skew (us)",
+            "SkewMax (us)",
+            "Cor. 7 as printed (us)",
+        ]:
+            red.add_column(col, justify="left" if col in ("flow", "destination") else "right")
+        for r in report["redundancy"]:
+            red.add_row(
+                r["flow"],
+                r["destination"],
+                _fmt_us(r["delay_us"]),
+                _fmt_us(r["single_plane_delay_us"]),
+                _fmt_us(r["arrival_skew_us"]),
+                _fmt_us(r["skew_max_us"]),
+                _fmt_us(r["paper_cor7_us"]),
+                style=None if r["skew_ok"] else "red",
+            )
+        out.print(red)
     for n in report.get("notes", []):
         out.print(f"note: {n}", markup=False)
 

@@ -173,6 +173,7 @@ pub fn analyze(net: &Network) -> AnalysisReport {
                 delay_us: delay[p] * 1e6,
                 backlog_bytes: backlog,
                 buffer_bytes: port.buffer.map(|b| b / 8.0),
+                es_jitter_us: None,
                 status: if delay[p].is_finite() { Status::Ok } else { Status::Unbounded },
                 reason: overloaded.then(|| {
                     format!(
@@ -186,7 +187,7 @@ pub fn analyze(net: &Network) -> AnalysisReport {
         .collect();
 
     let mut flows = Vec::new();
-    for flow in &net.flows {
+    for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             // Propagation is a constant delay: it adds to the path but grows no burst.
             let raw: f64 = r.ports.iter().map(|&p| delay[p] + net.ports[p].propagation_delay).sum::<f64>()
@@ -207,6 +208,7 @@ pub fn analyze(net: &Network) -> AnalysisReport {
                 plane: net.planes[r.plane].clone(),
                 delay_us,
                 jitter_us,
+                best_case_us: super::network_bounds::best_case_delay(net, f, &r.ports, r.destination) * 1e6,
                 deadline_us: flow.deadline.map(|d| d * 1e6),
                 slack_us: flow.deadline.map(|d| d * 1e6 - delay_us),
                 status: status_of(delay_us, flow.deadline.map(|d| d * 1e6)),
@@ -215,5 +217,12 @@ pub fn analyze(net: &Network) -> AnalysisReport {
             });
         }
     }
-    AnalysisReport { method: "afdx-naive".into(), network: net.spec.name.clone(), flows, ports, notes }
+    AnalysisReport {
+        method: "afdx-naive".into(),
+        network: net.spec.name.clone(),
+        flows,
+        ports,
+        redundancy: Vec::new(),
+        notes,
+    }
 }

@@ -2,6 +2,7 @@
 //!
 //! * [`afdx_naive`]: FIFO total-flow analysis as WOPANet-family AFDX tools compute it.
 //! * [`network_bounds`]: TFA, SFA and `best` on a network's egress ports, with grouping.
+//! * [`redundancy`]: first-valid-copy-wins bounds over redundant planes, SkewMax check.
 //! * [`results`]: what every analysis reports (per flow and destination, per egress port).
 //!
 //! Network calculus on an abstract feed-forward server graph (the layer AFDX, grouping and
@@ -15,6 +16,7 @@
 
 pub mod afdx_naive;
 pub mod network_bounds;
+pub mod redundancy;
 pub mod results;
 
 pub mod arrival_bound;
@@ -55,7 +57,7 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
     use network_bounds::{Method, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
-    match req.method.as_str() {
+    let mut report = match req.method.as_str() {
         "afdx-naive" => {
             if req.grouping || req.blind {
                 return Err("afdx-naive has no grouping and no blind variant (use tfa or sfa)".into());
@@ -66,5 +68,50 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
         "sfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Sfa))),
         "best" => network_bounds::applies(net).map(|_| network_bounds::best(net)),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
+    }?;
+    finish(net, &mut report);
+    Ok(report)
+}
+
+/// What every method's report gets: redundancy-managed bounds and the end-system jitter check.
+fn finish(net: &Network, report: &mut AnalysisReport) {
+    let best_case: Vec<f64> = report.flows.iter().map(|f| f.best_case_us).collect();
+    report.redundancy = redundancy::combine(net, &report.flows, &best_case);
+    let late: Vec<String> = report
+        .redundancy
+        .iter()
+        .filter(|r| !r.skew_ok)
+        .map(|r| format!("{} -> {}", r.flow, r.destination))
+        .collect();
+    if !late.is_empty() {
+        report.notes.push(format!(
+            "copies may arrive further apart than SkewMax for {} (flow -> destination): {}",
+            late.len(),
+            late.join(", ")
+        ));
+    }
+    let per_port = net.flows_per_port();
+    for (p, bound) in report.ports.iter_mut().enumerate() {
+        let port = &net.ports[p];
+        let vls: Vec<&crate::model::FlowModel> = per_port[p]
+            .iter()
+            .map(|&f| &net.flows[f])
+            .filter(|f| f.kind_name() == "virtual_link" && f.source == port.node)
+            .collect();
+        if net.nodes[port.node].kind == crate::model::NodeKind::EndSystem && !vls.is_empty() {
+            let lmax: Vec<f64> = vls
+                .iter()
+                .map(|f| (f.max_frame_wire - net.spec.defaults.interframe_overhead.bits()) / 8.0)
+                .collect();
+            let unbounded = crate::schedulers::fifo::paper::afdx_jitter_mux(&lmax, port.rate);
+            bound.es_jitter_us = Some(unbounded * 1e6);
+            if unbounded > 500e-6 {
+                report.notes.push(format!(
+                    "{}: end-system multiplexing jitter {:.1} us exceeds the 500 us of ARINC 664 (seed 002 Eq. 4)",
+                    net.port_label(p),
+                    unbounded * 1e6
+                ));
+            }
+        }
     }
 }

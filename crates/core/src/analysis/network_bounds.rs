@@ -501,6 +501,7 @@ fn port_bounds(net: &Network, st: &TfaState) -> Vec<PortBound> {
                 delay_us: st.port_delay[p].as_ref().map_or(f64::INFINITY, |d| d * 1e6),
                 backlog_bytes: st.port_backlog[p].as_ref().map_or(f64::INFINITY, |b| b / 8.0),
                 buffer_bytes: port.buffer.map(|b| b / 8.0),
+                es_jitter_us: None,
                 status: if reason.is_none() { Status::Ok } else { Status::Unbounded },
                 reason,
             }
@@ -580,6 +581,7 @@ fn run_candidates(
         network: net.spec.name.clone(),
         flows,
         ports: port_bounds(net, &st),
+        redundancy: Vec::new(),
         notes,
     }
 }
@@ -635,6 +637,7 @@ pub(crate) fn flow_bound(
         plane: net.planes[r.plane].clone(),
         delay_us,
         jitter_us: (delay_us - bcd_us).max(0.0),
+        best_case_us: bcd_us,
         deadline_us,
         slack_us: deadline_us.map(|d| d - delay_us),
         status: status_of(delay_us, deadline_us),

@@ -127,3 +127,40 @@ fn an_overloaded_port_gives_infinite_bounds_with_the_reason() {
         assert!(json["flows"][0]["delay_us"].is_null(), "{method}: infinity must be null in JSON");
     }
 }
+
+/// Redundancy management on a hand-computed two-plane network: one VL of 1000 B frames (8160
+/// wire bits) every 1 ms, plane A at 100 Mb/s, plane B at 10 Mb/s, no latencies, 0.5 ms skew.
+/// TFA per plane: A = 81.6 + (8160 + 8.16e6 * 81.6e-6) / 1e8 = 169.85856 us;
+/// B = 816 + (8160 + 8.16e6 * 816e-6) / 1e7 = 2297.856 us. Best cases 163.2 and 1632 us.
+#[test]
+fn redundancy_management_by_hand() {
+    let json = r#"{
+      "name": "two-planes",
+      "redundancy": {"planes": ["A", "B"], "sending_skew": "0.5ms", "skew_max": "2ms"},
+      "end_systems": [{"name": "ES1"}, {"name": "ES2"}],
+      "switches": [{"name": "SWA", "plane": "A"}, {"name": "SWB", "plane": "B"}],
+      "links": [
+        {"from": "ES1", "to": "SWA"}, {"from": "SWA", "to": "ES2"},
+        {"from": "ES1", "to": "SWB", "rate": "10Mbps"}, {"from": "SWB", "to": "ES2", "rate": "10Mbps"}
+      ],
+      "flows": [{"name": "VL1", "type": "virtual_link", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+                 "source": "ES1", "destinations": ["ES2"]}]
+    }"#;
+    let (n, d) = crate::model::load_network(json);
+    let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
+    let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-6, "{a} != {b}");
+    close(r.flows[0].delay_us, 169.85856);
+    close(r.flows[1].delay_us, 2297.856);
+    let red = &r.redundancy[0];
+    close(red.delay_us, 669.85856); // max(min(A, 500 + B), min(B, 500 + A))
+    close(red.single_plane_delay_us, 2797.856); // B + 500
+    close(red.arrival_skew_us, 500.0 + 2297.856 - 163.2);
+    assert!(!red.skew_ok, "2634.656 us > SkewMax 2000 us");
+    close(red.paper_cor7_us, 2297.856); // 0.5 ms <= SkewMax: D_VL2
+    assert!(r.notes.iter().any(|n| n.contains("SkewMax")));
+    // Seed 002 Eq. 4 at ES1's plane-B port: (20 + 1000) * 8 / 10 Mb/s + 40 us = 856 us > 500 us.
+    let es_b = r.ports.iter().find(|p| p.node == "ES1" && p.plane == "B").unwrap();
+    close(es_b.es_jitter_us.unwrap(), 856.0);
+    assert!(r.notes.iter().any(|n| n.contains("exceeds the 500 us")));
+}

@@ -43,6 +43,8 @@ pub struct FlowBound {
     pub delay_us: f64,
     #[serde(serialize_with = "finite_or_null")]
     pub jitter_us: f64,
+    /// Smallest possible delay: latencies, one smallest frame per hop, propagation.
+    pub best_case_us: f64,
     #[serde(serialize_with = "opt_finite_or_null")]
     pub deadline_us: Option<f64>,
     #[serde(serialize_with = "opt_finite_or_null")]
@@ -70,6 +72,10 @@ pub struct PortBound {
     pub backlog_bytes: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer_bytes: Option<f64>,
+    /// End-system ports sending virtual links: the ARINC 664 multiplexing jitter of seed 002
+    /// Eq. 4, Σ (20 B + Lmax)·8 / C + 40 µs, which the standard caps at 500 µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub es_jitter_us: Option<f64>,
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -82,6 +88,9 @@ pub struct AnalysisReport {
     pub network: String,
     pub flows: Vec<FlowBound>,
     pub ports: Vec<PortBound>,
+    /// Per (flow, destination) sent on several planes: redundancy-managed bounds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redundancy: Vec<super::redundancy::RedundantBound>,
     /// Notes on what the method assumed or could not do.
     pub notes: Vec<String>,
 }

@@ -31,8 +31,13 @@ pub mod paper {
     /// Seed 002 Eq. 4, the AFDX end-system jitter bound: min(500 µs, Σ (20 + Lmax_k)·8 / C +
     /// 40 µs), with Lmax in bytes and C in bit/s; returns seconds.
     pub fn afdx_jitter_bound(lmax_bytes: &[f64], capacity: f64) -> f64 {
-        let mux = lmax_bytes.iter().map(|l| (20.0 + l) * 8.0).sum::<f64>() / capacity + 40e-6;
-        mux.min(500e-6)
+        afdx_jitter_mux(lmax_bytes, capacity).min(500e-6)
+    }
+
+    /// The second term of Eq. 4 alone, Σ (20 + Lmax_k)·8 / C + 40 µs: what the multiplexer can
+    /// cause, to be checked against the 500 µs the standard allows.
+    pub fn afdx_jitter_mux(lmax_bytes: &[f64], capacity: f64) -> f64 {
+        lmax_bytes.iter().map(|l| (20.0 + l) * 8.0).sum::<f64>() / capacity + 40e-6
     }
 }
 

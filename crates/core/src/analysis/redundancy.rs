@@ -1,0 +1,100 @@
+//! Redundancy management (ARINC 664 part 7): each frame of a VL goes out on every plane, the
+//! copies at most `sending_skew` apart (0.5 ms), and the receiver keeps the first valid copy,
+//! waiting at most SkewMax for the other.
+//!
+//! From per-plane bounds D_p (each measured from its copy's own emission) and best-case delays
+//! b_p, for one (VL, destination):
+//!
+//! * both planes healthy, first copy wins: max over which copy leaves first of
+//!   min(D_first, skew + D_second);
+//! * one plane failed (what redundancy is for): max_p D_p + skew, the surviving copy having been
+//!   the late one;
+//! * arrival skew between the copies: skew + max_{p≠q}(D_p − b_q). Above SkewMax the receiver may
+//!   take the late copy for a new frame, so it is checked.
+//!
+//! Seed 000's Corollary 7 is kept as `paper_cor7_us`, literally: D_VL1 + SkewMax when 0.5 ms >
+//! SkewMax, else D_VL2, with VL1/VL2 the first and second plane (catalogue I-000-10: the split
+//! compares the sending skew with SkewMax instead of the real arrival skew).
+
+use super::results::{finite_or_null, FlowBound};
+use crate::model::{Network, Traffic};
+use serde::Serialize;
+
+/// The redundancy-managed bounds of one (flow, destination).
+#[derive(Clone, Debug, Serialize)]
+pub struct RedundantBound {
+    pub flow: String,
+    pub destination: String,
+    /// Delivery delay with every plane healthy (first valid copy wins).
+    #[serde(serialize_with = "finite_or_null")]
+    pub delay_us: f64,
+    /// Delivery delay when every plane but one has failed.
+    #[serde(serialize_with = "finite_or_null")]
+    pub single_plane_delay_us: f64,
+    /// Largest time between the arrivals of two copies.
+    #[serde(serialize_with = "finite_or_null")]
+    pub arrival_skew_us: f64,
+    pub skew_max_us: f64,
+    /// Whether the arrival skew stays within SkewMax.
+    pub skew_ok: bool,
+    /// Seed 000 Corollary 7 as printed.
+    #[serde(serialize_with = "finite_or_null")]
+    pub paper_cor7_us: f64,
+}
+
+/// Combines the per-plane bounds of `flows` (any method) for every flow sent on several planes.
+pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<RedundantBound> {
+    let skew = net.sending_skew * 1e6;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < flows.len() {
+        // Rows of one (flow, destination) are consecutive: routes are listed destination by plane.
+        let mut j = i + 1;
+        while j < flows.len()
+            && flows[j].flow == flows[i].flow
+            && flows[j].destination == flows[i].destination
+        {
+            j += 1;
+        }
+        if j - i > 1 {
+            let d: Vec<f64> = flows[i..j].iter().map(|f| f.delay_us).collect();
+            let b = &best_case_us[i..j];
+            let mut both: f64 = 0.0;
+            let mut arrival_skew: f64 = 0.0;
+            for p in 0..d.len() {
+                for q in 0..d.len() {
+                    if p != q {
+                        both = both.max(d[p].min(skew + d[q]));
+                        arrival_skew = arrival_skew.max(skew + d[p] - b[q]);
+                    }
+                }
+            }
+            let single = d.iter().copied().fold(0.0, f64::max) + skew;
+            let skew_max_us = skew_max_of(net, &flows[i].flow) * 1e6;
+            let paper = if skew > skew_max_us { d[0] + skew_max_us } else { d[1] };
+            out.push(RedundantBound {
+                flow: flows[i].flow.clone(),
+                destination: flows[i].destination.clone(),
+                delay_us: both,
+                single_plane_delay_us: single,
+                arrival_skew_us: arrival_skew,
+                skew_max_us,
+                skew_ok: arrival_skew <= skew_max_us,
+                paper_cor7_us: paper,
+            });
+        }
+        i = j;
+    }
+    out
+}
+
+fn skew_max_of(net: &Network, flow: &str) -> f64 {
+    net.flows
+        .iter()
+        .find(|f| f.name == flow)
+        .and_then(|f| match &f.traffic {
+            Traffic::VirtualLink { skew_max: Some(s), .. } => Some(s.secs()),
+            _ => None,
+        })
+        .unwrap_or(net.skew_max)
+}
