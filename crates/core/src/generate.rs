@@ -250,6 +250,46 @@ pub enum RandomSchedulers {
     StaticPriority,
     /// Each port draws FIFO or static priority.
     Mixed,
+    /// Each port draws any scheduler with a service model: FIFO, static priority, WRR, DRR,
+    /// D2DRR, WF2Q, SCFQ, or a token-bucket shaper.
+    Any,
+}
+
+/// Named scheduler configurations over classes c0, c1, c2 for random networks.
+fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
+    let classes =
+        |v: [f64; 3]| -> BTreeMap<String, f64> { (0..3).map(|k| (format!("c{k}"), v[k])).collect() };
+    let mut m = BTreeMap::new();
+    m.insert(
+        "wrr".into(),
+        SchedulerConfig::Wrr { weights: (0..3).map(|k| (format!("c{k}"), 3 - k as u32)).collect() },
+    );
+    m.insert(
+        "drr".into(),
+        SchedulerConfig::Drr {
+            quanta: (0..3)
+                .map(|k| (format!("c{k}"), DataSize::from_bytes([3000.0, 1500.0, 500.0][k])))
+                .collect(),
+        },
+    );
+    m.insert(
+        "d2drr".into(),
+        SchedulerConfig::D2drr {
+            base_quantum: DataSize::from_bytes(1000.0),
+            factors: classes([6.0, 3.0, 1.0]),
+        },
+    );
+    m.insert("wf2q".into(), SchedulerConfig::Wf2q { weights: classes([4.0, 2.0, 1.0]) });
+    m.insert("scfq".into(), SchedulerConfig::Scfq { weights: classes([1.0, 1.0, 2.0]) });
+    m.insert(
+        "shaper".into(),
+        SchedulerConfig::TokenBucket {
+            rate: DataRate::from_bps(1e9),
+            burst: DataSize::from_bytes(3000.0),
+            inner: Some("static_priority".into()),
+        },
+    );
+    m
 }
 
 /// A small random network for property tests (analysis vs analysis, analysis vs simulation):
@@ -282,6 +322,10 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
                 RandomSchedulers::Fifo => "fifo",
                 RandomSchedulers::StaticPriority => "static_priority",
                 RandomSchedulers::Mixed => ["fifo", "static_priority"][rng.gen_range(0..2)],
+                RandomSchedulers::Any => {
+                    ["fifo", "static_priority", "wrr", "drr", "d2drr", "wf2q", "scfq", "shaper"]
+                        [rng.gen_range(0..8)]
+                }
             };
             switches.push(Switch {
                 name: format!("SW{plane}{}", k + 1),
@@ -359,7 +403,11 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
             skew_max: Duration::from_ms(2.0),
         }),
         classes,
-        schedulers: BTreeMap::new(),
+        schedulers: if schedulers == RandomSchedulers::Any {
+            random_scheduler_configs()
+        } else {
+            BTreeMap::new()
+        },
         end_systems,
         switches,
         links,

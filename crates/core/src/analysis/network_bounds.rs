@@ -21,6 +21,7 @@
 use super::results::*;
 use crate::curves::{self, Curve, Unbounded};
 use crate::model::{FlowId, Network, PortId, SchedulerConfig};
+use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
 /// Total flow analysis or separated flow analysis.
@@ -74,18 +75,74 @@ struct Queue {
     crossings: Vec<usize>,
 }
 
-/// Ports whose scheduler this analysis models, or the reason it cannot.
+/// How an egress port shares its link between its queues.
+#[derive(Clone, Debug)]
+enum Discipline {
+    /// One FIFO queue.
+    Fifo,
+    /// One FIFO queue per priority level.
+    StaticPriority,
+    /// One FIFO queue per class, each with the latency-rate guarantee of its share.
+    ClassShares(SchedulerConfig),
+}
+
+/// The service model of one egress port: the rate its scheduler can count on (the link rate, or
+/// a shaper's rate) and how it shares it.
+#[derive(Clone, Debug)]
+struct PortModel {
+    rate: f64,
+    discipline: Discipline,
+}
+
+/// The model of port `p`, or why this analysis cannot bound it.
+fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, String> {
+    let port = &net.ports[p];
+    let plain = |cfg: &SchedulerConfig, rate: f64| -> Result<PortModel, String> {
+        let discipline = match cfg {
+            SchedulerConfig::Fifo => Discipline::Fifo,
+            SchedulerConfig::StaticPriority => Discipline::StaticPriority,
+            SchedulerConfig::Wrr { .. }
+            | SchedulerConfig::Drr { .. }
+            | SchedulerConfig::D2drr { .. }
+            | SchedulerConfig::Wf2q { .. }
+            | SchedulerConfig::Scfq { .. } => Discipline::ClassShares(cfg.clone()),
+            SchedulerConfig::Table { .. } | SchedulerConfig::TokenBucket { .. } => {
+                return Err(format!(
+                    "{} uses a {} scheduler, whose service model is not part of tfa/sfa yet",
+                    net.port_label(p),
+                    cfg.kind_name()
+                ))
+            }
+        };
+        Ok(PortModel { rate, discipline })
+    };
+    match &port.scheduler {
+        SchedulerConfig::TokenBucket { rate, burst, inner } => {
+            let largest = flows.iter().map(|&f| net.flows[f].max_frame_wire).fold(0.0, f64::max);
+            if burst.bits() < largest {
+                return Err(format!(
+                    "{}: the shaper's burst ({burst}) is smaller than the largest frame on the wire ({}B)",
+                    net.port_label(p),
+                    largest / 8.0
+                ));
+            }
+            let inner_cfg = match inner.as_deref() {
+                None | Some("fifo") => SchedulerConfig::Fifo,
+                Some("static_priority") => SchedulerConfig::StaticPriority,
+                Some(name) => net.spec.schedulers.get(name).cloned().unwrap_or(SchedulerConfig::Fifo),
+            };
+            plain(&inner_cfg, crate::schedulers::token_bucket::shaped_rate(port.rate, rate.bps()))
+        }
+        cfg => plain(cfg, port.rate),
+    }
+}
+
+/// Whether every port carrying traffic has a service model here, or the first reason it has not.
 pub fn applies(net: &Network) -> Result<(), String> {
     let per_port = net.flows_per_port();
-    for (p, port) in net.ports.iter().enumerate() {
-        if !per_port[p].is_empty()
-            && !matches!(port.scheduler, SchedulerConfig::Fifo | SchedulerConfig::StaticPriority)
-        {
-            return Err(format!(
-                "{} uses a {} scheduler, whose service model is not part of tfa/sfa yet",
-                net.port_label(p),
-                port.scheduler.kind_name()
-            ));
+    for (p, flows) in per_port.iter().enumerate() {
+        if !flows.is_empty() {
+            port_model(net, p, flows)?;
         }
     }
     Ok(())
@@ -97,6 +154,8 @@ struct Layout {
     queues: Vec<Queue>,
     /// Queues of each port, highest priority first.
     port_queues: Vec<Vec<usize>>,
+    /// Service model of each port.
+    models: Vec<PortModel>,
     /// For each flow, its crossing at each port it visits.
     flow_crossings: Vec<Vec<(PortId, usize)>>,
 }
@@ -112,6 +171,13 @@ impl Layout {
 }
 
 fn layout(net: &Network) -> Layout {
+    let per_port = net.flows_per_port();
+    let models: Vec<PortModel> = (0..net.ports.len())
+        .map(|p| {
+            port_model(net, p, &per_port[p])
+                .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo })
+        })
+        .collect();
     let mut crossings: Vec<Crossing> = Vec::new();
     let mut port_queues: Vec<Vec<usize>> = vec![Vec::new(); net.ports.len()];
     let mut queues: Vec<Queue> = Vec::new();
@@ -125,11 +191,13 @@ fn layout(net: &Network) -> Layout {
                 let c = match seen.iter().find(|(q, _)| *q == p) {
                     Some(&(_, c)) => c,
                     None => {
-                        let priority = match net.ports[p].scheduler {
-                            SchedulerConfig::StaticPriority => {
+                        // Queue key: the priority level, or the class for per-class shares.
+                        let priority = match models[p].discipline {
+                            Discipline::Fifo => None,
+                            Discipline::StaticPriority => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
-                            _ => None,
+                            Discipline::ClassShares(_) => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
                         };
                         // A port has few queues: a linear look-up beats a map.
                         let q = match port_queues[p].iter().find(|&&q| queues[q].priority == priority) {
@@ -156,7 +224,7 @@ fn layout(net: &Network) -> Layout {
     for qs in port_queues.iter_mut() {
         qs.sort_by_key(|&q| queues[q].priority);
     }
-    Layout { crossings, queues, port_queues, flow_crossings }
+    Layout { crossings, queues, port_queues, models, flow_crossings }
 }
 
 /// TFA's results, which SFA reuses for the cross traffic.
@@ -204,6 +272,29 @@ impl Group {
             Some((rate, lmax)) if n > 1 || lmax < b => tb.min(&Curve::token_bucket(rate, lmax)),
             _ => tb,
         })
+    }
+}
+
+/// Queue `q` (one class) as a per-class scheduler sees it: its share and frame sizes.
+fn class_at_port(net: &Network, lay: &Layout, cfg: &SchedulerConfig, q: usize) -> ClassAtPort {
+    let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[lay.crossings[c].flow]);
+    let class = flows().next().and_then(|f| f.class).map(|k| net.classes[k].name.as_str()).unwrap_or("");
+    let share = match cfg {
+        SchedulerConfig::Wrr { weights } => weights.get(class).map_or(0.0, |&w| w as f64),
+        SchedulerConfig::Drr { quanta } => quanta.get(class).map_or(0.0, |q| q.bits()),
+        SchedulerConfig::D2drr { base_quantum, factors } => {
+            factors.get(class).map_or(0.0, |&w| schedulers::d2drr::quantum(base_quantum.bits(), w))
+        }
+        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
+            weights.get(class).copied().unwrap_or(0.0)
+        }
+        _ => 0.0,
+    };
+    ClassAtPort {
+        share,
+        lmin: flows().map(|f| f.min_frame_wire).fold(f64::INFINITY, f64::min),
+        lmax: flows().map(|f| f.max_frame_wire).fold(0.0, f64::max),
+        overhead: net.spec.defaults.interframe_overhead.bits(),
     }
 }
 
@@ -308,16 +399,18 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     let port = &net.ports[p];
     let cx = &lay.crossings;
     let latency = net.nodes[port.node].technological_latency;
-    let beta = Curve::rate_latency(port.rate, latency);
+    let model = &lay.models[p];
+    let beta = Curve::rate_latency(model.rate, latency);
     let queues = &lay.port_queues[p];
     let load: f64 =
         queues.iter().flat_map(|&q| &lay.queues[q].crossings).map(|&c| net.flows[cx[c].flow].rate).sum();
-    if load > port.rate {
+    if load > model.rate {
         let why = format!(
-            "{} overloaded: offered {:.6} Mb/s > link rate {} Mb/s",
+            "{} overloaded: offered {:.6} Mb/s > {} rate {} Mb/s",
             net.port_label(p),
             load / 1e6,
-            port.rate / 1e6
+            if model.rate < port.rate { "shaped" } else { "link" },
+            model.rate / 1e6
         );
         for &q in queues {
             st.service[q] = Err(Unbounded::new(why.clone()));
@@ -340,7 +433,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     // Fast path: one FIFO queue of token buckets behind β_{C,T} has the closed forms
     // delay T + B/C and backlog B + R·T (Le Boudec & Thiran Thm 1.4.1-1.4.2); no curve needed.
     if let [q] = queues[..] {
-        if lay.queues[q].priority.is_none()
+        if matches!(model.discipline, Discipline::Fifo)
             && opt.multiplexing == Multiplexing::Fifo
             && st.groups[q].len() == 1
             && st.groups[q][0].line.is_none()
@@ -349,8 +442,8 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
             st.group_sums[q] = vec![sums];
             let (b, r, _) = sums;
             st.service[q] = Ok(beta);
-            st.delay[q] = Ok(latency + b / port.rate);
-            st.port_delay[p] = Ok(latency + b / port.rate);
+            st.delay[q] = Ok(latency + b / model.rate);
+            st.port_delay[p] = Ok(latency + b / model.rate);
             st.port_backlog[p] = Ok(b + r * latency);
             return;
         }
@@ -364,9 +457,20 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
     for (k, &q) in queues.iter().enumerate() {
-        let service = match lay.queues[q].priority {
-            None => Ok(beta.clone()),
-            Some(level) => {
+        let service = match (&model.discipline, lay.queues[q].priority) {
+            (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
+            (Discipline::ClassShares(cfg), Some(_)) => {
+                let shares: Vec<ClassAtPort> =
+                    queues.iter().map(|&o| class_at_port(net, lay, cfg, o)).collect();
+                let lr = match cfg {
+                    SchedulerConfig::Wrr { .. } => schedulers::wrr::latency_rate(k, &shares, model.rate),
+                    SchedulerConfig::Wf2q { .. } => schedulers::wf2q::latency_rate(k, &shares, model.rate),
+                    SchedulerConfig::Scfq { .. } => schedulers::scfq::latency_rate(k, &shares, model.rate),
+                    _ => schedulers::drr::latency_rate(k, &shares, model.rate),
+                };
+                Ok(Curve::rate_latency(lr.rate, lr.latency + latency))
+            }
+            (Discipline::StaticPriority, Some(level)) => {
                 let higher = sum_curves(
                     queues
                         .iter()

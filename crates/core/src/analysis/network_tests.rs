@@ -38,7 +38,7 @@ fn no_looser(a: &AnalysisReport, b: &AnalysisReport, what: &str, seed: u64) {
 #[test]
 fn grouping_never_loosens_a_method() {
     for seed in 0..150 {
-        let n = net(seed, RandomSchedulers::Mixed);
+        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
         for method in [Method::Tfa, Method::Sfa] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 let with = network_bounds::analyze(&n, &opt(method, true, mux));
@@ -56,7 +56,7 @@ fn grouping_never_loosens_a_method() {
 #[test]
 fn best_is_never_looser_than_any_method() {
     for seed in 0..150 {
-        let n = net(seed, RandomSchedulers::Mixed);
+        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
         let best = network_bounds::best(&n);
         for method in [Method::Tfa, Method::Sfa] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
@@ -163,4 +163,53 @@ fn redundancy_management_by_hand() {
     let es_b = r.ports.iter().find(|p| p.node == "ES1" && p.plane == "B").unwrap();
     close(es_b.es_jitter_us.unwrap(), 856.0);
     assert!(r.notes.iter().any(|n| n.contains("exceeds the 500 us")));
+}
+
+/// DRR at one switch port, by hand: VL1 (class c0, 1000 B frames = 8160 wire bits, every 1 ms)
+/// and VL2 (class c1, 500 B = 4160 wire bits, every 1 ms) share SW's port to ES2 at 100 Mb/s,
+/// quanta 1500 B and 500 B, no latencies. s0 = 8160/8000, s1 = 4160/4000; F_w = s0·12000 +
+/// s1·4000 = 16400; ρ0 = 12000·C/16400; Θ0 = (F_w − s0·12000 + s1·4000)/C + 8000·F_w/(12000·C).
+/// VL1 leaves ES1 after 81.6 µs with burst 8160 + 8.16e6 × 81.6e-6; TFA adds Θ0 + burst/ρ0.
+#[test]
+fn drr_port_by_hand() {
+    let json = r#"{
+      "name": "drr",
+      "classes": [{"name": "c0"}, {"name": "c1"}],
+      "schedulers": {"d": {"kind": "drr", "quanta": {"c0": "1500B", "c1": "500B"}}},
+      "end_systems": [{"name": "ES1"}, {"name": "ES2"}, {"name": "ES3"}],
+      "switches": [{"name": "SW", "scheduler": "d"}],
+      "links": [{"from": "ES1", "to": "SW"}, {"from": "SW", "to": "ES2"}, {"from": "ES3", "to": "SW"}],
+      "flows": [
+        {"name": "VL1", "type": "virtual_link", "class": "c0", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+         "source": "ES1", "destinations": ["ES2"]},
+        {"name": "VL2", "type": "virtual_link", "class": "c1", "bag": "1ms", "lmin": "500B", "lmax": "500B",
+         "source": "ES3", "destinations": ["ES2"]}
+      ]
+    }"#;
+    let (n, d) = crate::model::load_network(json);
+    let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
+    let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let c = 1e8;
+    let (s0, s1) = (8160.0 / 8000.0, 4160.0 / 4000.0);
+    let f_w = s0 * 12000.0 + s1 * 4000.0;
+    let rho0 = 12000.0 * c / f_w;
+    let theta0 = (f_w - s0 * 12000.0 + s1 * 4000.0) / c + 8000.0 * f_w / (12000.0 * c);
+    let burst = 8160.0 + 8.16e6 * 81.6e-6;
+    let expected_us = (81.6e-6 + theta0 + burst / rho0) * 1e6;
+    assert!((r.flows[0].delay_us - expected_us).abs() < 1e-6, "{} vs {expected_us}", r.flows[0].delay_us);
+    assert!((expected_us - 394.7534).abs() < 1e-3, "hand arithmetic: {expected_us}");
+}
+
+#[test]
+fn every_scheduler_with_a_model_gives_finite_bounds_below_saturation() {
+    let mut finite = 0;
+    for seed in 0..60 {
+        let n = net(seed, RandomSchedulers::Any);
+        let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        for f in &r.flows {
+            assert!(f.delay_us.is_finite() || f.reason.is_some(), "seed {seed}: {} infinite without a reason", f.flow);
+            finite += f.delay_us.is_finite() as usize;
+        }
+    }
+    assert!(finite > 500, "only {finite} finite bounds");
 }
