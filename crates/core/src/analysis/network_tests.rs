@@ -207,7 +207,11 @@ fn every_scheduler_with_a_model_gives_finite_bounds_below_saturation() {
         let n = net(seed, RandomSchedulers::Any);
         let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
         for f in &r.flows {
-            assert!(f.delay_us.is_finite() || f.reason.is_some(), "seed {seed}: {} infinite without a reason", f.flow);
+            assert!(
+                f.delay_us.is_finite() || f.reason.is_some(),
+                "seed {seed}: {} infinite without a reason",
+                f.flow
+            );
             finite += f.delay_us.is_finite() as usize;
         }
     }

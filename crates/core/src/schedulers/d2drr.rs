@@ -61,6 +61,11 @@ pub mod paper {
     }
 }
 
+/// D2DRR's service model: DRR's, with quantum ω_i · Δ for class i (see [`super::drr`]).
+pub fn quantum(base_quantum_bits: f64, factor: f64) -> f64 {
+    base_quantum_bits * factor
+}
+
 #[cfg(test)]
 mod tests {
     use super::paper::*;
@@ -99,9 +104,4 @@ mod tests {
         let low = thm1_source_delay(2, &f, 100e6, 0.5e-3, true);
         assert!(low < thm1_source_delay(2, &f, 100e6, 0.5e-3, false));
     }
-}
-
-/// D2DRR's service model: DRR's, with quantum ω_i · Δ for class i (see [`super::drr`]).
-pub fn quantum(base_quantum_bits: f64, factor: f64) -> f64 {
-    base_quantum_bits * factor
 }
