@@ -57,15 +57,25 @@ def main() -> None:
     routes = sum(len(f["routes"]) for f in resolved["flows"])
     t_py = median_time(lambda: afdx_naive_py.analyze(resolved), max(1, args.repeat // 2))
     results["python-peer afdx-naive"] = {
-        "what": f"plain-Python afdx-naive on the same network ({len(resolved['flows'])} VLs, {routes} routes)",
+        "what": "plain-Python afdx-naive on the same network "
+        f"({len(resolved['flows'])} VLs, {routes} routes)",
         "seconds": t_py,
     }
-    for method, grouping in [("afdx-naive", False), ("tfa", False), ("tfa", True), ("sfa", False), ("sfa", True),
-                             ("best", False)]:
+    for method, grouping in [
+        ("afdx-naive", False),
+        ("tfa", False),
+        ("tfa", True),
+        ("sfa", False),
+        ("sfa", True),
+        ("best", False),
+    ]:
         name = method + ("+grouping" if grouping else "")
         t = median_time(lambda m=method, g=grouping: net.handle.analyze_json(m, g, False), args.repeat)
-        results[name] = {"what": f"engine {name}, including the JSON of every bound", "seconds": t,
-                         "speedup_vs_python_peer": t_py / t}
+        results[name] = {
+            "what": f"engine {name}, including the JSON of every bound",
+            "seconds": t,
+            "speedup_vs_python_peer": t_py / t,
+        }
 
     for name, r in results.items():
         print(f"{name}: {r['what']}")
