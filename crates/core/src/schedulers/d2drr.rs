@@ -59,6 +59,33 @@ pub mod paper {
             .sum();
         (sum + flows[i].lmax) / capacity
     }
+
+    /// Theorem 3, single-node service curve β⁰ = R⁰·(t − T⁰) as printed: R⁰ = Σ ω_iΔ over the
+    /// time one round takes (Σ ω_iΔ / C, so R⁰ = C) and T⁰ = Σ_i of Theorem 2's bounds, which is
+    /// very pessimistic (catalogue I-000-7). Returns (R⁰, T⁰).
+    pub fn thm3_service_curve(flows: &[PaperFlow], capacity: f64, ceilings: bool) -> (f64, f64) {
+        let t0 = (0..flows.len()).map(|i| thm2_scheduling_delay(i, flows, capacity, ceilings)).sum();
+        (capacity, t0)
+    }
+
+    /// One switch of Corollary 6, as printed: T_k + max_{j: ω_i > ω_j} L_j / R_k +
+    /// L_i / min_{j≠i}(R_k − r_j), with (R_k, T_k) from Theorem 3 (I-000-7).
+    pub fn cor6_switch_delay(i: usize, flows: &[PaperFlow], capacity: f64, ceilings: bool) -> f64 {
+        let (r0, t0) = thm3_service_curve(flows, capacity, ceilings);
+        let lower = flows.iter().filter(|f| flows[i].quantum > f.quantum).map(|f| f.lmax).fold(0.0, f64::max);
+        let min_rest = flows
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, f)| r0 - f.rate)
+            .fold(f64::INFINITY, f64::min);
+        t0 + lower / r0 + flows[i].lmax / min_rest
+    }
+
+    /// Corollary 6: the multihop switching delay, the sum over the switches crossed.
+    pub fn cor6_multihop_delay(i: usize, switches: &[(Vec<PaperFlow>, f64)], ceilings: bool) -> f64 {
+        switches.iter().map(|(flows, c)| cor6_switch_delay(i, flows, *c, ceilings)).sum()
+    }
 }
 
 /// D2DRR's service model: DRR's, with quantum ω_i · Δ for class i (see [`super::drr`]).
@@ -90,6 +117,21 @@ mod tests {
                 assert!((d - w).abs() < 1e-9, "flow {i} ceilings={ceil}: {d} vs {w}");
             }
         }
+    }
+
+    /// Theorem 3 and Corollary 6 as printed, on TV-000-4's flows with rates 1/2/3 Mb/s:
+    /// T⁰ = 0.96 + 1.44 + 1.68 = 4.08 ms (ceilings), R⁰ = C; flow 1 through one switch:
+    /// 4.08 ms + max lower frame 1500 B / C (0.12 ms) + 500 B / (C − 3 Mb/s) (0.0412371 ms).
+    #[test]
+    fn theorem_3_and_corollary_6_as_printed() {
+        let f = flows([0.0; 3], [1e6, 2e6, 3e6]);
+        let (r0, t0) = thm3_service_curve(&f, 100e6, true);
+        assert_eq!(r0, 100e6);
+        assert!((t0 * 1e3 - 4.08).abs() < 1e-9);
+        let d = cor6_switch_delay(0, &f, 100e6, true) * 1e3;
+        assert!((d - (4.08 + 0.12 + 4000.0 / 97e6 * 1e3)).abs() < 1e-9, "{d}");
+        let two = cor6_multihop_delay(0, &[(f.clone(), 100e6), (f, 100e6)], true) * 1e3;
+        assert!((two - 2.0 * d).abs() < 1e-9);
     }
 
     /// TV-000-5: bursts 8000/16000/24000 bit, rates 1/2/3 Mb/s: 0.620000, 0.823232, 1.118557 ms.
