@@ -18,7 +18,7 @@ def case_study_path() -> str:
 
 
 def run(as_json: bool = False) -> dict:
-    console = Console(highlight=False, stderr=as_json)
+    console = Console(highlight=False, stderr=as_json, width=None if sys.stdout.isatty() else 120)
     path = case_study_path()
     console.print(f"[bold]rtnetlab demo[/bold]: {path}")
 

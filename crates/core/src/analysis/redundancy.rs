@@ -45,6 +45,8 @@ pub struct RedundantBound {
 /// Combines the per-plane bounds of `flows` (any method) for every flow sent on several planes.
 pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<RedundantBound> {
     let skew = net.sending_skew * 1e6;
+    let skew_max: std::collections::HashMap<&str, f64> =
+        net.flows.iter().map(|f| (f.name.as_str(), skew_max_of(net, f))).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < flows.len() {
@@ -70,7 +72,7 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<
                 }
             }
             let single = d.iter().copied().fold(0.0, f64::max) + skew;
-            let skew_max_us = skew_max_of(net, &flows[i].flow) * 1e6;
+            let skew_max_us = skew_max.get(flows[i].flow.as_str()).copied().unwrap_or(net.skew_max) * 1e6;
             let paper = if skew > skew_max_us { d[0] + skew_max_us } else { d[1] };
             out.push(RedundantBound {
                 flow: flows[i].flow.clone(),
@@ -88,13 +90,9 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<
     out
 }
 
-fn skew_max_of(net: &Network, flow: &str) -> f64 {
-    net.flows
-        .iter()
-        .find(|f| f.name == flow)
-        .and_then(|f| match &f.traffic {
-            Traffic::VirtualLink { skew_max: Some(s), .. } => Some(s.secs()),
-            _ => None,
-        })
-        .unwrap_or(net.skew_max)
+fn skew_max_of(net: &Network, flow: &crate::model::FlowModel) -> f64 {
+    match &flow.traffic {
+        Traffic::VirtualLink { skew_max: Some(s), .. } => s.secs(),
+        _ => net.skew_max,
+    }
 }

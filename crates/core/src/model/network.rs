@@ -125,6 +125,9 @@ pub struct Network {
     /// Sending skew between planes and SkewMax, seconds (0 without redundancy).
     pub sending_skew: f64,
     pub skew_max: f64,
+    /// The flows crossing each egress port (see [`Self::flows_per_port`]).
+    #[serde(skip)]
+    pub port_flows: Vec<Vec<FlowId>>,
 }
 
 impl Network {
@@ -135,7 +138,20 @@ impl Network {
     }
 
     /// The flows crossing each egress port, in flow order, once each even for multicast.
-    pub fn flows_per_port(&self) -> Vec<Vec<FlowId>> {
+    pub fn flows_per_port(&self) -> &[Vec<FlowId>] {
+        &self.port_flows
+    }
+
+    /// Long-term rate offered to each egress port (bits per second on the wire).
+    pub fn port_loads(&self) -> Vec<f64> {
+        self.port_flows
+            .iter()
+            .map(|flows| flows.iter().fold(0.0, |sum, &f| sum + self.flows[f].rate))
+            .collect()
+    }
+
+    /// Computes [`Self::flows_per_port`] once the routes are known.
+    pub(crate) fn index_port_flows(&mut self) {
         let mut per_port: Vec<Vec<FlowId>> = vec![Vec::new(); self.ports.len()];
         for (f, flow) in self.flows.iter().enumerate() {
             for route in &flow.routes {
@@ -146,15 +162,7 @@ impl Network {
                 }
             }
         }
-        per_port
-    }
-
-    /// Long-term rate offered to each egress port (bits per second on the wire).
-    pub fn port_loads(&self) -> Vec<f64> {
-        self.flows_per_port()
-            .iter()
-            .map(|flows| flows.iter().fold(0.0, |sum, &f| sum + self.flows[f].rate))
-            .collect()
+        self.port_flows = per_port;
     }
 
     pub fn sending_skew(&self) -> Duration {

@@ -373,7 +373,7 @@ pub fn build_at(
     if cx.diags.has_errors() {
         return None;
     }
-    let net = Network {
+    let mut net = Network {
         planes,
         classes: spec.classes.clone(),
         nodes,
@@ -383,7 +383,9 @@ pub fn build_at(
         sending_skew,
         skew_max,
         spec,
+        port_flows: Vec::new(),
     };
+    net.index_port_flows();
     check_port_schedulers(&net, cx.diags);
     check_port_dependency_cycles(&net, cx.diags);
     if cx.diags.has_errors() {
