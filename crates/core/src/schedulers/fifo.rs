@@ -3,6 +3,27 @@
 //! Service model: a rate-latency server β_{C,T} for the aggregate, T the technological latency
 //! of the node (the analysis adds FIFO's per-flow residual service on top).
 
+use super::{Behaviour, Queued};
+use std::collections::VecDeque;
+
+/// One first-in first-out queue.
+#[derive(Default)]
+pub struct Fifo {
+    queue: VecDeque<Queued>,
+}
+
+impl Behaviour for Fifo {
+    fn enqueue(&mut self, item: Queued, _now_ns: i64) {
+        self.queue.push_back(item);
+    }
+    fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
+        self.queue.pop_front()
+    }
+    fn len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
 /// Formulas of seed 002 (Vila-Carbó et al.) for FIFO ports and AFDX end systems.
 pub mod paper {
     /// Loeser & Haertig (2004), seed 002 Eq. 1: delay of a FIFO port fed by token buckets

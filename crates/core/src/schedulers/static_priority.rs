@@ -5,6 +5,46 @@
 //! delayed by the largest frame of the lower classes (non-preemption):
 //! β_k(t) = [C·t − Σ_{j<k} α_j(t) − max_{j>k} L_j]^+ (Le Boudec & Thiran, Prop. 1.3.4 / 6.2.1).
 
+use super::{Behaviour, Queued};
+use std::collections::VecDeque;
+
+/// Non-preemptive static priority: the head of the highest non-empty level goes first; a frame
+/// in transmission is never interrupted (the simulator asks only when the link is free).
+pub struct StaticPriority {
+    /// Priority level of each class index (frames without a class go last).
+    level_of_class: Vec<usize>,
+    /// One FIFO per distinct priority, highest first.
+    levels: Vec<VecDeque<Queued>>,
+    len: usize,
+}
+
+impl StaticPriority {
+    pub fn new(classes: &[crate::model::TrafficClass]) -> Self {
+        let mut prios: Vec<u32> = classes.iter().map(|c| c.priority).collect();
+        prios.sort_unstable();
+        prios.dedup();
+        let level_of_class =
+            classes.iter().map(|c| prios.binary_search(&c.priority).expect("listed")).collect();
+        StaticPriority { level_of_class, levels: vec![VecDeque::new(); prios.len() + 1], len: 0 }
+    }
+}
+
+impl Behaviour for StaticPriority {
+    fn enqueue(&mut self, item: Queued, _now_ns: i64) {
+        let level = self.level_of_class.get(item.class as usize).copied().unwrap_or(self.levels.len() - 1);
+        self.levels[level].push_back(item);
+        self.len += 1;
+    }
+    fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
+        let item = self.levels.iter_mut().find_map(|q| q.pop_front());
+        self.len -= item.is_some() as usize;
+        item
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// Formulas of the seed papers.
 pub mod paper {
     /// Zhang & Zhang (2005), seed 002 Eq. 2: delay of priority level k (levels sorted highest
