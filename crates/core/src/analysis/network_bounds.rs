@@ -516,18 +516,32 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
 fn sfa_services(net: &Network, lay: &Layout, st: &TfaState, opt: &Options) -> Vec<Result<Curve, Unbounded>> {
     let cx = &lay.crossings;
     let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
+    // The same, with every hop packetized: a store-and-forward node passes a frame on only once it
+    // has all of it, so between hops the flow's service loses up to one of its largest frames,
+    // [β − l_max]^+ (Le Boudec & Thiran Thm 1.7.1). The last hop needs no packetizer: a frame's
+    // delay ends with its last bit.
+    let mut packetized: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
     // Crossings are numbered along routes, so an upstream crossing always comes first.
     for (me, c) in cx.iter().enumerate() {
         let left = left_over(net, lay, st, opt, me);
-        let e2e = match (c.upstream.map(|u| &out[u]), left) {
-            (Some(Err(e)), _) => Err(e.clone()),
-            (_, Err(e)) => Err(e),
-            (None, Ok(l)) => Ok(l),
-            (Some(Ok(acc)), Ok(l)) => Ok(curves::convolve_convex(acc, &l)),
+        let lmax = net.flows[c.flow].max_frame_wire;
+        let (e2e, pk) = match (c.upstream.map(|u| &packetized[u]), left) {
+            (Some(Err(e)), _) => (Err(e.clone()), Err(e.clone())),
+            (_, Err(e)) => (Err(e.clone()), Err(e)),
+            (None, Ok(l)) => (Ok(l.clone()), Ok(packetize(&l, lmax))),
+            (Some(Ok(acc)), Ok(l)) => {
+                (Ok(curves::convolve_convex(acc, &l)), Ok(curves::convolve_convex(acc, &packetize(&l, lmax))))
+            }
         };
         out.push(e2e);
+        packetized.push(pk);
     }
     out
+}
+
+/// [β − l]^+: the service of a node followed by a packetizer of largest packet `l`.
+fn packetize(beta: &Curve, l: f64) -> Curve {
+    beta.offset(-l).positive_part().non_decreasing_closure()
 }
 
 /// The service left to crossing `me`'s flow at its port.
