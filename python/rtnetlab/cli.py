@@ -266,6 +266,135 @@ def _print_report(report: dict) -> None:
         out.print(f"note: {n}", markup=False)
 
 
+def _quantity(kind: str, text: str, option: str) -> float:
+    from rtnetlab import _core
+
+    try:
+        return _core.parse_quantity(kind, text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
+@app.command()
+def simulate(
+    file: FileArg,
+    duration: Annotated[str, typer.Option("--duration", help="Simulated time, e.g. 10s or 500ms.")] = "1s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")] = 1,
+    release: Annotated[
+        str, typer.Option("--release", help="random or synchronized (worst case).")
+    ] = "random",
+    sizes: Annotated[str, typer.Option("--sizes", help="Frame sizes: uniform, max or min.")] = "uniform",
+    workload: Annotated[str, typer.Option("--workload", help="periodic, poisson or pareto.")] = "periodic",
+    load: Annotated[float, typer.Option("--load", help="Poisson/Pareto load vs the contract.")] = 0.5,
+    retransmit: Annotated[bool, typer.Option("--retransmit", help="Resend lost or late frames.")] = False,
+    trace: Annotated[Path | None, typer.Option("--trace", help="Write a pcapng trace here.")] = None,
+    histograms: Annotated[
+        Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Simulate the network packet by packet; per-flow latencies and per-port backlog."""
+    from rtnetlab import simulate as sim_mod
+
+    seconds = _quantity("duration", duration, "--duration")
+    if seconds <= 0:
+        raise UserError(f"--duration: must be positive, got {duration}")
+    for name, value, allowed in [
+        ("--release", release, ("random", "synchronized")),
+        ("--sizes", sizes, ("uniform", "max", "min")),
+        ("--workload", workload, ("periodic", "poisson", "pareto")),
+    ]:
+        if value not in allowed:
+            raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
+    if workload != "periodic" and not load > 0:
+        raise UserError(f"--load: must be positive, got {load}")
+    work: dict = {"kind": "periodic"}
+    if workload == "poisson":
+        work = {"kind": "poisson", "load": load}
+    elif workload == "pareto":
+        work = {"kind": "pareto_bursts", "load": load, "alpha": 1.5, "mean_frames": 4.0}
+    net = model.load_file(file)
+    config = {
+        "duration_ns": round(seconds * 1e9),
+        "seed": seed,
+        "release": release,
+        "frame_sizes": sizes,
+        "workload": work,
+        "retransmit": retransmit,
+        "trace_limit": 5_000_000 if trace else 0,
+    }
+    report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
+    if histograms:
+        sim_mod.write_histograms(report, histograms)
+    if not histograms:
+        for f in report["flows"]:
+            f.pop("histogram", None)
+    if as_json:
+        report["warnings"] = net.warnings
+        emit_json(report)
+        return
+    _warn(net)
+    _print_sim(report)
+
+
+def _print_sim(report: dict) -> None:
+    flows = Table(title="Simulated latency (us)", title_justify="left")
+    cols = [
+        "flow",
+        "destination",
+        "plane",
+        "count",
+        "min",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "jitter",
+        "losses",
+        "retx",
+    ]
+    for col in cols:
+        flows.add_column(col, justify="left" if col in ("flow", "destination", "plane") else "right")
+    for f in report["flows"]:
+        flows.add_row(
+            f["flow"],
+            f["destination"],
+            f["plane"],
+            str(f["count"]),
+            *[
+                f"{f[k]:,.1f}"
+                for k in ("min_us", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "jitter_us")
+            ],
+            str(f["losses"]),
+            str(f["retransmissions"]),
+        )
+    out.print(flows)
+    ports = Table(title="Egress ports", title_justify="left")
+    for col in ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops"]:
+        ports.add_column(col, justify="left" if col in ("port", "plane") else "right")
+    for p in report["ports"]:
+        if p["frames"]:
+            ports.add_row(
+                f"{p['node']}:{p['port']}",
+                p["plane"],
+                str(p["frames"]),
+                f"{100 * p['utilisation']:.1f}%",
+                f"{p['max_backlog_bytes']:,.0f}",
+                str(p["drops"]),
+                style="red" if p["drops"] else None,
+            )
+    out.print(ports)
+    s = report["stats"]
+    rate = s["frame_hops"] / s["wall_s"] / 1e6 if s["wall_s"] > 0 else float("nan")
+    out.print(
+        f"{s['simulated_us'] / 1e6:g} s simulated, {s['events']:,} events, {s['frame_hops']:,} frame-hops "
+        f"in {s['wall_s']:.2f} s ({rate:.1f} M frame-hops/s)"
+    )
+    if report.get("interrupted"):
+        err.print("interrupted: results cover the simulated time above", style="yellow")
+
+
 @app.command()
 def convert(
     src: Annotated[Path, typer.Argument(help="Input (.yaml, .yml, .json or WOPANet .xml)")],

@@ -5,7 +5,9 @@
 
 pub mod analysis;
 pub mod curves;
+pub mod dedup;
 pub mod generate;
 pub mod model;
 pub mod schedulers;
+pub mod sim;
 pub mod units;

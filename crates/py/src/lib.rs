@@ -36,9 +36,52 @@ impl Network {
             .map(|report| to_json(&report))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }
+    /// A simulation of this network; `config_json` is a `rtnetlab_core::sim::SimConfig`.
+    fn simulation(&self, config_json: &str) -> PyResult<Simulation> {
+        let config: rtnetlab_core::sim::SimConfig = serde_json::from_str(config_json)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("simulation settings: {e}")))?;
+        let duration_ns = config.duration_ns;
+        let inner = rtnetlab_core::sim::Simulator::new(&self.inner, config)
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        Ok(Simulation { inner, duration_ns })
+    }
     /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
     fn resolved_json(&self) -> String {
         to_json(&self.inner)
+    }
+}
+
+/// A running simulation: advanced slice by slice so the front can show progress and stop early.
+#[pyclass(module = "rtnetlab._core")]
+struct Simulation {
+    inner: rtnetlab_core::sim::Simulator,
+    duration_ns: i64,
+}
+
+#[pymethods]
+impl Simulation {
+    /// Processes events up to `t_ns` (the GIL is released meanwhile).
+    fn run_until(&mut self, py: Python<'_>, t_ns: i64) {
+        let sim = &mut self.inner;
+        py.allow_threads(move || sim.run_until(t_ns));
+    }
+    #[getter]
+    fn now_ns(&self) -> i64 {
+        self.inner.now_ns()
+    }
+    #[getter]
+    fn duration_ns(&self) -> i64 {
+        self.duration_ns
+    }
+    /// Writes the recorded frames as a pcapng trace; returns how many were written.
+    fn write_pcapng(&self, path: std::path::PathBuf) -> PyResult<u64> {
+        self.inner
+            .write_pcapng(&path)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    }
+    /// Results so far, JSON text.
+    fn report_json(&self) -> String {
+        to_json(&self.inner.report())
     }
 }
 
@@ -77,6 +120,20 @@ fn generate_afdx(
     to_json(&rtnetlab_core::generate::afdx(&params))
 }
 
+/// Parses a quantity with its unit (`kind`: duration, size or rate) into seconds, bits or bits
+/// per second: the engine's one units parser, for the front's options.
+#[pyfunction]
+fn parse_quantity(kind: &str, text: &str) -> PyResult<f64> {
+    use rtnetlab_core::units::{DataRate, DataSize, Duration};
+    let parsed = match kind {
+        "duration" => Duration::parse(text).map(|d| d.secs()),
+        "size" => DataSize::parse(text).map(|d| d.bits()),
+        "rate" => DataRate::parse(text).map(|d| d.bps()),
+        other => Err(format!("unknown quantity kind '{other}'")),
+    };
+    parsed.map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -86,10 +143,12 @@ fn analysis_methods() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Network>()?;
+    m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

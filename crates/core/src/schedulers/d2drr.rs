@@ -93,10 +93,32 @@ pub fn quantum(base_quantum_bits: f64, factor: f64) -> f64 {
     base_quantum_bits * factor
 }
 
+/// D2DRR's behaviour: the seed's rules (§1(a)) are DRR's, with quantum ω_i · Δ for class i
+/// (`factors` by class index, None for a class without one), deficit reset on an empty queue
+/// included (an assumption the seed leaves to DRR).
+pub fn behaviour(base_quantum_bits: f64, factors: &[Option<f64>]) -> super::drr::Drr {
+    let quanta: Vec<Option<f64>> = factors.iter().map(|f| f.map(|w| quantum(base_quantum_bits, w))).collect();
+    super::drr::Drr::new(&quanta)
+}
+
 #[cfg(test)]
 mod tests {
     use super::paper::*;
     use super::PaperFlow;
+    use crate::schedulers::{Behaviour, Queued};
+
+    /// ω = 6 : 3 : 1 with Δ = 1000 B (the seed's choice): with every class backlogged with
+    /// 1000 B frames, a round sends 6, 3 and 1 frames of the classes in turn.
+    #[test]
+    fn quanta_are_factor_times_base() {
+        let mut s = super::behaviour(8000.0, &[Some(6.0), Some(3.0), Some(1.0)]);
+        for id in 0..60u32 {
+            let class = (id % 3) as u16;
+            s.enqueue(Queued { frame: id, class, wire_bits: 1020 * 8, frame_bits: 1000 * 8 }, 0);
+        }
+        let first_round: Vec<u16> = (0..10).map(|_| s.dequeue(0).unwrap().class).collect();
+        assert_eq!(first_round, [0, 0, 0, 0, 0, 0, 1, 1, 1, 2]);
+    }
 
     fn flows(bursts: [f64; 3], rates: [f64; 3]) -> Vec<PaperFlow> {
         let lmax = [500.0 * 8.0, 1000.0 * 8.0, 1500.0 * 8.0];

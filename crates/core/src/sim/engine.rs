@@ -1,0 +1,809 @@
+//! The event loop and the state of sources, ports and destinations.
+
+use super::stats::{Latency, LatencySummary};
+use super::*;
+use crate::model::{Network, NodeKind, Switching, Traffic};
+use crate::schedulers::{self, Behaviour, Queued};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The application of a flow produces its next frame(s).
+    Release { flow: u32 },
+    /// A flow's regulator may emit its next waiting frame.
+    Regulate { flow: u32 },
+    /// A copy reaches an egress port's queue.
+    Enqueue { packet: u32 },
+    /// An egress port finishes transmitting.
+    TxEnd { port: u32 },
+    /// The last bit of a packet reaches the next node.
+    Arrive { packet: u32 },
+    /// A shaper may let a frame go.
+    Wake { port: u32 },
+}
+
+struct Event {
+    time: i64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.seq) == (o.time, o.seq)
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    // Reversed: BinaryHeap is a max-heap and the earliest (time, sequence) must come out first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// One flow crossing one port (once per multicast tree), with where copies go next.
+struct Crossing {
+    port: u32,
+    /// Crossings at the next node's ports (a switch forwarding the copy).
+    next: Vec<u32>,
+    /// The route (stats index) delivered when the next node is that route's destination.
+    deliver: Option<u32>,
+    /// Every route downstream of this crossing (losses here are losses there).
+    reach: Vec<u32>,
+}
+
+/// One copy of one frame on one plane.
+struct Copy {
+    flow: u32,
+    frame: u64,
+    seq: u32,
+    /// When the frame was emitted by the source's regulator (before the plane skew).
+    emit_ns: i64,
+    /// When this copy entered its source port (latency reference).
+    start_ns: i64,
+    frame_bits: u32,
+    wire_bits: u32,
+    plane: u8,
+    refs: u32,
+}
+
+/// A copy in one port: the unit a scheduler queues.
+#[derive(Clone, Copy)]
+struct Packet {
+    copy: u32,
+    crossing: u32,
+}
+
+struct PortSim {
+    sched: Box<dyn Behaviour>,
+    busy: bool,
+    current: u32,
+    tx_end: i64,
+    ps_per_bit: f64,
+    queued_bits: u64,
+    max_backlog_bits: f64,
+    busy_ns: i64,
+    frames: u64,
+    drops: u64,
+    buffer_bits: Option<u64>,
+    wake_at: Option<i64>,
+}
+
+/// A flow's source: its application process and its regulator.
+struct Source {
+    /// Frames produced but not yet emitted: (production time, frame bits).
+    waiting: VecDeque<(i64, u32)>,
+    last_emit: Option<i64>,
+    /// Minimum spacing of emissions (BAG or period), ns; 0 for token buckets (already shaped).
+    gap_ns: i64,
+    regulate_pending: bool,
+    next_frame: u64,
+    released: u64,
+    retransmissions: u64,
+    /// Token-bucket flows: frames released so far, and when the (full) bucket started.
+    tb_sent: u64,
+    start_ns: i64,
+    /// Offset of the copies on the second and later planes (drawn once per flow, up to the
+    /// sending skew): a constant offset keeps each plane's arrival pattern that of the contract.
+    plane_skew_ns: i64,
+}
+
+/// Redundancy management at one (flow, destination): sequence numbers accepted and when.
+#[derive(Default)]
+struct Receiver {
+    accepted: HashMap<u64, i64>,
+    delivered: Latency,
+    duplicates: u64,
+}
+
+/// The packet simulator; run it with [`Simulator::run_until`] and read [`Simulator::report`].
+pub struct Simulator {
+    net: Network,
+    cfg: SimConfig,
+    rng: ChaCha8Rng,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    now: i64,
+    crossings: Vec<Crossing>,
+    /// For each flow: (plane index, first crossings) per plane it is sent on.
+    sources_of: Vec<Vec<(u8, Vec<u32>)>>,
+    sources: Vec<Source>,
+    ports: Vec<PortSim>,
+    copies: Vec<Copy>,
+    free_copies: Vec<u32>,
+    packets: Vec<Packet>,
+    free_packets: Vec<u32>,
+    route_stats: Vec<Latency>,
+    route_losses: Vec<u64>,
+    /// Route index -> (flow, destination node, plane, receiver index).
+    routes: Vec<(u32, u32, u8, u32)>,
+    receivers: Vec<Receiver>,
+    retransmitted: HashSet<u64>,
+    events: u64,
+    frame_hops: u64,
+    packets_created: u64,
+    packets_delivered: u64,
+    packets_forwarded: u64,
+    packets_dropped: u64,
+    wall_s: f64,
+    pub trace: Vec<TraceRecord>,
+}
+
+/// One frame leaving one egress port, for traces.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRecord {
+    pub time_ns: i64,
+    pub plane: u8,
+    pub vl_id: u16,
+    pub seq: u8,
+    pub node: u16,
+    pub port: u16,
+    pub frame_bytes: u32,
+}
+
+impl Simulator {
+    pub fn new(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
+        let net = net.clone();
+        let mut ports = Vec::with_capacity(net.ports.len());
+        for (p, port) in net.ports.iter().enumerate() {
+            let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
+                .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
+            ports.push(PortSim {
+                sched,
+                busy: false,
+                current: 0,
+                tx_end: 0,
+                ps_per_bit: 1e12 / port.rate,
+                queued_bits: 0,
+                max_backlog_bits: 0.0,
+                busy_ns: 0,
+                frames: 0,
+                drops: 0,
+                buffer_bits: port.buffer.map(|b| b.round() as u64),
+                wake_at: None,
+            });
+        }
+
+        // Crossings: one per (flow, port), linked along each flow's multicast trees.
+        let mut crossings: Vec<Crossing> = Vec::new();
+        let mut sources_of = Vec::with_capacity(net.flows.len());
+        let mut routes = Vec::new();
+        let mut receivers: Vec<Receiver> = Vec::new();
+        let mut receiver_of: HashMap<(usize, usize), u32> = HashMap::new();
+        for (f, flow) in net.flows.iter().enumerate() {
+            let mut seen: Vec<(usize, u32)> = Vec::new();
+            let mut starts: Vec<(u8, Vec<u32>)> = Vec::new();
+            for r in &flow.routes {
+                let route_id = routes.len() as u32;
+                let rx = *receiver_of.entry((f, r.destination)).or_insert_with(|| {
+                    receivers.push(Receiver::default());
+                    receivers.len() as u32 - 1
+                });
+                routes.push((f as u32, r.destination as u32, r.plane as u8, rx));
+                let mut up: Option<u32> = None;
+                for (k, &p) in r.ports.iter().enumerate() {
+                    let c = match seen.iter().find(|(q, _)| *q == p) {
+                        Some(&(_, c)) => c,
+                        None => {
+                            crossings.push(Crossing {
+                                port: p as u32,
+                                next: Vec::new(),
+                                deliver: None,
+                                reach: Vec::new(),
+                            });
+                            let c = crossings.len() as u32 - 1;
+                            seen.push((p, c));
+                            match up {
+                                Some(u) => crossings[u as usize].next.push(c),
+                                None => match starts.iter_mut().find(|(pl, _)| *pl == r.plane as u8) {
+                                    Some((_, v)) => v.push(c),
+                                    None => starts.push((r.plane as u8, vec![c])),
+                                },
+                            }
+                            c
+                        }
+                    };
+                    crossings[c as usize].reach.push(route_id);
+                    if k + 1 == r.ports.len() {
+                        crossings[c as usize].deliver = Some(route_id);
+                    }
+                    up = Some(c);
+                }
+            }
+            sources_of.push(starts);
+        }
+        let sources = net
+            .flows
+            .iter()
+            .map(|f| Source {
+                waiting: VecDeque::new(),
+                last_emit: None,
+                gap_ns: match &f.traffic {
+                    Traffic::VirtualLink { bag, .. } => bag.as_ns(),
+                    Traffic::Periodic { period, .. } => period.as_ns(),
+                    Traffic::TokenBucket { .. } => 0,
+                },
+                regulate_pending: false,
+                next_frame: 0,
+                released: 0,
+                retransmissions: 0,
+                tb_sent: 0,
+                start_ns: 0,
+                plane_skew_ns: 0,
+            })
+            .collect();
+        let n_routes = routes.len();
+        let mut sim = Simulator {
+            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            cfg,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            crossings,
+            sources_of,
+            sources,
+            ports,
+            copies: Vec::new(),
+            free_copies: Vec::new(),
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            route_stats: vec![Latency::default(); n_routes],
+            route_losses: vec![0; n_routes],
+            routes,
+            receivers,
+            retransmitted: HashSet::new(),
+            events: 0,
+            frame_hops: 0,
+            packets_created: 0,
+            packets_delivered: 0,
+            packets_forwarded: 0,
+            packets_dropped: 0,
+            wall_s: 0.0,
+            trace: Vec::new(),
+            net,
+        };
+        for f in 0..sim.net.flows.len() {
+            let start = sim.first_release(f);
+            sim.sources[f].start_ns = start;
+            let skew_ns = (sim.net.sending_skew * 1e9).round() as i64;
+            if sim.cfg.release == Release::Random && skew_ns > 0 {
+                sim.sources[f].plane_skew_ns = sim.rng.gen_range(0..=skew_ns);
+            }
+            sim.push(start, Ev::Release { flow: f as u32 });
+        }
+        Ok(sim)
+    }
+
+    fn push(&mut self, time: i64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Event { time, seq: self.seq, ev });
+    }
+
+    /// Plane names, in plane order.
+    pub fn plane_names(&self) -> Vec<String> {
+        self.net.planes.clone()
+    }
+
+    /// Simulated time reached so far, ns.
+    pub fn now_ns(&self) -> i64 {
+        self.now
+    }
+
+    /// Processes every event up to `until_ns` (inclusive). Can be called repeatedly, so a caller
+    /// can show progress or stop between slices.
+    pub fn run_until(&mut self, until_ns: i64) {
+        let wall = std::time::Instant::now();
+        let end = until_ns.min(self.cfg.duration_ns);
+        while let Some(e) = self.heap.peek() {
+            if e.time > end {
+                break;
+            }
+            let e = self.heap.pop().expect("peeked");
+            self.now = e.time;
+            self.events += 1;
+            match e.ev {
+                Ev::Release { flow } => self.release(flow as usize),
+                Ev::Regulate { flow } => self.regulate(flow as usize),
+                Ev::Enqueue { packet } => self.enqueue(packet),
+                Ev::TxEnd { port } => self.tx_end(port as usize),
+                Ev::Arrive { packet } => self.arrive(packet),
+                Ev::Wake { port } => {
+                    self.ports[port as usize].wake_at = None;
+                    self.try_start(port as usize);
+                }
+            }
+        }
+        self.now = self.now.max(end);
+        self.wall_s += wall.elapsed().as_secs_f64();
+    }
+
+    // ---- sources --------------------------------------------------------------------------
+
+    fn first_release(&mut self, f: usize) -> i64 {
+        let period = self.period_ns(f);
+        match self.cfg.release {
+            Release::Synchronized => 0,
+            Release::Random => match self.net.flows[f].traffic {
+                Traffic::Periodic { offset, .. } => offset.as_ns(),
+                _ if period > 0 => self.rng.gen_range(0..period),
+                _ => 0,
+            },
+        }
+    }
+
+    /// Nominal time between two frames of the flow's contract, ns.
+    fn period_ns(&self, f: usize) -> i64 {
+        let flow = &self.net.flows[f];
+        match &flow.traffic {
+            Traffic::VirtualLink { bag, .. } => bag.as_ns(),
+            Traffic::Periodic { period, .. } => period.as_ns(),
+            Traffic::TokenBucket { max_packet, rate, .. } => {
+                (max_packet.bits() / rate.bps() * 1e9).round() as i64
+            }
+        }
+    }
+
+    fn frame_bits(&mut self, f: usize) -> u32 {
+        let (lo, hi) = match &self.net.flows[f].traffic {
+            Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
+            Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
+            Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
+        };
+        let bytes = match self.cfg.frame_sizes {
+            FrameSizes::Max => hi,
+            FrameSizes::Min => lo,
+            FrameSizes::Uniform => self.rng.gen_range(lo.round() as u32..=hi.round() as u32) as f64,
+        };
+        (bytes.round() as u32) * 8
+    }
+
+    /// The application produces frame(s); the next release is scheduled.
+    fn release(&mut self, f: usize) {
+        let now = self.now;
+        let period = self.period_ns(f).max(1);
+        let bucket = match &self.net.flows[f].traffic {
+            Traffic::TokenBucket { burst, rate, max_packet, .. } => {
+                Some((burst.bits(), rate.bps(), max_packet.bits()))
+            }
+            _ => None,
+        };
+        let next = match (bucket, self.cfg.workload) {
+            (Some((burst, rate, max_packet)), _) => {
+                // Greedy: frame k goes when the bucket (full at the start) holds it.
+                let bits = self.frame_bits(f);
+                self.sources[f].waiting.push_back((now, bits));
+                // Frame k (from 0) may go once (k + 1) largest packets fit in b + r·t.
+                let k = self.sources[f].tb_sent + 1;
+                self.sources[f].tb_sent = k;
+                let due = ((k + 1) as f64 * max_packet - burst) / rate;
+                self.sources[f].start_ns + (due.max(0.0) * 1e9).ceil() as i64
+            }
+            (_, Workload::Periodic) => {
+                let bits = self.frame_bits(f);
+                self.sources[f].waiting.push_back((now, bits));
+                now + period
+            }
+            (_, Workload::Poisson { load }) => {
+                let bits = self.frame_bits(f);
+                self.sources[f].waiting.push_back((now, bits));
+                now + self.exponential(period as f64 / load)
+            }
+            (_, Workload::ParetoBursts { load, alpha, mean_frames }) => {
+                // Pareto with minimum x_m has mean alpha x_m / (alpha - 1).
+                let xm = mean_frames * (alpha - 1.0) / alpha;
+                let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+                let n = (xm / u.powf(1.0 / alpha)).round().clamp(1.0, 1e4) as usize;
+                for _ in 0..n {
+                    let bits = self.frame_bits(f);
+                    self.sources[f].waiting.push_back((now, bits));
+                }
+                now + self.exponential(period as f64 * mean_frames / load)
+            }
+        };
+        self.sources[f].released += 1;
+        self.push(next, Ev::Release { flow: f as u32 });
+        self.regulate(f);
+    }
+
+    fn exponential(&mut self, mean: f64) -> i64 {
+        let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+        (-mean * u.ln()).round().max(1.0) as i64
+    }
+
+    /// The VL regulator: emits the oldest waiting frame once the gap since the last emission
+    /// has passed (BAG shaping); release jitter then delays the emission within its bound.
+    fn regulate(&mut self, f: usize) {
+        let now = self.now;
+        let src = &mut self.sources[f];
+        src.regulate_pending = false;
+        let Some(&(_, bits)) = src.waiting.front() else { return };
+        if let Some(last) = src.last_emit {
+            if now < last + src.gap_ns {
+                let at = last + src.gap_ns;
+                src.regulate_pending = true;
+                self.push(at, Ev::Regulate { flow: f as u32 });
+                return;
+            }
+        }
+        src.waiting.pop_front();
+        src.last_emit = Some(now);
+        let more = !src.waiting.is_empty();
+        self.emit(f, bits, now);
+        if more && !self.sources[f].regulate_pending {
+            let at = now + self.sources[f].gap_ns;
+            self.sources[f].regulate_pending = true;
+            self.push(at, Ev::Regulate { flow: f as u32 });
+        }
+    }
+
+    /// Sends one frame: one copy per plane, each entering its source port after the plane skew,
+    /// the release jitter and the end system's technological latency.
+    fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64) {
+        let flow = &self.net.flows[f];
+        let jitter_ns = match &flow.traffic {
+            Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
+            Traffic::Periodic { jitter, .. } => jitter.as_ns(),
+            Traffic::TokenBucket { .. } => 0,
+        };
+        let plane_skew = self.sources[f].plane_skew_ns;
+        let synchronized = self.cfg.release == Release::Synchronized;
+        let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
+        let source_latency = (self.net.nodes[flow.source].technological_latency * 1e9).round() as i64;
+        let ifg = self.net.spec.defaults.interframe_overhead.as_bits() as u32;
+        let frame_no = self.sources[f].next_frame;
+        self.sources[f].next_frame += 1;
+        let starts = std::mem::take(&mut self.sources_of[f]);
+        for (k, (plane, firsts)) in starts.iter().enumerate() {
+            let skew = if k == 0 { 0 } else { plane_skew };
+            let start = emit_ns + jitter + skew;
+            let copy = self.new_copy(Copy {
+                flow: f as u32,
+                frame: frame_no,
+                seq: (frame_no % 255 + 1) as u32,
+                emit_ns,
+                start_ns: start,
+                frame_bits,
+                wire_bits: frame_bits + ifg,
+                plane: *plane,
+                refs: 0,
+            });
+            for &c in firsts {
+                let p = self.new_packet(copy, c);
+                self.push(start + source_latency, Ev::Enqueue { packet: p });
+            }
+        }
+        self.sources_of[f] = starts;
+    }
+
+    fn new_copy(&mut self, c: Copy) -> u32 {
+        match self.free_copies.pop() {
+            Some(i) => {
+                self.copies[i as usize] = c;
+                i
+            }
+            None => {
+                self.copies.push(c);
+                self.copies.len() as u32 - 1
+            }
+        }
+    }
+
+    fn new_packet(&mut self, copy: u32, crossing: u32) -> u32 {
+        self.packets_created += 1;
+        self.copies[copy as usize].refs += 1;
+        let p = Packet { copy, crossing };
+        match self.free_packets.pop() {
+            Some(i) => {
+                self.packets[i as usize] = p;
+                i
+            }
+            None => {
+                self.packets.push(p);
+                self.packets.len() as u32 - 1
+            }
+        }
+    }
+
+    fn free_packet(&mut self, packet: u32) {
+        let copy = self.packets[packet as usize].copy;
+        self.free_packets.push(packet);
+        let c = &mut self.copies[copy as usize];
+        c.refs -= 1;
+        if c.refs == 0 {
+            self.free_copies.push(copy);
+        }
+    }
+
+    // ---- ports ----------------------------------------------------------------------------
+
+    fn enqueue(&mut self, packet: u32) {
+        let Packet { copy, crossing } = self.packets[packet as usize];
+        let port = self.crossings[crossing as usize].port as usize;
+        let c = &self.copies[copy as usize];
+        let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
+        let class = self.net.flows[flow].class.map_or(u16::MAX, |k| k as u16);
+        let now = self.now;
+        let ps = &mut self.ports[port];
+        if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
+            ps.drops += 1;
+            self.packets_dropped += 1;
+            for &r in &self.crossings[crossing as usize].reach {
+                self.route_losses[r as usize] += 1;
+            }
+            let frame = self.copies[copy as usize].frame;
+            self.free_packet(packet);
+            self.maybe_retransmit(flow, frame);
+            return;
+        }
+        ps.sched.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now);
+        ps.queued_bits += wire as u64;
+        let in_flight = if ps.busy { (ps.tx_end - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
+        ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
+        if !ps.busy {
+            self.try_start(port);
+        }
+    }
+
+    fn try_start(&mut self, port: usize) {
+        let now = self.now;
+        let ps = &mut self.ports[port];
+        if ps.busy {
+            return;
+        }
+        match ps.sched.dequeue(now) {
+            Some(item) => {
+                ps.busy = true;
+                ps.current = item.frame;
+                ps.queued_bits -= item.wire_bits as u64;
+                let tx_ns = (item.wire_bits as f64 * ps.ps_per_bit / 1e3).ceil() as i64;
+                ps.tx_end = now + tx_ns;
+                ps.busy_ns += tx_ns;
+                ps.frames += 1;
+                self.frame_hops += 1;
+                let tx_end = ps.tx_end;
+                if self.trace.len() < self.cfg.trace_limit {
+                    self.record_trace(port, item.frame, now);
+                }
+                self.push(tx_end, Ev::TxEnd { port: port as u32 });
+            }
+            None => {
+                if let Some(t) = ps.sched.next_ready(now) {
+                    if ps.wake_at.is_none_or(|w| t < w) {
+                        ps.wake_at = Some(t);
+                        self.push(t.max(now), Ev::Wake { port: port as u32 });
+                    }
+                }
+            }
+        }
+    }
+
+    fn record_trace(&mut self, port: usize, packet: u32, now: i64) {
+        let c = &self.copies[self.packets[packet as usize].copy as usize];
+        let flow = &self.net.flows[c.flow as usize];
+        let vl_id = match &flow.traffic {
+            Traffic::VirtualLink { id: Some(id), .. } => *id as u16,
+            _ => c.flow as u16,
+        };
+        let p = &self.net.ports[port];
+        let port_index = self.net.nodes[p.node].ports.iter().position(|&q| q == port).unwrap_or(0);
+        self.trace.push(TraceRecord {
+            time_ns: now,
+            plane: c.plane,
+            vl_id,
+            seq: c.seq as u8,
+            node: p.node as u16,
+            port: port_index as u16,
+            frame_bytes: c.frame_bits / 8,
+        });
+    }
+
+    fn tx_end(&mut self, port: usize) {
+        let packet = self.ports[port].current;
+        self.ports[port].busy = false;
+        let prop = (self.net.ports[port].propagation_delay * 1e9).round() as i64;
+        self.push(self.now + prop, Ev::Arrive { packet });
+        self.try_start(port);
+    }
+
+    // ---- nodes ----------------------------------------------------------------------------
+
+    /// The last bit of a packet reaches the next node: delivered there, or forwarded.
+    fn arrive(&mut self, packet: u32) {
+        let Packet { copy, crossing } = self.packets[packet as usize];
+        let cr = &self.crossings[crossing as usize];
+        let node = self.net.ports[cr.port as usize].peer;
+        if let Some(route) = cr.deliver {
+            self.deliver(route as usize, copy, node);
+            self.packets_delivered += 1;
+        } else {
+            self.packets_forwarded += 1;
+        }
+        let next = std::mem::take(&mut self.crossings[crossing as usize].next);
+        if !next.is_empty() {
+            let n = &self.net.nodes[node];
+            debug_assert_eq!(n.kind, NodeKind::Switch);
+            let latency = (n.technological_latency * 1e9).round() as i64;
+            let cut_through = n.switching == Switching::CutThrough;
+            for &d in &next {
+                let p = self.new_packet(copy, d);
+                let mut at = self.now + latency;
+                if cut_through {
+                    at -= self.cut_through_gain(crossing as usize, d as usize, copy);
+                }
+                self.push(at, Ev::Enqueue { packet: p });
+            }
+        }
+        self.crossings[crossing as usize].next = next;
+        self.free_packet(packet);
+    }
+
+    /// Cut-through forwards once the header is in: the frame may leave earlier by its reception
+    /// time minus the header's, but never finish before it has fully arrived.
+    fn cut_through_gain(&self, from: usize, to: usize, copy: u32) -> i64 {
+        const HEADER_BITS: f64 = (8.0 + 14.0) * 8.0; // preamble+SFD and the Ethernet header
+        let c = &self.copies[copy as usize];
+        let rx = &self.ports[self.crossings[from].port as usize];
+        let tx = &self.ports[self.crossings[to].port as usize];
+        let rx_ns = c.wire_bits as f64 * rx.ps_per_bit / 1e3;
+        let tx_ns = c.wire_bits as f64 * tx.ps_per_bit / 1e3;
+        let header_ns = HEADER_BITS * rx.ps_per_bit / 1e3;
+        (rx_ns - header_ns).min(tx_ns).max(0.0).floor() as i64
+    }
+
+    fn deliver(&mut self, route: usize, copy: u32, node: usize) {
+        let (f, _, _, rx) = self.routes[route];
+        let c = &self.copies[copy as usize];
+        let receive = (self.net.nodes[node].receive_latency * 1e9).round() as i64;
+        let at = self.now + receive;
+        self.route_stats[route].record(at - c.start_ns);
+        let (frame, emit) = (c.frame, c.emit_ns);
+        // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
+        // within SkewMax is discarded.
+        let skew_max = (self.skew_max(f as usize) * 1e9).round() as i64;
+        let r = &mut self.receivers[rx as usize];
+        match r.accepted.get(&frame) {
+            Some(&t) if at - t <= skew_max => {
+                r.duplicates += 1;
+                return;
+            }
+            _ => {}
+        }
+        r.accepted.insert(frame, at);
+        if r.accepted.len() > 1024 {
+            r.accepted.retain(|_, t| at - *t <= skew_max);
+        }
+        r.delivered.record(at - emit);
+        let deadline = self.net.flows[f as usize].deadline;
+        if deadline.is_some_and(|d| (at - emit) as f64 > d * 1e9) {
+            self.maybe_retransmit(f as usize, frame);
+        }
+    }
+
+    fn skew_max(&self, f: usize) -> f64 {
+        match &self.net.flows[f].traffic {
+            Traffic::VirtualLink { skew_max: Some(s), .. } => s.secs(),
+            _ if self.net.skew_max > 0.0 => self.net.skew_max,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// A lost or late frame is sent again once, through the regulator (seed 000's metric).
+    fn maybe_retransmit(&mut self, f: usize, frame: u64) {
+        if !self.cfg.retransmit || !self.retransmitted.insert(((f as u64) << 40) | frame) {
+            return;
+        }
+        let bits = self.frame_bits(f);
+        self.sources[f].retransmissions += 1;
+        self.sources[f].waiting.push_back((self.now, bits));
+        if !self.sources[f].regulate_pending {
+            self.sources[f].regulate_pending = true;
+            self.push(self.now, Ev::Regulate { flow: f as u32 });
+        }
+    }
+
+    // ---- results --------------------------------------------------------------------------
+
+    pub fn report(&self) -> SimReport {
+        let net = &self.net;
+        let flows = self
+            .routes
+            .iter()
+            .enumerate()
+            .map(|(r, &(f, dest, plane, _))| {
+                let l = &self.route_stats[r];
+                let s = LatencySummary::from(l);
+                FlowStats {
+                    flow: net.flows[f as usize].name.clone(),
+                    destination: net.nodes[dest as usize].name.clone(),
+                    plane: net.planes[plane as usize].clone(),
+                    count: s.count,
+                    min_us: s.min_us,
+                    mean_us: s.mean_us,
+                    p50_us: s.p50_us,
+                    p99_us: s.p99_us,
+                    p999_us: s.p999_us,
+                    max_us: s.max_us,
+                    jitter_us: s.jitter_us,
+                    losses: self.route_losses[r],
+                    retransmissions: self.sources[f as usize].retransmissions,
+                    histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),
+                }
+            })
+            .collect();
+        let mut delivered = Vec::new();
+        let mut seen = HashSet::new();
+        for &(f, dest, _, rx) in &self.routes {
+            if net.planes.len() > 1 && seen.insert(rx) {
+                let r = &self.receivers[rx as usize];
+                delivered.push(DeliveredStats {
+                    flow: net.flows[f as usize].name.clone(),
+                    destination: net.nodes[dest as usize].name.clone(),
+                    latency: LatencySummary::from(&r.delivered),
+                    duplicates_discarded: r.duplicates,
+                });
+            }
+        }
+        let elapsed = self.now.max(1) as f64;
+        let ports = net
+            .ports
+            .iter()
+            .zip(&self.ports)
+            .map(|(p, s)| PortStats {
+                node: net.nodes[p.node].name.clone(),
+                port: p.name.clone(),
+                plane: net.planes[p.plane].clone(),
+                max_backlog_bytes: s.max_backlog_bits / 8.0,
+                utilisation: (s.busy_ns.min(self.now) as f64 / elapsed).min(1.0),
+                frames: s.frames,
+                drops: s.drops,
+            })
+            .collect();
+        SimReport {
+            network: net.spec.name.clone(),
+            seed: self.cfg.seed,
+            flows,
+            delivered,
+            ports,
+            stats: RunStats {
+                events: self.events,
+                frame_hops: self.frame_hops,
+                wall_s: self.wall_s,
+                simulated_us: self.now as f64 / 1e3,
+                frames_released: self.sources.iter().map(|s| s.next_frame).sum(),
+                packets_created: self.packets_created,
+                packets_delivered: self.packets_delivered,
+                packets_forwarded: self.packets_forwarded,
+                packets_dropped: self.packets_dropped,
+                packets_in_flight: (self.packets.len() - self.free_packets.len()) as u64,
+            },
+        }
+    }
+}

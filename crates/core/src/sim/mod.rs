@@ -1,0 +1,201 @@
+//! Packet-level discrete-event simulation of a validated network.
+//!
+//! Time is integer nanoseconds and sizes integer bits. Events are ordered by (time, sequence
+//! number), and every random draw comes from one seeded ChaCha generator, so the same network,
+//! configuration and seed give the same results bit for bit.
+//!
+//! What runs: sources release frames (periodic VLs at their BAG, token buckets, periodic
+//! messages, or a chosen workload through the VL's regulator), end systems send every frame on
+//! each of the flow's planes (copies up to the sending skew apart), egress ports run their
+//! scheduler's [`crate::schedulers::Behaviour`] and transmit at the link rate (frame + preamble
+//! and gap), links add their propagation delay, switches forward store-and-forward (or
+//! cut-through) after their technological latency, finite buffers drop, and destination end
+//! systems measure every copy and keep the first valid one (redundancy management by sequence
+//! number within SkewMax).
+//!
+//! Reference points match the analysis: a frame's latency runs from its release into the source
+//! end system's output queue to its last bit at the destination plus the receive latency.
+
+mod engine;
+pub mod pcap;
+pub mod stats;
+
+pub use engine::{Simulator, TraceRecord};
+
+impl Simulator {
+    /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
+    /// one interface per plane, AFDX addressing (see [`pcap`]).
+    pub fn write_pcapng(&self, path: &std::path::Path) -> std::io::Result<u64> {
+        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let planes = self.plane_names();
+        let mut w = pcap::PcapngWriter::new(file, &planes, &[])?;
+        let mut trace: Vec<&TraceRecord> = self.trace.iter().collect();
+        trace.sort_by_key(|t| t.time_ns);
+        for t in trace {
+            w.write(&pcap::TraceFrame {
+                time_ns: t.time_ns,
+                plane: t.plane as usize,
+                vl_id: t.vl_id,
+                seq: t.seq,
+                src_node: t.node,
+                src_port: t.port.min(255) as u8,
+                frame_bytes: t.frame_bytes,
+            })?;
+        }
+        let n = w.frames_written();
+        w.finish()?;
+        Ok(n)
+    }
+}
+
+use serde::{Deserialize, Serialize};
+use stats::LatencySummary;
+
+/// When the flows' first frames are released.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Release {
+    /// Each flow starts at a random phase within its period, with random release jitter.
+    Random,
+    /// Every flow releases at time 0 with no jitter, and every copy leaves together: the
+    /// synchronised worst case the analyses reason about.
+    Synchronized,
+}
+
+/// Which frame sizes sources send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameSizes {
+    Max,
+    Min,
+    /// Uniform between the flow's smallest and largest frame.
+    Uniform,
+}
+
+/// How applications produce frames (the VL regulator then enforces the BAG).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Workload {
+    /// One frame per period (BAG for VLs), the contract itself.
+    Periodic,
+    /// Poisson arrivals at `load` × the contract's frame rate.
+    Poisson { load: f64 },
+    /// Bursts of Pareto-distributed size (shape `alpha`, mean `mean_frames`) at Poisson instants,
+    /// at `load` × the contract's frame rate on average.
+    ParetoBursts { load: f64, alpha: f64, mean_frames: f64 },
+}
+
+/// What to simulate; read from JSON by the front (`{"duration_ns": ..., "release": "random"}`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    pub duration_ns: i64,
+    pub seed: u64,
+    pub release: Release,
+    pub frame_sizes: FrameSizes,
+    pub workload: Workload,
+    /// Retransmit a frame lost in a buffer or delivered after its deadline (once per frame),
+    /// counting retransmissions per flow (seed 000's retransmission-rate metric).
+    pub retransmit: bool,
+    /// Keep a trace of every frame transmission (for pcapng), at most this many frames.
+    pub trace_limit: usize,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            duration_ns: 1_000_000_000,
+            seed: 1,
+            release: Release::Random,
+            frame_sizes: FrameSizes::Uniform,
+            workload: Workload::Periodic,
+            retransmit: false,
+            trace_limit: 0,
+        }
+    }
+}
+
+/// Measured behaviour of one (flow, destination, plane).
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowStats {
+    pub flow: String,
+    pub destination: String,
+    pub plane: String,
+    pub count: u64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    pub jitter_us: f64,
+    /// Copies of this flow's frames dropped on this route (full buffers).
+    pub losses: u64,
+    /// Frames of this flow sent again after a loss or a missed deadline.
+    pub retransmissions: u64,
+    /// Latency histogram: (upper edge µs, count), for CDF plots.
+    pub histogram: Vec<(f64, u64)>,
+}
+
+/// What the destination delivered after redundancy management, per (flow, destination).
+#[derive(Clone, Debug, Serialize)]
+pub struct DeliveredStats {
+    pub flow: String,
+    pub destination: String,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
+    /// Copies discarded as duplicates of an accepted frame.
+    pub duplicates_discarded: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PortStats {
+    pub node: String,
+    pub port: String,
+    pub plane: String,
+    /// Largest backlog seen: frames waiting plus what remains of the one on the wire.
+    pub max_backlog_bytes: f64,
+    /// Fraction of the time the link was transmitting.
+    pub utilisation: f64,
+    pub frames: u64,
+    pub drops: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunStats {
+    pub events: u64,
+    /// Frames that left an egress port (one per port crossed).
+    pub frame_hops: u64,
+    pub wall_s: f64,
+    /// Simulated time reached, µs (less than asked if stopped early).
+    pub simulated_us: f64,
+    /// Frames emitted by the sources' regulators (each then copied on every plane).
+    pub frames_released: u64,
+    /// Copies of frames in ports (one per port crossed): created = delivered + forwarded +
+    /// dropped + in flight.
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_forwarded: u64,
+    pub packets_dropped: u64,
+    pub packets_in_flight: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimReport {
+    pub network: String,
+    pub seed: u64,
+    pub flows: Vec<FlowStats>,
+    pub delivered: Vec<DeliveredStats>,
+    pub ports: Vec<PortStats>,
+    pub stats: RunStats,
+}
+
+/// Runs a whole simulation.
+pub fn simulate(net: &crate::model::Network, config: &SimConfig) -> Result<SimReport, String> {
+    let mut sim = Simulator::new(net, config.clone())?;
+    sim.run_until(config.duration_ns);
+    Ok(sim.report())
+}
+
+#[cfg(test)]
+mod tests;

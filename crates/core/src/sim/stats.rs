@@ -1,0 +1,153 @@
+//! Latency statistics: exact count, min, max and mean, and a log-linear histogram for quantiles
+//! and CDFs (HdrHistogram's layout: 128 linear sub-buckets per power of two, so a quantile is
+//! within 1/128 of its value; it is reported as the bucket's upper edge, never below the truth).
+
+use serde::Serialize;
+
+const SUB_BITS: u32 = 7;
+const SUB: u64 = 1 << SUB_BITS;
+
+#[derive(Clone, Debug, Default)]
+pub struct Latency {
+    pub count: u64,
+    pub sum_ns: i128,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    buckets: Vec<u64>,
+}
+
+fn bucket_of(v: u64) -> usize {
+    if v < SUB {
+        return v as usize;
+    }
+    let exp = 63 - v.leading_zeros() - SUB_BITS; // v >> exp lies in [SUB, 2 SUB)
+    ((exp as u64 + 1) * SUB + ((v >> exp) - SUB)) as usize
+}
+
+/// The largest value that falls in bucket `b`.
+fn upper_edge(b: usize) -> u64 {
+    let b = b as u64;
+    if b < SUB {
+        return b;
+    }
+    let exp = b / SUB - 1;
+    let mantissa = SUB + b % SUB;
+    ((mantissa + 1) << exp) - 1
+}
+
+impl Latency {
+    pub fn record(&mut self, ns: i64) {
+        let v = ns.max(0);
+        if self.count == 0 {
+            self.min_ns = v;
+            self.max_ns = v;
+        } else {
+            self.min_ns = self.min_ns.min(v);
+            self.max_ns = self.max_ns.max(v);
+        }
+        self.count += 1;
+        self.sum_ns += v as i128;
+        let b = bucket_of(v as u64);
+        if b >= self.buckets.len() {
+            self.buckets.resize(b + 1, 0);
+        }
+        self.buckets[b] += 1;
+    }
+
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64
+        }
+    }
+
+    /// The q-quantile (0 < q <= 1): the upper edge of the bucket holding it, capped by the max.
+    pub fn quantile_ns(&self, q: f64) -> i64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (b, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return (upper_edge(b) as i64).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+
+    /// The histogram as (upper edge ns, count) for non-empty buckets, for CDF plots.
+    pub fn histogram(&self) -> Vec<(i64, u64)> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(b, &n)| ((upper_edge(b) as i64).min(self.max_ns), n))
+            .collect()
+    }
+}
+
+/// Summary of one latency distribution in µs, the way reports print it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min_us: f64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+    /// max − min.
+    pub jitter_us: f64,
+}
+
+impl From<&Latency> for LatencySummary {
+    fn from(l: &Latency) -> Self {
+        let us = |ns: i64| ns as f64 / 1e3;
+        LatencySummary {
+            count: l.count,
+            min_us: us(l.min_ns),
+            mean_us: l.mean_ns() / 1e3,
+            p50_us: us(l.quantile_ns(0.5)),
+            p99_us: us(l.quantile_ns(0.99)),
+            p999_us: us(l.quantile_ns(0.999)),
+            max_us: us(l.max_ns),
+            jitter_us: us(l.max_ns - l.min_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_monotone_and_tight() {
+        let mut prev = 0;
+        for v in (0..200_000u64).chain([1 << 30, (1 << 40) + 12345]) {
+            let b = bucket_of(v);
+            assert!(b >= prev || v > 200_000);
+            prev = b;
+            let hi = upper_edge(b);
+            assert!(hi >= v, "{v} above its bucket edge {hi}");
+            assert!((hi - v) as f64 <= v as f64 / SUB as f64 + 1.0, "{v}: edge {hi} too loose");
+        }
+    }
+
+    #[test]
+    fn quantiles_never_below_the_truth() {
+        let mut l = Latency::default();
+        for v in 1..=1000 {
+            l.record(v * 1000);
+        }
+        assert_eq!(l.count, 1000);
+        assert_eq!(l.min_ns, 1000);
+        assert_eq!(l.max_ns, 1_000_000);
+        let p99 = l.quantile_ns(0.99);
+        assert!((990_000..=990_000 + 990_000 / 128).contains(&p99), "{p99}");
+        assert_eq!(l.quantile_ns(1.0), 1_000_000);
+        assert!((l.mean_ns() - 500_500.0).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,119 @@
+//! The simulator against hand computations, itself (determinism, conservation) and the analysis
+//! (no simulated delay or backlog above its bound, on many random networks).
+
+use super::*;
+use crate::analysis::{run, Request};
+use crate::generate::{random_small, RandomSchedulers};
+use crate::model::{load_network, validate_spec};
+
+fn one_switch(tech: &str) -> crate::model::Network {
+    let json = format!(
+        r#"{{
+      "name": "tiny",
+      "end_systems": [{{"name": "ES1"}}, {{"name": "ES2"}}],
+      "switches": [{{"name": "SW", "technological_latency": "{tech}"}}],
+      "links": [{{"from": "ES1", "to": "SW"}}, {{"from": "SW", "to": "ES2", "propagation_delay": "1us"}}],
+      "flows": [{{"name": "VL1", "type": "virtual_link", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+                 "source": "ES1", "destinations": ["ES2"]}}]
+    }}"#
+    );
+    let (n, d) = load_network(&json);
+    n.unwrap_or_else(|| panic!("{:?}", d.0))
+}
+
+/// 1000 B frames: 1020 B = 8160 bits on the wire, 81.6 µs at 100 Mb/s per hop, store and
+/// forward: 81.6 + 16 (switch) + 81.6 + 1 (propagation) = 180.2 µs, every frame, alone.
+#[test]
+fn single_frame_latency_by_hand() {
+    let cfg = SimConfig { duration_ns: 9_900_000, release: Release::Synchronized, ..Default::default() };
+    let r = simulate(&one_switch("16us"), &cfg).unwrap();
+    let f = &r.flows[0];
+    assert_eq!(f.count, 10, "one frame per ms for 10 ms");
+    assert!((f.max_us - 180.2).abs() < 1e-9 && (f.min_us - 180.2).abs() < 1e-9, "{f:?}");
+    assert_eq!(r.stats.frame_hops, 20);
+    let sw = r.ports.iter().find(|p| p.node == "SW" && p.frames > 0).unwrap();
+    assert!((sw.utilisation - 0.0816).abs() < 0.001, "{}", sw.utilisation);
+    assert!((sw.max_backlog_bytes - 1020.0).abs() < 1e-9);
+}
+
+#[test]
+fn same_seed_same_results_bit_for_bit() {
+    let n = validate_spec(random_small(7, RandomSchedulers::Mixed)).0.unwrap();
+    let cfg = SimConfig { duration_ns: 300_000_000, seed: 11, ..Default::default() };
+    let strip = |mut r: SimReport| {
+        r.stats.wall_s = 0.0;
+        serde_json::to_string(&r).unwrap()
+    };
+    let a = strip(simulate(&n, &cfg).unwrap());
+    let b = strip(simulate(&n, &cfg).unwrap());
+    assert_eq!(a, b);
+    let c = strip(simulate(&n, &SimConfig { seed: 12, ..cfg }).unwrap());
+    assert_ne!(a, c);
+}
+
+#[test]
+fn every_copy_is_accounted_for() {
+    for seed in 0..30 {
+        let mut spec = random_small(seed, RandomSchedulers::Mixed);
+        // Small buffers somewhere, so that drops happen too.
+        spec.defaults.buffer = Some(crate::units::DataSize::from_bytes(3000.0));
+        let n = validate_spec(spec).0.unwrap();
+        let mut sim =
+            Simulator::new(&n, SimConfig { duration_ns: 200_000_000, seed, ..Default::default() }).unwrap();
+        sim.run_until(123_456_789);
+        let s = sim.report().stats;
+        assert_eq!(
+            s.packets_created,
+            s.packets_delivered + s.packets_forwarded + s.packets_dropped + s.packets_in_flight,
+            "seed {seed}: {s:?}"
+        );
+        assert!(s.frames_released > 0);
+    }
+}
+
+/// The simulator never exceeds the analysis: on random networks with loads up to 0.9, each
+/// scheduler with a service model, synchronised and random releases, every (flow, destination,
+/// plane) maximum is at most its `best` bound and every port's backlog at most its bound.
+#[test]
+fn simulation_never_exceeds_the_bounds() {
+    let mut checked = 0;
+    for seed in 0..200u64 {
+        let kind = [RandomSchedulers::Mixed, RandomSchedulers::Fifo, RandomSchedulers::Any][seed as usize % 3];
+        let n = validate_spec(random_small(seed, kind)).0.unwrap();
+        let bounds = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        // Independent of the scheduler mix: every mix meets both release patterns.
+        let random = (seed / 3) % 3 == 0;
+        let release = if random { Release::Random } else { Release::Synchronized };
+        let sizes = if random { FrameSizes::Uniform } else { FrameSizes::Max };
+        let cfg =
+            SimConfig { duration_ns: 300_000_000, seed, release, frame_sizes: sizes, ..Default::default() };
+        let sim = simulate(&n, &cfg).unwrap();
+        for (s, b) in sim.flows.iter().zip(&bounds.flows) {
+            assert_eq!((&s.flow, &s.destination, &s.plane), (&b.flow, &b.destination, &b.plane));
+            // Integer-ns transmission times round up by < 1 ns per hop.
+            let slack_us = 0.01;
+            assert!(
+                s.max_us <= b.delay_us + slack_us,
+                "seed {seed}: {} -> {} ({}): simulated {} > bound {} ({})",
+                s.flow,
+                s.destination,
+                s.plane,
+                s.max_us,
+                b.delay_us,
+                b.method
+            );
+            checked += s.count;
+        }
+        for (s, b) in sim.ports.iter().zip(&bounds.ports) {
+            assert!(
+                s.max_backlog_bytes <= b.backlog_bytes + 1.0,
+                "seed {seed}: port {}:{} backlog {} > bound {}",
+                s.node,
+                s.port,
+                s.max_backlog_bytes,
+                b.backlog_bytes
+            );
+        }
+    }
+    assert!(checked > 10_000, "only {checked} frames checked");
+}

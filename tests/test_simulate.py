@@ -1,0 +1,141 @@
+"""The simulator as users run it: `rtnetlab simulate`, its JSON contract, traces, Ctrl-C, and the
+tightness of the bounds on the WOPANet samples (simulated worst case close to the bound)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rtnetlab import model
+from rtnetlab.io import wopanet
+from rtnetlab.simulate import run
+
+
+def sim_json(cli: Path, *args: str) -> dict:
+    r = subprocess.run([str(cli), "simulate", *args, "--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    return json.loads(r.stdout)
+
+
+def test_json_contract(rtnetlab_cli, repo_root):
+    report = sim_json(rtnetlab_cli, str(repo_root / "examples/seed002_four_vls.yaml"), "--duration", "50ms")
+    assert {"flows", "ports", "stats"} <= report.keys()
+    for f in report["flows"]:
+        assert {"flow", "destination", "plane", "count", "min_us", "mean_us", "p99_us", "max_us"} <= f.keys()
+        assert f["count"] > 0 and f["min_us"] <= f["mean_us"] <= f["max_us"]
+        assert f["p99_us"] <= f["max_us"]
+    for p in report["ports"]:
+        assert {"node", "port", "max_backlog_bytes", "utilisation"} <= p.keys()
+    assert {"events", "frame_hops", "wall_s"} <= report["stats"].keys()
+    assert report["stats"]["frame_hops"] > 0
+
+
+def test_same_seed_same_output(rtnetlab_cli, repo_root):
+    case = str(repo_root / "examples/afdx_case_study.yaml")
+    runs = [sim_json(rtnetlab_cli, case, "--duration", "200ms", "--seed", s) for s in ("3", "3", "4")]
+    for r in runs:
+        r["stats"].pop("wall_s")
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def test_seed002_example_by_hand(repo_root):
+    """VL1 alone would take 40 + 17.6 + 10 + 17.6 + 10 + 17.6 + 40 µs (200 B frames = 1760 wire bits,
+    latencies of sender, switches and receiver); synchronised releases add VL2's 400 B frame at the
+    sender (33.6 µs), VL3's 500 B frame at switch 1 is sent by another source at the same time."""
+    net = model.load_file(repo_root / "examples/seed002_four_vls.yaml")
+    report = run(net, {"duration_ns": 1_900_000, "release": "synchronized", "frame_sizes": "max"},
+                 progress=False)
+    vl1 = next(f for f in report["flows"] if f["flow"] == "VL1")
+    alone = 40 + 17.6 + 10 + 17.6 + 10 + 17.6 + 40
+    assert vl1["min_us"] >= alone - 1e-9
+    bound = next(f for f in net.analyze("best")["flows"] if f["flow"] == "VL1")
+    assert vl1["max_us"] <= bound["delay_us"]
+
+
+def test_trace_opens_in_tshark(rtnetlab_cli, tmp_path, repo_root):
+    trace = tmp_path / "t.pcapng"
+    case = repo_root / "examples/afdx_case_study.yaml"
+    report = sim_json(rtnetlab_cli, str(case), "--duration", "20ms", "--trace", str(trace))
+    assert trace.exists() and not trace.with_name("t.pcapng.tmp").exists()
+    r = subprocess.run(["tshark", "-r", str(trace), "-T", "fields", "-e", "frame.interface_name", "-e", "eth.dst",
+                        "-e", "ip.dst", "-e", "frame.len", "-e", "eth.trailer"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert len(rows) == report["stats"]["frame_hops"] == report["stats"]["trace_frames"]
+    assert {row[0] for row in rows} == {"A", "B"}, "one interface per plane"
+    spec = net_spec(case)
+    sizes = {f["id"]: (int(f["lmin"][:-1]), int(f["lmax"][:-1])) for f in spec["flows"]}
+    for iface, dst, ip, length, seq in rows:
+        assert dst.startswith("03:00:00:00:")
+        vl = int(dst[-5:].replace(":", ""), 16)
+        assert ip == f"224.224.{vl >> 8}.{vl & 255}"
+        lo, hi = sizes[vl]
+        assert lo - 4 <= int(length) <= hi - 4, "captured without the FCS"
+        assert 1 <= int(seq, 16) <= 255, "AFDX sequence number as the last byte"
+
+
+def net_spec(path: Path) -> dict:
+    return model.load_file(path).spec
+
+
+def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
+    big = tmp_path / "big.json"
+    subprocess.run([str(rtnetlab_cli), "generate", "afdx", "--vls", "2000", "--switches", "8", "-o", str(big)],
+                   check=True, capture_output=True)
+    p = subprocess.Popen([str(rtnetlab_cli), "simulate", str(big), "--duration", "3600s", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert "Traceback" not in err
+    report = json.loads(out)
+    assert report["interrupted"] is True
+    assert 0 < report["stats"]["simulated_us"] < 3600e6
+    assert report["stats"]["frame_hops"] > 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--duration", "0s"], "--duration: must be positive, got 0s"),
+    (["--duration", "10"], "--duration: expected a duration with a unit"),
+    (["--release", "sometimes"], "--release: expected one of random, synchronized, got 'sometimes'"),
+])
+def test_bad_options(rtnetlab_cli, repo_root, args, message):
+    r = subprocess.run([str(rtnetlab_cli), "simulate", str(repo_root / "examples/seed002_four_vls.yaml"), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+SMALL_SAMPLES = ["EE", "ESE", "ESSE", "ES2E_M", "ESE_F3", "3ESE", "STAR_3", "ISAE_TEST_1"]
+
+
+def tightness(shared_dir: Path, name: str) -> list[tuple[str, str, float]]:
+    """Per (flow, target): simulated maximum / `best` bound, with synchronised worst-case releases,
+    largest frames and store-and-forward switches."""
+    spec = wopanet.read(shared_dir / "oracles" / "wopanet" / f"{name}.xml")
+    for sw in spec.get("switches", []):
+        sw["switching"] = "store_and_forward"
+    net = model.load_data(spec)
+    bounds = {(f["flow"], f["destination"]): f["delay_us"] for f in net.analyze("best")["flows"]}
+    report = run(net, {"duration_ns": 20_000_000, "release": "synchronized", "frame_sizes": "max"}, progress=False)
+    return [(f["flow"], f["destination"], f["max_us"] / bounds[(f["flow"], f["destination"])])
+            for f in report["flows"]]
+
+
+@pytest.mark.parametrize("name", SMALL_SAMPLES)
+def test_bounds_are_tight_on_the_wopanet_samples(shared_dir, name):
+    ratios = tightness(shared_dir, name)
+    assert all(r <= 1 + 1e-9 for _, _, r in ratios), ratios
+    print(name, [(f, d, round(r, 3)) for f, d, r in ratios])
+    if name in ("EE", "ESE", "ESSE"):
+        assert min(r for _, _, r in ratios) > 0.9, ratios
