@@ -50,8 +50,9 @@ def test_seed002_example_by_hand(repo_root):
     latencies of sender, switches and receiver); synchronised releases add VL2's 400 B frame at the
     sender (33.6 µs), VL3's 500 B frame at switch 1 is sent by another source at the same time."""
     net = model.load_file(repo_root / "examples/seed002_four_vls.yaml")
-    report = run(net, {"duration_ns": 1_900_000, "release": "synchronized", "frame_sizes": "max"},
-                 progress=False)
+    report = run(
+        net, {"duration_ns": 1_900_000, "release": "synchronized", "frame_sizes": "max"}, progress=False
+    )
     vl1 = next(f for f in report["flows"] if f["flow"] == "VL1")
     alone = 40 + 17.6 + 10 + 17.6 + 10 + 17.6 + 40
     assert vl1["min_us"] >= alone - 1e-9
@@ -64,16 +65,35 @@ def test_trace_opens_in_tshark(rtnetlab_cli, tmp_path, repo_root):
     case = repo_root / "examples/afdx_case_study.yaml"
     report = sim_json(rtnetlab_cli, str(case), "--duration", "20ms", "--trace", str(trace))
     assert trace.exists() and not trace.with_name("t.pcapng.tmp").exists()
-    r = subprocess.run(["tshark", "-r", str(trace), "-T", "fields", "-e", "frame.interface_name", "-e", "eth.dst",
-                        "-e", "ip.dst", "-e", "frame.len", "-e", "eth.trailer"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            "tshark",
+            "-r",
+            str(trace),
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "eth.dst",
+            "-e",
+            "ip.dst",
+            "-e",
+            "frame.len",
+            "-e",
+            "eth.trailer",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     rows = [line.split("\t") for line in r.stdout.splitlines()]
     assert len(rows) == report["stats"]["frame_hops"] == report["stats"]["trace_frames"]
     assert {row[0] for row in rows} == {"A", "B"}, "one interface per plane"
     spec = net_spec(case)
     sizes = {f["id"]: (int(f["lmin"][:-1]), int(f["lmax"][:-1])) for f in spec["flows"]}
-    for iface, dst, ip, length, seq in rows:
+    for _iface, dst, ip, length, seq in rows:
         assert dst.startswith("03:00:00:00:")
         vl = int(dst[-5:].replace(":", ""), 16)
         assert ip == f"224.224.{vl >> 8}.{vl & 255}"
@@ -88,10 +108,17 @@ def net_spec(path: Path) -> dict:
 
 def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
     big = tmp_path / "big.json"
-    subprocess.run([str(rtnetlab_cli), "generate", "afdx", "--vls", "2000", "--switches", "8", "-o", str(big)],
-                   check=True, capture_output=True)
-    p = subprocess.Popen([str(rtnetlab_cli), "simulate", str(big), "--duration", "3600s", "--json"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    subprocess.run(
+        [str(rtnetlab_cli), "generate", "afdx", "--vls", "2000", "--switches", "8", "-o", str(big)],
+        check=True,
+        capture_output=True,
+    )
+    p = subprocess.Popen(
+        [str(rtnetlab_cli), "simulate", str(big), "--duration", "3600s", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(3)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -103,14 +130,21 @@ def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
     assert report["stats"]["frame_hops"] > 0
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--duration", "0s"], "--duration: must be positive, got 0s"),
-    (["--duration", "10"], "--duration: expected a duration with a unit"),
-    (["--release", "sometimes"], "--release: expected one of random, synchronized, got 'sometimes'"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--duration", "0s"], "--duration: must be positive, got 0s"),
+        (["--duration", "10"], "--duration: expected a duration with a unit"),
+        (["--release", "sometimes"], "--release: expected one of random, synchronized, got 'sometimes'"),
+    ],
+)
 def test_bad_options(rtnetlab_cli, repo_root, args, message):
-    r = subprocess.run([str(rtnetlab_cli), "simulate", str(repo_root / "examples/seed002_four_vls.yaml"), *args],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(rtnetlab_cli), "simulate", str(repo_root / "examples/seed002_four_vls.yaml"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2
     assert message in r.stderr
     assert "Traceback" not in r.stderr
@@ -127,9 +161,13 @@ def tightness(shared_dir: Path, name: str) -> list[tuple[str, str, float]]:
         sw["switching"] = "store_and_forward"
     net = model.load_data(spec)
     bounds = {(f["flow"], f["destination"]): f["delay_us"] for f in net.analyze("best")["flows"]}
-    report = run(net, {"duration_ns": 20_000_000, "release": "synchronized", "frame_sizes": "max"}, progress=False)
-    return [(f["flow"], f["destination"], f["max_us"] / bounds[(f["flow"], f["destination"])])
-            for f in report["flows"]]
+    report = run(
+        net, {"duration_ns": 20_000_000, "release": "synchronized", "frame_sizes": "max"}, progress=False
+    )
+    return [
+        (f["flow"], f["destination"], f["max_us"] / bounds[(f["flow"], f["destination"])])
+        for f in report["flows"]
+    ]
 
 
 @pytest.mark.parametrize("name", SMALL_SAMPLES)
