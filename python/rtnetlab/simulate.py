@@ -42,6 +42,7 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
                 bar.update(task, completed=t, sim=f"{t / 1e9:.3g} s")
         except KeyboardInterrupt:
             interrupted = True
+    sim.finish()
     report = json.loads(sim.report_json())
     report["interrupted"] = interrupted
     if trace is not None:

@@ -73,6 +73,10 @@ impl Simulation {
     fn duration_ns(&self) -> i64 {
         self.duration_ns
     }
+    /// Ends the run (frames held by deduplication are delivered at their SkewMax expiry).
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
     /// Writes the recorded frames as a pcapng trace; returns how many were written.
     fn write_pcapng(&self, path: std::path::PathBuf) -> PyResult<u64> {
         self.inner

@@ -2,6 +2,7 @@
 
 use super::stats::{Latency, LatencySummary};
 use super::*;
+use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
 use crate::model::{Network, NodeKind, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
@@ -147,6 +148,10 @@ pub struct Simulator {
     routes: Vec<(u32, u32, u8, u32)>,
     receivers: Vec<Receiver>,
     retransmitted: HashSet<u64>,
+    /// Bloom-filter deduplication per destination node, with the frames it holds or remembers:
+    /// key -> (receiver, emission time, first arrival).
+    dedups: Vec<Option<(Dedup, HashMap<u64, (u32, i64, i64)>)>>,
+    expired: Vec<u64>,
     events: u64,
     frame_hops: u64,
     packets_created: u64,
@@ -280,6 +285,8 @@ impl Simulator {
             routes,
             receivers,
             retransmitted: HashSet::new(),
+            dedups: Vec::new(),
+            expired: Vec::new(),
             events: 0,
             frame_hops: 0,
             packets_created: 0,
@@ -290,6 +297,7 @@ impl Simulator {
             trace: Vec::new(),
             net,
         };
+        sim.dedups = sim.build_dedups()?;
         for f in 0..sim.net.flows.len() {
             let start = sim.first_release(f);
             sim.sources[f].start_ns = start;
@@ -300,6 +308,44 @@ impl Simulator {
             sim.push(start, Ev::Release { flow: f as u32 });
         }
         Ok(sim)
+    }
+
+    /// One deduplicator per destination end system, when asked for.
+    #[allow(clippy::type_complexity)]
+    fn build_dedups(&self) -> Result<Vec<Option<(Dedup, HashMap<u64, (u32, i64, i64)>)>>, String> {
+        let Some(settings) = self.cfg.dedup else { return Ok(Vec::new()) };
+        let destinations: HashSet<u32> = self.routes.iter().map(|r| r.1).collect();
+        let hashes =
+            if settings.hashes > 0 { settings.hashes } else { dedup::optimal_q(settings.counters, 128) };
+        let skew = |s: f64| if s.is_finite() { (s * 1e9).round() as u64 } else { u64::MAX / 4 };
+        (0..self.net.nodes.len())
+            .map(|n| {
+                if !destinations.contains(&(n as u32)) {
+                    return Ok(None);
+                }
+                let config = DedupConfig {
+                    counters: settings.counters,
+                    hashes,
+                    seed: self.cfg.seed ^ n as u64,
+                    skew_max_ns: skew(if self.net.skew_max > 0.0 {
+                        self.net.skew_max
+                    } else {
+                        f64::INFINITY
+                    }),
+                    mode: match settings.mode {
+                        DedupMode::FirstCopy => DeliveryMode::FirstCopy,
+                        DedupMode::HoldUntilTwin => DeliveryMode::HoldUntilTwin,
+                    },
+                };
+                let mut d = Dedup::new(&config).map_err(|e| format!("dedup: {e}"))?;
+                for f in 0..self.net.flows.len() {
+                    if let Traffic::VirtualLink { skew_max: Some(s), .. } = &self.net.flows[f].traffic {
+                        d.set_vl_skew_max(f as u16, skew(s.secs()));
+                    }
+                }
+                Ok(Some((d, HashMap::new())))
+            })
+            .collect()
     }
 
     fn push(&mut self, time: i64, ev: Ev) {
@@ -343,6 +389,24 @@ impl Simulator {
         }
         self.now = self.now.max(end);
         self.wall_s += wall.elapsed().as_secs_f64();
+    }
+
+    /// Ends the run: frames that deduplication still holds are delivered at their SkewMax expiry
+    /// (as the receiver would), so no accepted frame goes unreported.
+    pub fn finish(&mut self) {
+        let mut expired = Vec::new();
+        for n in 0..self.dedups.len() {
+            let Some((d, known)) = self.dedups[n].as_mut() else { continue };
+            d.expire_into(u64::MAX / 2, &mut expired);
+            for k in expired.drain(..) {
+                if let Some((r, e, first)) = known.remove(&k) {
+                    if d.mode() == DeliveryMode::HoldUntilTwin {
+                        let due = first + d.skew_max_ns(k) as i64 + 1;
+                        self.receivers[r as usize].delivered.record(due - e);
+                    }
+                }
+            }
+        }
     }
 
     // ---- sources --------------------------------------------------------------------------
@@ -685,6 +749,10 @@ impl Simulator {
         let at = self.now + receive;
         self.route_stats[route].record(at - c.start_ns);
         let (frame, emit) = (c.frame, c.emit_ns);
+        if !self.dedups.is_empty() {
+            self.deliver_dedup(node, rx, f as usize, frame, emit, at);
+            return;
+        }
         // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
         // within SkewMax is discarded.
         let skew_max = (self.skew_max(f as usize) * 1e9).round() as i64;
@@ -704,6 +772,49 @@ impl Simulator {
         let deadline = self.net.flows[f as usize].deadline;
         if deadline.is_some_and(|d| (at - emit) as f64 > d * 1e9) {
             self.maybe_retransmit(f as usize, frame);
+        }
+    }
+
+    /// Seed 000's deduplication at the destination: the counting Bloom filter and hash table
+    /// decide; in hold-until-twin mode a frame is delivered when its twin arrives or when its
+    /// SkewMax runs out (at first arrival + SkewMax).
+    fn deliver_dedup(&mut self, node: usize, rx: u32, f: usize, frame: u64, emit: i64, at: i64) {
+        let key = dedup::pack_key(f as u16, frame);
+        let mut expired = std::mem::take(&mut self.expired);
+        let Some((d, known)) = self.dedups[node].as_mut() else { return };
+        let decision = d.on_arrival(key, at as u64);
+        d.expire_into(at as u64, &mut expired);
+        for k in expired.drain(..) {
+            if let Some((r, e, first)) = known.remove(&k) {
+                if d.mode() == DeliveryMode::HoldUntilTwin {
+                    let due = first + d.skew_max_ns(k) as i64 + 1;
+                    self.receivers[r as usize].delivered.record(due - e);
+                }
+            }
+        }
+        self.expired = expired;
+        let Some((_, known)) = self.dedups[node].as_mut() else { return };
+        let r = &mut self.receivers[rx as usize];
+        match decision {
+            Decision::Deliver => {
+                // A twin completing a held frame is delivered now, measured from the frame's emission.
+                let first = known.remove(&key);
+                r.delivered.record(at - first.map_or(emit, |(_, e, _)| e));
+                match first {
+                    // The twin of a held frame: one of the pair is delivered, the other discarded.
+                    Some(_) => r.duplicates += 1,
+                    None => {
+                        known.insert(key, (rx, emit, at));
+                    }
+                }
+            }
+            Decision::Drop => {
+                r.duplicates += 1;
+                known.remove(&key);
+            }
+            Decision::Hold => {
+                known.insert(key, (rx, emit, at));
+            }
         }
     }
 
@@ -771,6 +882,30 @@ impl Simulator {
                 });
             }
         }
+        let dedup = self
+            .dedups
+            .iter()
+            .enumerate()
+            .filter_map(|(n, d)| d.as_ref().map(|(d, _)| (n, d)))
+            .map(|(n, d)| {
+                let st = d.stats();
+                let filter = d.filter();
+                DedupReport {
+                    destination: net.nodes[n].name.clone(),
+                    mode: self.cfg.dedup.map_or(DedupMode::FirstCopy, |s| s.mode),
+                    counters: filter.counters(),
+                    hashes: filter.hashes(),
+                    arrivals: st.arrivals,
+                    delivered: st.delivered,
+                    duplicates_dropped: st.duplicates_dropped,
+                    false_positives: st.false_positives,
+                    measured_fp_rate: st.measured_fp_rate(),
+                    theorem8_fp: filter.predicted_fp(st.peak_table_size as u64),
+                    saturations: st.saturations,
+                    peak_keys: st.peak_table_size,
+                }
+            })
+            .collect();
         let elapsed = self.now.max(1) as f64;
         let ports = net
             .ports
@@ -791,6 +926,7 @@ impl Simulator {
             seed: self.cfg.seed,
             flows,
             delivered,
+            dedup,
             ports,
             stats: RunStats {
                 events: self.events,

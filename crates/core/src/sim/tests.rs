@@ -78,7 +78,8 @@ fn every_copy_is_accounted_for() {
 fn simulation_never_exceeds_the_bounds() {
     let mut checked = 0;
     for seed in 0..200u64 {
-        let kind = [RandomSchedulers::Mixed, RandomSchedulers::Fifo, RandomSchedulers::Any][seed as usize % 3];
+        let kind =
+            [RandomSchedulers::Mixed, RandomSchedulers::Fifo, RandomSchedulers::Any][seed as usize % 3];
         let n = validate_spec(random_small(seed, kind)).0.unwrap();
         let bounds = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
         // Independent of the scheduler mix: every mix meets both release patterns.
@@ -116,4 +117,47 @@ fn simulation_never_exceeds_the_bounds() {
         }
     }
     assert!(checked > 10_000, "only {checked} frames checked");
+}
+
+/// Seed 000's deduplication never drops a frame that is not a duplicate: on random redundant
+/// networks, with small filters that give false positives and saturate, every (flow,
+/// destination) gets exactly as many frames delivered as sequence-number redundancy management
+/// delivers, in both delivery modes, and as many duplicates discarded.
+#[test]
+fn dedup_delivers_every_frame_once() {
+    let mut redundant = 0;
+    let mut false_positives = 0;
+    for seed in 0..60u64 {
+        let n = validate_spec(random_small(seed, RandomSchedulers::Mixed)).0.unwrap();
+        if n.planes.len() < 2 {
+            continue;
+        }
+        redundant += 1;
+        let base = SimConfig { duration_ns: 400_000_000, seed, ..Default::default() };
+        let rm = simulate(&n, &base).unwrap();
+        for (counters, mode) in
+            [(16, DedupMode::FirstCopy), (24, DedupMode::HoldUntilTwin), (1280, DedupMode::FirstCopy)]
+        {
+            let cfg = SimConfig { dedup: Some(DedupSettings { counters, hashes: 0, mode }), ..base.clone() };
+            let d = simulate(&n, &cfg).unwrap();
+            for (a, b) in rm.delivered.iter().zip(&d.delivered) {
+                assert_eq!((&a.flow, &a.destination), (&b.flow, &b.destination));
+                assert_eq!(
+                    a.latency.count, b.latency.count,
+                    "seed {seed} {mode:?} M={counters}: {} -> {}",
+                    a.flow, a.destination
+                );
+                assert_eq!(a.duplicates_discarded, b.duplicates_discarded, "seed {seed} {mode:?}");
+                if mode == DedupMode::FirstCopy {
+                    assert_eq!(a.latency.max_us, b.latency.max_us, "first copy wins: same latencies");
+                }
+            }
+            false_positives += d.dedup.iter().map(|x| x.false_positives).sum::<u64>();
+        }
+    }
+    assert!(redundant >= 10, "only {redundant} redundant networks");
+    assert!(
+        false_positives > 0,
+        "the small filters must produce false positives for this test to mean anything"
+    );
 }
