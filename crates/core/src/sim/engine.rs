@@ -125,6 +125,9 @@ struct Receiver {
     duplicates: u64,
 }
 
+/// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
+type Remembered = HashMap<u64, (u32, i64, i64)>;
+
 /// The packet simulator; run it with [`Simulator::run_until`] and read [`Simulator::report`].
 pub struct Simulator {
     net: Network,
@@ -148,9 +151,8 @@ pub struct Simulator {
     routes: Vec<(u32, u32, u8, u32)>,
     receivers: Vec<Receiver>,
     retransmitted: HashSet<u64>,
-    /// Bloom-filter deduplication per destination node, with the frames it holds or remembers:
-    /// key -> (receiver, emission time, first arrival).
-    dedups: Vec<Option<(Dedup, HashMap<u64, (u32, i64, i64)>)>>,
+    /// Bloom-filter deduplication per destination node (empty when not asked for).
+    dedups: Vec<Option<(Dedup, Remembered)>>,
     expired: Vec<u64>,
     events: u64,
     frame_hops: u64,
@@ -311,8 +313,7 @@ impl Simulator {
     }
 
     /// One deduplicator per destination end system, when asked for.
-    #[allow(clippy::type_complexity)]
-    fn build_dedups(&self) -> Result<Vec<Option<(Dedup, HashMap<u64, (u32, i64, i64)>)>>, String> {
+    fn build_dedups(&self) -> Result<Vec<Option<(Dedup, Remembered)>>, String> {
         let Some(settings) = self.cfg.dedup else { return Ok(Vec::new()) };
         let destinations: HashSet<u32> = self.routes.iter().map(|r| r.1).collect();
         let hashes =
