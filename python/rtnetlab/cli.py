@@ -29,6 +29,8 @@ app = typer.Typer(
 )
 generate_app = typer.Typer(help="Generate synthetic networks.", no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
+experiment_app = typer.Typer(help="Reproduce the seed papers' experiments.", no_args_is_help=True)
+app.add_typer(experiment_app, name="experiment")
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -493,6 +495,40 @@ def generate_afdx(
             )
         return
     emit_json(data)
+
+
+@experiment_app.command("schedulers")
+def experiment_schedulers(
+    duration: Annotated[str, typer.Option("--duration", help="Simulated time per scheduler.")] = "2s",
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    link_rate: Annotated[str, typer.Option("--link-rate", help="Link rate (sets the load).")] = "10Mbps",
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 000's comparison: FIFO, static priority, WF2Q and D2DRR (6:3:1) per traffic class."""
+    from rtnetlab.experiments import seed000_schedulers
+
+    seconds = _quantity("duration", duration, "--duration")
+    _quantity("rate", link_rate, "--link-rate")
+    rows = seed000_schedulers(seconds, seed, link_rate)
+    if as_json:
+        emit_json(rows)
+        return
+    table = Table(
+        title=f"Seed 000 comparison at {link_rate} ({duration} simulated, seed {seed})", title_justify="left"
+    )
+    for col in ["scheduler", "class", "frames", "mean (us)", "p99 (us)", "max (us)", "bound (us)"]:
+        table.add_column(col, justify="left" if col in ("scheduler", "class") else "right")
+    for r in rows:
+        table.add_row(
+            r["scheduler"],
+            r["class"],
+            str(r["frames"]),
+            f"{r['mean_us']:,.1f}",
+            f"{r['p99_us']:,.1f}",
+            f"{r['max_us']:,.1f}",
+            f"{r['bound_us']:,.1f}",
+        )
+    out.print(table)
 
 
 @app.command()

@@ -468,7 +468,31 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     SchedulerConfig::Scfq { .. } => schedulers::scfq::latency_rate(k, &shares, model.rate),
                     _ => schedulers::drr::latency_rate(k, &shares, model.rate),
                 };
-                Ok(Curve::rate_latency(lr.rate, lr.latency + latency))
+                let guaranteed = Curve::rate_latency(lr.rate, lr.latency + latency);
+                // Work conservation also guarantees the class whatever the other classes leave,
+                // [β − Σ α_others]^+ (blind multiplexing). Either curve gives a valid bound; the
+                // one with the smaller delay for this class's traffic is kept (below), so a class
+                // whose share is below its load is still bounded while the port is not overloaded.
+                let others = sum_curves(
+                    queues
+                        .iter()
+                        .zip(&alphas)
+                        .enumerate()
+                        .filter(|(o, _)| *o != k)
+                        .map(|(_, (_, a))| a.clone()),
+                );
+                match curves::arbitrary_residual(&beta, &others) {
+                    Ok(l) => Err((guaranteed, l)),
+                    Err(_) => Ok(guaranteed),
+                }
+                .map_or_else(
+                    |(a, b)| {
+                        let d =
+                            |c: &Curve| queue_delay(&alphas[k], c, opt.multiplexing).unwrap_or(f64::INFINITY);
+                        Ok(if d(&b) < d(&a) { b } else { a })
+                    },
+                    Ok,
+                )
             }
             (Discipline::StaticPriority, Some(level)) => {
                 let higher = sum_curves(
@@ -487,12 +511,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                 curves::static_priority_residual(&beta, &higher, lower_frame)
             }
         };
-        let delay = service.clone().and_then(|s| match opt.multiplexing {
-            Multiplexing::Fifo => curves::horizontal_deviation(&alphas[k], &s),
-            Multiplexing::Blind => {
-                curves::arbitrary_residual(&s, &alphas[k]).and_then(|r| curves::latency(&r))
-            }
-        });
+        let delay = service.clone().and_then(|s| queue_delay(&alphas[k], &s, opt.multiplexing));
         let delay = delay.map_err(|u| u.context(&net.port_label(p)));
         port_delay = match (port_delay, &delay) {
             (Ok(a), Ok(b)) => Ok(a.max(*b)),
@@ -505,6 +524,14 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     st.port_delay[p] = port_delay;
     st.port_backlog[p] = curves::vertical_deviation(&sum_curves(alphas.into_iter()), &beta)
         .map_err(|u| u.context(&net.port_label(p)));
+}
+
+/// Delay of a queue's aggregate `alpha` served by `service`: FIFO inside the queue, or blind.
+fn queue_delay(alpha: &Curve, service: &Curve, mux: Multiplexing) -> Result<f64, Unbounded> {
+    match mux {
+        Multiplexing::Fifo => curves::horizontal_deviation(alpha, service),
+        Multiplexing::Blind => curves::arbitrary_residual(service, alpha).and_then(|r| curves::latency(&r)),
+    }
 }
 
 /// SFA's end-to-end left-over service for every crossing: the service left to the crossing's flow

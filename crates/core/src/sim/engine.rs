@@ -120,7 +120,9 @@ struct Source {
 /// Redundancy management at one (flow, destination): sequence numbers accepted and when.
 #[derive(Default)]
 struct Receiver {
-    accepted: HashMap<u64, i64>,
+    /// Frames accepted within the last SkewMax, in acceptance order: (frame, time). A copy
+    /// arrives close to its twin, so a short scan from the back finds it.
+    accepted: VecDeque<(u64, i64)>,
     delivered: Latency,
     duplicates: u64,
 }
@@ -690,43 +692,53 @@ impl Simulator {
         });
     }
 
+    /// The last bit leaves the port. A switch downstream gets the copy after propagation and its
+    /// technological latency (one event: straight to the next port's queue); a destination gets
+    /// an arrival event, so that redundancy management sees copies in arrival order.
     fn tx_end(&mut self, port: usize) {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
         let prop = (self.net.ports[port].propagation_delay * 1e9).round() as i64;
-        self.push(self.now + prop, Ev::Arrive { packet });
+        let Packet { copy, crossing } = self.packets[packet as usize];
+        if self.crossings[crossing as usize].deliver.is_some() {
+            self.push(self.now + prop, Ev::Arrive { packet });
+        } else {
+            self.forward(packet, copy, crossing, self.now + prop);
+        }
         self.try_start(port);
     }
 
     // ---- nodes ----------------------------------------------------------------------------
 
-    /// The last bit of a packet reaches the next node: delivered there, or forwarded.
+    /// A switch receives the packet's last bit at `at` and queues a copy at each next port.
+    fn forward(&mut self, packet: u32, copy: u32, crossing: u32, at: i64) {
+        self.packets_forwarded += 1;
+        let node = self.net.ports[self.crossings[crossing as usize].port as usize].peer;
+        let next = std::mem::take(&mut self.crossings[crossing as usize].next);
+        let n = &self.net.nodes[node];
+        debug_assert_eq!(n.kind, NodeKind::Switch);
+        let latency = (n.technological_latency * 1e9).round() as i64;
+        let cut_through = n.switching == Switching::CutThrough;
+        for &d in &next {
+            let p = self.new_packet(copy, d);
+            let mut when = at + latency;
+            if cut_through {
+                when -= self.cut_through_gain(crossing as usize, d as usize, copy);
+            }
+            self.push(when, Ev::Enqueue { packet: p });
+        }
+        self.crossings[crossing as usize].next = next;
+        self.free_packet(packet);
+    }
+
+    /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
         let cr = &self.crossings[crossing as usize];
         let node = self.net.ports[cr.port as usize].peer;
-        if let Some(route) = cr.deliver {
-            self.deliver(route as usize, copy, node);
-            self.packets_delivered += 1;
-        } else {
-            self.packets_forwarded += 1;
-        }
-        let next = std::mem::take(&mut self.crossings[crossing as usize].next);
-        if !next.is_empty() {
-            let n = &self.net.nodes[node];
-            debug_assert_eq!(n.kind, NodeKind::Switch);
-            let latency = (n.technological_latency * 1e9).round() as i64;
-            let cut_through = n.switching == Switching::CutThrough;
-            for &d in &next {
-                let p = self.new_packet(copy, d);
-                let mut at = self.now + latency;
-                if cut_through {
-                    at -= self.cut_through_gain(crossing as usize, d as usize, copy);
-                }
-                self.push(at, Ev::Enqueue { packet: p });
-            }
-        }
-        self.crossings[crossing as usize].next = next;
+        let route = cr.deliver.expect("arrival events are for destinations");
+        self.deliver(route as usize, copy, node);
+        self.packets_delivered += 1;
         self.free_packet(packet);
     }
 
@@ -758,17 +770,14 @@ impl Simulator {
         // within SkewMax is discarded.
         let skew_max = (self.skew_max(f as usize) * 1e9).round() as i64;
         let r = &mut self.receivers[rx as usize];
-        match r.accepted.get(&frame) {
-            Some(&t) if at - t <= skew_max => {
-                r.duplicates += 1;
-                return;
-            }
-            _ => {}
+        while r.accepted.front().is_some_and(|&(_, t)| at - t > skew_max) {
+            r.accepted.pop_front();
         }
-        r.accepted.insert(frame, at);
-        if r.accepted.len() > 1024 {
-            r.accepted.retain(|_, t| at - *t <= skew_max);
+        if r.accepted.iter().rev().any(|&(k, _)| k == frame) {
+            r.duplicates += 1;
+            return;
         }
+        r.accepted.push_back((frame, at));
         r.delivered.record(at - emit);
         let deadline = self.net.flows[f as usize].deadline;
         if deadline.is_some_and(|d| (at - emit) as f64 > d * 1e9) {

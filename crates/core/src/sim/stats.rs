@@ -1,6 +1,8 @@
 //! Latency statistics: exact count, min, max and mean, and a log-linear histogram for quantiles
 //! and CDFs (HdrHistogram's layout: 128 linear sub-buckets per power of two, so a quantile is
 //! within 1/128 of its value; it is reported as the bucket's upper edge, never below the truth).
+//! The histogram is sparse: one route's latencies fill a few dozen buckets, and a large network
+//! has tens of thousands of routes.
 
 use serde::Serialize;
 
@@ -13,7 +15,10 @@ pub struct Latency {
     pub sum_ns: i128,
     pub min_ns: i64,
     pub max_ns: i64,
-    buckets: Vec<u64>,
+    /// Counts of buckets `lo..lo + counts.len()`: dense over the range one route's latencies
+    /// span (a few hundred buckets), not over every possible value.
+    lo: u32,
+    counts: Vec<u32>,
 }
 
 fn bucket_of(v: u64) -> usize {
@@ -47,11 +52,24 @@ impl Latency {
         }
         self.count += 1;
         self.sum_ns += v as i128;
-        let b = bucket_of(v as u64);
-        if b >= self.buckets.len() {
-            self.buckets.resize(b + 1, 0);
+        let b = bucket_of(v as u64) as u32;
+        if self.counts.is_empty() {
+            self.lo = b;
+        } else if b < self.lo {
+            let grow = (self.lo - b) as usize;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.lo = b;
         }
-        self.buckets[b] += 1;
+        let i = (b - self.lo) as usize;
+        if i >= self.counts.len() {
+            self.counts.resize(i + 1, 0);
+        }
+        self.counts[i] += 1;
+    }
+
+    /// Non-empty buckets: (bucket, count).
+    fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, &n)| n > 0).map(|(i, &n)| (self.lo as usize + i, n as u64))
     }
 
     pub fn mean_ns(&self) -> f64 {
@@ -69,7 +87,7 @@ impl Latency {
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
-        for (b, &n) in self.buckets.iter().enumerate() {
+        for (b, n) in self.buckets() {
             seen += n;
             if seen >= rank {
                 return (upper_edge(b) as i64).min(self.max_ns);
@@ -80,12 +98,7 @@ impl Latency {
 
     /// The histogram as (upper edge ns, count) for non-empty buckets, for CDF plots.
     pub fn histogram(&self) -> Vec<(i64, u64)> {
-        self.buckets
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(b, &n)| ((upper_edge(b) as i64).min(self.max_ns), n))
-            .collect()
+        self.buckets().map(|(b, n)| ((upper_edge(b) as i64).min(self.max_ns), n)).collect()
     }
 }
 
