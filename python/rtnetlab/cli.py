@@ -382,7 +382,7 @@ def _print_sim(report: dict) -> None:
         )
     out.print(flows)
     ports = Table(title="Egress ports", title_justify="left")
-    for col in ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops"]:
+    for col in ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops", "policed"]:
         ports.add_column(col, justify="left" if col in ("port", "plane") else "right")
     for p in report["ports"]:
         if p["frames"]:
@@ -393,7 +393,8 @@ def _print_sim(report: dict) -> None:
                 f"{100 * p['utilisation']:.1f}%",
                 f"{p['max_backlog_bytes']:,.0f}",
                 str(p["drops"]),
-                style="red" if p["drops"] else None,
+                str(p["policed"]),
+                style="red" if p["drops"] or p["policed"] else None,
             )
     out.print(ports)
     if report.get("dedup"):

@@ -56,6 +56,12 @@ pub struct Defaults {
     /// Per-frame cost on the wire beyond the Ethernet frame: preamble, start delimiter and
     /// inter-frame gap (20 B on Ethernet).
     pub interframe_overhead: DataSize,
+    /// Switches police every virtual link at their inputs (ARINC 664 account-based policing)
+    /// with this jitter allowance: a VL's account holds at most Lmax·(1 + J/BAG) bytes and
+    /// refills at Lmax per BAG; a frame finding less credit than its size is dropped. Absent: no
+    /// policing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policing_jitter: Option<Duration>,
 }
 
 impl Default for Defaults {
@@ -68,6 +74,7 @@ impl Default for Defaults {
             scheduler: "fifo".to_string(),
             buffer: None,
             interframe_overhead: DataSize::from_bytes(20.0),
+            policing_jitter: None,
         }
     }
 }

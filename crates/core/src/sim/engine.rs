@@ -59,6 +59,9 @@ struct Crossing {
     deliver: Option<u32>,
     /// Every route downstream of this crossing (losses here are losses there).
     reach: Vec<u32>,
+    /// Policing at this crossing's port input (switch ports fed by a link): (credit bits, last
+    /// update ns), with the VL's refill rate and ceiling in [`Simulator::police`].
+    account: (f64, i64),
 }
 
 /// One copy of one frame on one plane.
@@ -94,6 +97,7 @@ struct PortSim {
     busy_ns: i64,
     frames: u64,
     drops: u64,
+    policed: u64,
     buffer_bits: Option<u64>,
     wake_at: Option<i64>,
 }
@@ -162,6 +166,7 @@ pub struct Simulator {
     packets_delivered: u64,
     packets_forwarded: u64,
     packets_dropped: u64,
+    packets_policed: u64,
     wall_s: f64,
     pub trace: Vec<TraceRecord>,
 }
@@ -196,6 +201,7 @@ impl Simulator {
                 busy_ns: 0,
                 frames: 0,
                 drops: 0,
+                policed: 0,
                 buffer_bits: port.buffer.map(|b| b.round() as u64),
                 wake_at: None,
             });
@@ -227,6 +233,7 @@ impl Simulator {
                                 next: Vec::new(),
                                 deliver: None,
                                 reach: Vec::new(),
+                                account: (f64::INFINITY, 0),
                             });
                             let c = crossings.len() as u32 - 1;
                             seen.push((p, c));
@@ -297,6 +304,7 @@ impl Simulator {
             packets_delivered: 0,
             packets_forwarded: 0,
             packets_dropped: 0,
+            packets_policed: 0,
             wall_s: 0.0,
             trace: Vec::new(),
             net,
@@ -720,6 +728,9 @@ impl Simulator {
         let latency = (n.technological_latency * 1e9).round() as i64;
         let cut_through = n.switching == Switching::CutThrough;
         for &d in &next {
+            if !self.police(d, copy, at) {
+                continue;
+            }
             let p = self.new_packet(copy, d);
             let mut when = at + latency;
             if cut_through {
@@ -729,6 +740,37 @@ impl Simulator {
         }
         self.crossings[crossing as usize].next = next;
         self.free_packet(packet);
+    }
+
+    /// ARINC 664 account-based policing of a VL frame entering a switch towards crossing `d`
+    /// (when `defaults.policing_jitter` is set): the account refills at Lmax per BAG up to
+    /// Lmax·(1 + J/BAG); a frame needs credit for its size, else it is dropped and counted.
+    fn police(&mut self, d: u32, copy: u32, at: i64) -> bool {
+        let Some(jitter) = self.net.spec.defaults.policing_jitter else { return true };
+        let c = &self.copies[copy as usize];
+        let Traffic::VirtualLink { bag, lmax, .. } = &self.net.flows[c.flow as usize].traffic else {
+            return true;
+        };
+        let (lmax, bag) = (lmax.bits(), bag.secs());
+        let ceiling = lmax * (1.0 + jitter.secs() / bag);
+        let (credit, last) = self.crossings[d as usize].account;
+        let credit = if credit.is_infinite() {
+            ceiling
+        } else {
+            (credit + lmax * (at - last) as f64 / (bag * 1e9)).min(ceiling)
+        };
+        if credit + 1e-6 < c.frame_bits as f64 {
+            self.crossings[d as usize].account = (credit, at);
+            self.packets_policed += 1;
+            let port = self.crossings[d as usize].port as usize;
+            self.ports[port].policed += 1;
+            for &r in &self.crossings[d as usize].reach {
+                self.route_losses[r as usize] += 1;
+            }
+            return false;
+        }
+        self.crossings[d as usize].account = (credit - c.frame_bits as f64, at);
+        true
     }
 
     /// The last bit of a packet reaches its destination end system.
@@ -929,6 +971,7 @@ impl Simulator {
                 utilisation: (s.busy_ns.min(self.now) as f64 / elapsed).min(1.0),
                 frames: s.frames,
                 drops: s.drops,
+                policed: s.policed,
             })
             .collect();
         SimReport {
@@ -948,6 +991,7 @@ impl Simulator {
                 packets_delivered: self.packets_delivered,
                 packets_forwarded: self.packets_forwarded,
                 packets_dropped: self.packets_dropped,
+                packets_policed: self.packets_policed,
                 packets_in_flight: (self.packets.len() - self.free_packets.len()) as u64,
             },
         }

@@ -160,7 +160,7 @@ pub struct FlowStats {
     pub p999_us: f64,
     pub max_us: f64,
     pub jitter_us: f64,
-    /// Copies of this flow's frames dropped on this route (full buffers).
+    /// Copies of this flow's frames lost on this route (full buffers, policing).
     pub losses: u64,
     /// Frames of this flow sent again after a loss or a missed deadline.
     pub retransmissions: u64,
@@ -208,6 +208,8 @@ pub struct PortStats {
     pub utilisation: f64,
     pub frames: u64,
     pub drops: u64,
+    /// Frames dropped by VL policing at this port's input, before queueing.
+    pub policed: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -221,11 +223,12 @@ pub struct RunStats {
     /// Frames emitted by the sources' regulators (each then copied on every plane).
     pub frames_released: u64,
     /// Copies of frames in ports (one per port crossed): created = delivered + forwarded +
-    /// dropped + in flight.
+    /// dropped + in flight (a policed copy is never created).
     pub packets_created: u64,
     pub packets_delivered: u64,
     pub packets_forwarded: u64,
     pub packets_dropped: u64,
+    pub packets_policed: u64,
     pub packets_in_flight: u64,
 }
 

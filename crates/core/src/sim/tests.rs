@@ -161,3 +161,33 @@ fn dedup_delivers_every_frame_once() {
         "the small filters must produce false positives for this test to mean anything"
     );
 }
+
+/// ARINC 664 policing at the switch input: a VL released with up to 500 µs of jitter breaks a
+/// 1 ms BAG when policed without jitter allowance (some frames dropped), and passes untouched
+/// with an allowance that covers its jitter.
+#[test]
+fn policing_drops_only_what_breaks_the_contract() {
+    let run = |allowance: Option<&str>| {
+        let mut spec: crate::model::NetworkSpec = serde_json::from_value(serde_json::json!({
+            "name": "policed",
+            "end_systems": [{"name": "ES1"}, {"name": "ES2"}],
+            "switches": [{"name": "SW"}],
+            "links": [{"from": "ES1", "to": "SW"}, {"from": "SW", "to": "ES2"}],
+            "flows": [{"name": "VL1", "type": "virtual_link", "bag": "1ms", "lmin": "100B", "lmax": "100B",
+                       "release_jitter": "500us", "source": "ES1", "destinations": ["ES2"]}]
+        }))
+        .unwrap();
+        spec.defaults.policing_jitter = allowance.map(|a| crate::units::Duration::parse(a).unwrap());
+        let n = validate_spec(spec).0.unwrap();
+        simulate(&n, &SimConfig { duration_ns: 1_000_000_000, seed: 5, ..Default::default() }).unwrap()
+    };
+    let strict = run(Some("0us"));
+    assert!(strict.stats.packets_policed > 50, "{:?}", strict.stats);
+    assert_eq!(strict.flows[0].losses, strict.stats.packets_policed);
+    let sw = strict.ports.iter().find(|p| p.node == "SW" && p.frames > 0).unwrap();
+    assert_eq!(sw.policed, strict.stats.packets_policed);
+    let tolerant = run(Some("500us"));
+    assert_eq!(tolerant.stats.packets_policed, 0, "{:?}", tolerant.stats);
+    assert_eq!(run(None).stats.packets_policed, 0);
+    assert_eq!(tolerant.flows[0].count, run(None).flows[0].count);
+}
