@@ -177,3 +177,36 @@ def test_bounds_are_tight_on_the_wopanet_samples(shared_dir, name):
     print(name, [(f, d, round(r, 3)) for f, d, r in ratios])
     if name in ("EE", "ESE", "ESSE"):
         assert min(r for _, _, r in ratios) > 0.9, ratios
+
+
+TINY = """
+name: tiny
+end_systems: [{name: ES1}, {name: ES2}]
+switches: [{name: SW}]
+links: [{from: ES1, to: SW}, {from: SW, to: ES2}]
+flows:
+  - {name: VL1, type: virtual_link, bag: 1ms, lmin: 64B, lmax: 1000B, source: ES1, destinations: [ES2]}
+"""
+
+
+def test_frame_sizes_from_a_trace(rtnetlab_cli, tmp_path):
+    """Every frame 500 B from the trace: 520 B on the wire, 41.6 µs per hop, 83.2 µs end to end;
+    a size above Lmax is clamped to it (1020 B on the wire: 163.2 µs)."""
+    net = tmp_path / "tiny.yaml"
+    net.write_text(TINY)
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text("# one size per frame\n500\n")
+    r = sim_json(rtnetlab_cli, str(net), "--duration", "20ms", "--sizes", "trace", "--size-trace", str(sizes))
+    f = r["flows"][0]
+    assert f["count"] >= 19 and f["min_us"] == pytest.approx(83.2) and f["max_us"] == pytest.approx(83.2)
+    sizes.write_text("500, 4000\n")
+    r = sim_json(rtnetlab_cli, str(net), "--duration", "20ms", "--sizes", "trace", "--size-trace", str(sizes))
+    assert r["flows"][0]["max_us"] == pytest.approx(163.2)
+    sizes.write_text("500 big\n")
+    bad = subprocess.run(
+        [str(rtnetlab_cli), "simulate", str(net), "--sizes", "trace", "--size-trace", str(sizes)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and f"{sizes}:1: expected frame sizes in bytes, got 'big'" in bad.stderr

@@ -285,7 +285,12 @@ def simulate(
     release: Annotated[
         str, typer.Option("--release", help="random or synchronized (worst case).")
     ] = "random",
-    sizes: Annotated[str, typer.Option("--sizes", help="Frame sizes: uniform, max or min.")] = "uniform",
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Frame sizes: uniform, max, min or trace.")
+    ] = "uniform",
+    size_trace: Annotated[
+        Path | None, typer.Option("--size-trace", help="With --sizes trace: a file of frame sizes (bytes).")
+    ] = None,
     workload: Annotated[str, typer.Option("--workload", help="periodic, poisson or pareto.")] = "periodic",
     load: Annotated[float, typer.Option("--load", help="Poisson/Pareto load vs the contract.")] = 0.5,
     retransmit: Annotated[bool, typer.Option("--retransmit", help="Resend lost or late frames.")] = False,
@@ -309,11 +314,16 @@ def simulate(
         raise UserError(f"--duration: must be positive, got {duration}")
     for name, value, allowed in [
         ("--release", release, ("random", "synchronized")),
-        ("--sizes", sizes, ("uniform", "max", "min")),
+        ("--sizes", sizes, ("uniform", "max", "min", "trace")),
         ("--workload", workload, ("periodic", "poisson", "pareto")),
     ]:
         if value not in allowed:
             raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
+    trace_sizes: list[int] = []
+    if sizes == "trace":
+        if size_trace is None:
+            raise UserError("--sizes trace: give the frame sizes with --size-trace FILE")
+        trace_sizes = _read_sizes(size_trace)
     if dedup is not None and dedup not in ("first_copy", "hold_until_twin"):
         raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
     if workload != "periodic" and not load > 0:
@@ -333,6 +343,7 @@ def simulate(
         "retransmit": retransmit,
         "trace_limit": 5_000_000 if trace else 0,
         "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
+        "size_trace": trace_sizes,
     }
     report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
     if histograms:
@@ -346,6 +357,23 @@ def simulate(
         return
     _warn(net)
     _print_sim(report)
+
+
+def _read_sizes(path: Path) -> list[int]:
+    """Frame sizes in bytes, one per line (or separated by commas/spaces); '#' starts a comment."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UserError(f"{path}: cannot be read ({e.strerror})") from None
+    sizes = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for word in line.split("#")[0].replace(",", " ").split():
+            if not word.isdigit() or not 0 < int(word) < 65536:
+                raise UserError(f"{path}:{n}: expected frame sizes in bytes, got '{word}'")
+            sizes.append(int(word))
+    if not sizes:
+        raise UserError(f"{path}: no frame sizes")
+    return sizes
 
 
 def _print_sim(report: dict) -> None:

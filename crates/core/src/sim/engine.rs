@@ -185,6 +185,9 @@ pub struct TraceRecord {
 
 impl Simulator {
     pub fn new(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
+        if cfg.frame_sizes == FrameSizes::Trace && cfg.size_trace.is_empty() {
+            return Err("frame sizes from a trace need a non-empty size trace".into());
+        }
         let net = net.clone();
         let mut ports = Vec::with_capacity(net.ports.len());
         for (p, port) in net.ports.iter().enumerate() {
@@ -456,6 +459,11 @@ impl Simulator {
             FrameSizes::Max => hi,
             FrameSizes::Min => lo,
             FrameSizes::Uniform => self.rng.gen_range(lo.round() as u32..=hi.round() as u32) as f64,
+            FrameSizes::Trace => {
+                let trace = &self.cfg.size_trace;
+                let k = (f as u64 * 7919 + self.sources[f].next_frame) as usize % trace.len().max(1);
+                trace.get(k).map_or(hi, |&b| (b as f64).clamp(lo, hi))
+            }
         };
         (bytes.round() as u32) * 8
     }

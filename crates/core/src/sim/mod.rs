@@ -70,6 +70,9 @@ pub enum FrameSizes {
     Min,
     /// Uniform between the flow's smallest and largest frame.
     Uniform,
+    /// Read in turn from `size_trace` (each flow from its own starting point), clamped to the
+    /// flow's smallest and largest frame.
+    Trace,
 }
 
 /// How applications produce frames (the VL regulator then enforces the BAG).
@@ -126,6 +129,8 @@ pub struct SimConfig {
     pub retransmit: bool,
     /// Keep a trace of every frame transmission (for pcapng), at most this many frames.
     pub trace_limit: usize,
+    /// Frame sizes in bytes for [`FrameSizes::Trace`] (e.g. a recorded video trace).
+    pub size_trace: Vec<u32>,
     /// Bloom-filter deduplication at destinations (absent: redundancy management by sequence
     /// number within SkewMax).
     pub dedup: Option<DedupSettings>,
@@ -141,6 +146,7 @@ impl Default for SimConfig {
             workload: Workload::Periodic,
             retransmit: false,
             trace_limit: 0,
+            size_trace: Vec::new(),
             dedup: None,
         }
     }
