@@ -36,7 +36,9 @@ class Network:
         try:
             return json.loads(self.handle.analyze_json(method, grouping, blind))
         except ValueError as e:
-            raise UserError(f"--method: {e}") from None
+            # An unknown method is an option error; a method that does not fit is the network's.
+            where = "--method" if str(e).startswith("unknown analysis method") else (self.source or "network")
+            raise UserError(f"{where}: {e}") from None
 
     def resolved(self) -> dict:
         return json.loads(self.handle.resolved_json())

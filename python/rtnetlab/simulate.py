@@ -19,7 +19,7 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
     try:
         sim = net.handle.simulation(json.dumps(config))
     except ValueError as e:
-        raise UserError(str(e)) from None
+        raise UserError(f"{net.source or 'network'}: {e}") from None
     duration = sim.duration_ns
     # Slices short enough to stay responsive (progress, Ctrl-C), long enough to cost nothing.
     step = max(duration // 200, 1_000_000)
