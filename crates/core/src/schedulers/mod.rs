@@ -111,6 +111,43 @@ pub fn behaviour(
     })
 }
 
+/// Checks shared by the schedulers' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Behaviour, Queued};
+
+    /// A frame of `wire_bytes` on the wire (20 B of them preamble and gap).
+    pub fn frame(frame: u32, class: u16, wire_bytes: u32) -> Queued {
+        Queued { frame, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+    }
+
+    /// Four always-backlogged classes with weights 1 : 2 : 3 : 4 and unequal frame sizes receive
+    /// wire bits in proportion to their weights, within `slack_frames` largest frames at any time.
+    pub fn assert_long_run_shares(s: &mut dyn Behaviour, slack_frames: f64) {
+        let w = [1.0, 2.0, 3.0, 4.0];
+        let sizes = [84u32, 1538, 500, 1000];
+        let mut id = 0;
+        for c in 0..4u16 {
+            for k in 0..4000u32 {
+                s.enqueue(frame(id, c, sizes[((k + c as u32) % 4) as usize]), 0);
+                id += 1;
+            }
+        }
+        let mut got = [0f64; 4];
+        for step in 0..6000 {
+            let q = s.dequeue(0).expect("backlogged");
+            got[q.class as usize] += q.wire_bits as f64;
+            if step > 100 {
+                let total: f64 = got.iter().sum();
+                for c in 0..4 {
+                    let ideal = total * w[c] / 10.0;
+                    assert!((got[c] - ideal).abs() <= slack_frames * 1538.0 * 8.0, "class {c}: {got:?}");
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

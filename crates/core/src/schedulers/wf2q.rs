@@ -127,9 +127,7 @@ pub fn latency_rate(i: usize, classes: &[ClassAtPort], capacity: f64) -> Latency
 mod tests {
     use super::*;
 
-    fn frame(frame: u32, class: u16, wire_bytes: u32) -> Queued {
-        Queued { frame, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
-    }
+    use crate::schedulers::testing::frame;
 
     /// Weights 1 : 2 (r = 1/3, 2/3), equal frames L, both backlogged from 0; heads as (S, F):
     /// V = 0: (0, 3L) (0, 1.5L) → 1; V = L: (0, 3L) (1.5L, 3L), only 0 eligible → 0;
@@ -145,32 +143,11 @@ mod tests {
         assert_eq!(got, [1, 0, 1, 1, 0, 1, 1, 0, 1]);
     }
 
-    /// Four backlogged classes with weights 1 : 2 : 3 : 4 and unequal frame sizes receive wire
-    /// bits in proportion to their weights, within one largest frame per class at any time.
+    /// Four backlogged classes with weights 1 : 2 : 3 : 4 and unequal frames get their shares.
     #[test]
     fn long_run_shares_follow_weights() {
         let w = [1.0, 2.0, 3.0, 4.0];
-        let mut s = Wf2q::new(&w.map(Some));
-        let sizes = [84u32, 1538, 500, 1000];
-        let mut id = 0;
-        for c in 0..4u16 {
-            for k in 0..4000u32 {
-                s.enqueue(frame(id, c, sizes[((k + c as u32) % 4) as usize]), 0);
-                id += 1;
-            }
-        }
-        let mut got = [0f64; 4];
-        for step in 0..6000 {
-            let q = s.dequeue(0).unwrap();
-            got[q.class as usize] += q.wire_bits as f64;
-            if step > 100 {
-                let total: f64 = got.iter().sum();
-                for c in 0..4 {
-                    let ideal = total * w[c] / 10.0;
-                    assert!((got[c] - ideal).abs() <= 2.0 * 1538.0 * 8.0, "class {c}: {got:?}");
-                }
-            }
-        }
+        super::super::testing::assert_long_run_shares(&mut Wf2q::new(&w.map(Some)), 2.0);
     }
 
     #[test]

@@ -910,19 +910,11 @@ impl Simulator {
             .enumerate()
             .map(|(r, &(f, dest, plane, _))| {
                 let l = &self.route_stats[r];
-                let s = LatencySummary::from(l);
                 FlowStats {
                     flow: net.flows[f as usize].name.clone(),
                     destination: net.nodes[dest as usize].name.clone(),
                     plane: net.planes[plane as usize].clone(),
-                    count: s.count,
-                    min_us: s.min_us,
-                    mean_us: s.mean_us,
-                    p50_us: s.p50_us,
-                    p99_us: s.p99_us,
-                    p999_us: s.p999_us,
-                    max_us: s.max_us,
-                    jitter_us: s.jitter_us,
+                    latency: LatencySummary::from(l),
                     losses: self.route_losses[r],
                     retransmissions: self.sources[f as usize].retransmissions,
                     histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),

@@ -158,14 +158,8 @@ pub struct FlowStats {
     pub flow: String,
     pub destination: String,
     pub plane: String,
-    pub count: u64,
-    pub min_us: f64,
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    pub max_us: f64,
-    pub jitter_us: f64,
+    #[serde(flatten)]
+    pub latency: LatencySummary,
     /// Copies of this flow's frames lost on this route (full buffers, policing).
     pub losses: u64,
     /// Frames of this flow sent again after a loss or a missed deadline.

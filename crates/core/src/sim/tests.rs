@@ -28,8 +28,8 @@ fn single_frame_latency_by_hand() {
     let cfg = SimConfig { duration_ns: 9_900_000, release: Release::Synchronized, ..Default::default() };
     let r = simulate(&one_switch("16us"), &cfg).unwrap();
     let f = &r.flows[0];
-    assert_eq!(f.count, 10, "one frame per ms for 10 ms");
-    assert!((f.max_us - 180.2).abs() < 1e-9 && (f.min_us - 180.2).abs() < 1e-9, "{f:?}");
+    assert_eq!(f.latency.count, 10, "one frame per ms for 10 ms");
+    assert!((f.latency.max_us - 180.2).abs() < 1e-9 && (f.latency.min_us - 180.2).abs() < 1e-9, "{f:?}");
     assert_eq!(r.stats.frame_hops, 20);
     let sw = r.ports.iter().find(|p| p.node == "SW" && p.frames > 0).unwrap();
     assert!((sw.utilisation - 0.0816).abs() < 0.001, "{}", sw.utilisation);
@@ -94,16 +94,16 @@ fn simulation_never_exceeds_the_bounds() {
             // Integer-ns transmission times round up by < 1 ns per hop.
             let slack_us = 0.01;
             assert!(
-                s.max_us <= b.delay_us + slack_us,
+                s.latency.max_us <= b.delay_us + slack_us,
                 "seed {seed}: {} -> {} ({}): simulated {} > bound {} ({})",
                 s.flow,
                 s.destination,
                 s.plane,
-                s.max_us,
+                s.latency.max_us,
                 b.delay_us,
                 b.method
             );
-            checked += s.count;
+            checked += s.latency.count;
         }
         for (s, b) in sim.ports.iter().zip(&bounds.ports) {
             assert!(
@@ -189,5 +189,5 @@ fn policing_drops_only_what_breaks_the_contract() {
     let tolerant = run(Some("500us"));
     assert_eq!(tolerant.stats.packets_policed, 0, "{:?}", tolerant.stats);
     assert_eq!(run(None).stats.packets_policed, 0);
-    assert_eq!(tolerant.flows[0].count, run(None).flows[0].count);
+    assert_eq!(tolerant.flows[0].latency.count, run(None).flows[0].latency.count);
 }
