@@ -302,8 +302,39 @@ fn sum_curves(curves: impl Iterator<Item = Curve>) -> Curve {
     curves.fold(Curve::zero(), |acc, c| acc.add(&c))
 }
 
+/// Ports in an order where every port comes after the ports that feed it (Kahn), followed by the
+/// ports on cycles, if any; `true` when the dependency graph is acyclic.
 fn feed_forward_order(net: &Network) -> (Vec<PortId>, bool) {
-    super::afdx_naive::feed_forward_order(net)
+    let n = net.ports.len();
+    let mut next: Vec<Vec<PortId>> = vec![Vec::new(); n];
+    let mut indegree = vec![0usize; n];
+    for flow in &net.flows {
+        for r in &flow.routes {
+            for w in r.ports.windows(2) {
+                if !next[w[0]].contains(&w[1]) {
+                    next[w[0]].push(w[1]);
+                    indegree[w[1]] += 1;
+                }
+            }
+        }
+    }
+    let mut order: Vec<PortId> = (0..n).filter(|&p| indegree[p] == 0).collect();
+    let mut head = 0;
+    while head < order.len() {
+        let p = order[head];
+        head += 1;
+        for &q in &next[p] {
+            indegree[q] -= 1;
+            if indegree[q] == 0 {
+                order.push(q);
+            }
+        }
+    }
+    let acyclic = order.len() == n;
+    if !acyclic {
+        order.extend((0..n).filter(|&p| indegree[p] > 0));
+    }
+    (order, acyclic)
 }
 
 fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
@@ -622,6 +653,27 @@ fn sfa_route(
     let last = lay.crossing(f, *ports.last().expect("routes have ports"));
     let service = services[last].clone()?;
     curves::horizontal_deviation(&Curve::token_bucket(flow.rate, flow.burst), &service)
+}
+
+/// TFA on FIFO ports without grouping, as afdx-naive reports it: each port's delay (infinite
+/// when unbounded) and the sum of the bursts entering it.
+pub(crate) struct FifoTfa {
+    pub port_delay: Vec<f64>,
+    pub port_bursts: Vec<f64>,
+    pub notes: Vec<String>,
+}
+
+pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
+    let lay = layout(net);
+    let opt = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
+    let (st, notes) = tfa(net, &lay, &opt);
+    let port_bursts = lay
+        .port_queues
+        .iter()
+        .map(|qs| qs.iter().flat_map(|&q| &lay.queues[q].crossings).fold(0.0, |s, &c| s + st.burst[c]))
+        .collect();
+    let port_delay = st.port_delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
+    FifoTfa { port_delay, port_bursts, notes }
 }
 
 /// TFA's bound for one route: the sum of its queues' delays.
