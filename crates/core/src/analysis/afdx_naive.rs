@@ -47,6 +47,8 @@ pub fn analyze(net: &Network) -> AnalysisReport {
     let delay = &tfa.port_delay;
     let notes = tfa.notes;
     let loads = net.port_loads();
+    let names = Names::of(net);
+    let method = Name::from("afdx-naive");
     let ports = net
         .ports
         .iter()
@@ -93,16 +95,16 @@ pub fn analyze(net: &Network) -> AnalysisReport {
                 format!("no finite bound at {}: offered load exceeds the link rate", net.port_label(p))
             });
             flows.push(FlowBound {
-                flow: flow.name.clone(),
-                destination: net.nodes[r.destination].name.clone(),
-                plane: net.planes[r.plane].clone(),
+                flow: names.flows[f].clone(),
+                destination: names.nodes[r.destination].clone(),
+                plane: names.planes[r.plane].clone(),
                 delay_us,
                 jitter_us,
                 best_case_us: super::network_bounds::best_case_delay(net, f, &r.ports, r.destination) * 1e6,
                 deadline_us: flow.deadline.map(|d| d * 1e6),
                 slack_us: flow.deadline.map(|d| d * 1e6 - delay_us),
                 status: status_of(delay_us, flow.deadline.map(|d| d * 1e6)),
-                method: "afdx-naive".into(),
+                method: method.clone(),
                 reason,
             });
         }

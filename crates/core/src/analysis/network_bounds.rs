@@ -739,18 +739,20 @@ fn run_candidates(
             }
         })
         .collect();
-    let names: Vec<String> = candidates
+    let names = Names::of(net);
+    let method_names: Vec<Name> = candidates
         .iter()
-        .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
+        .map(|&(method, mux)| Name::from(Options { method, grouping, multiplexing: mux }.name()))
         .collect();
+    let report_name = Name::from(name);
     let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
     for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
                 + net.nodes[r.destination].receive_latency;
-            let mut best: Option<(f64, &str)> = None;
+            let mut best: Option<(f64, &Name)> = None;
             let mut reason = None;
-            for (k, (&(method, _), cname)) in candidates.iter().zip(&names).enumerate() {
+            for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
                 let bounds: Vec<Result<f64, Unbounded>> = match method {
                     Method::Tfa => vec![tfa_route(&lay, &st, f, &r.ports)],
                     Method::Sfa => services[k].iter().map(|s| sfa_route(net, &lay, s, f, &r.ports)).collect(),
@@ -765,9 +767,9 @@ fn run_candidates(
                     }
                 }
             }
-            let (delay, method) = best.unwrap_or((f64::INFINITY, name));
+            let (delay, method) = best.unwrap_or((f64::INFINITY, &report_name));
             let reason = if delay.is_finite() { None } else { reason };
-            flows.push(flow_bound(net, f, r, delay, reason, method));
+            flows.push(flow_bound(net, &names, f, r, delay, reason, method));
         }
     }
     if candidates.iter().any(|&(_, m)| m == Multiplexing::Blind) && candidates.len() == 1 {
@@ -818,27 +820,28 @@ pub fn best_case_delay(net: &Network, f: FlowId, ports: &[PortId], destination: 
 
 pub(crate) fn flow_bound(
     net: &Network,
+    names: &Names,
     f: FlowId,
     r: &crate::model::Route,
     delay: f64,
     reason: Option<String>,
-    method: &str,
+    method: &Name,
 ) -> FlowBound {
     let flow = &net.flows[f];
     let delay_us = delay * 1e6;
     let bcd_us = best_case_delay(net, f, &r.ports, r.destination) * 1e6;
     let deadline_us = flow.deadline.map(|d| d * 1e6);
     FlowBound {
-        flow: flow.name.clone(),
-        destination: net.nodes[r.destination].name.clone(),
-        plane: net.planes[r.plane].clone(),
+        flow: names.flows[f].clone(),
+        destination: names.nodes[r.destination].clone(),
+        plane: names.planes[r.plane].clone(),
         delay_us,
         jitter_us: (delay_us - bcd_us).max(0.0),
         best_case_us: bcd_us,
         deadline_us,
         slack_us: deadline_us.map(|d| d - delay_us),
         status: status_of(delay_us, deadline_us),
-        method: method.to_string(),
+        method: method.clone(),
         reason,
     }
 }

@@ -16,15 +16,15 @@
 //! SkewMax, else D_VL2, with VL1/VL2 the first and second plane (catalogue I-000-10: the split
 //! compares the sending skew with SkewMax instead of the real arrival skew).
 
-use super::results::{finite_or_null, FlowBound};
+use super::results::{finite_or_null, FlowBound, Name};
 use crate::model::{Network, Traffic};
 use serde::Serialize;
 
 /// The redundancy-managed bounds of one (flow, destination).
 #[derive(Clone, Debug, Serialize)]
 pub struct RedundantBound {
-    pub flow: String,
-    pub destination: String,
+    pub flow: Name,
+    pub destination: Name,
     /// Delivery delay with every plane healthy (first valid copy wins).
     #[serde(serialize_with = "finite_or_null")]
     pub delay_us: f64,
@@ -72,7 +72,7 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<
                 }
             }
             let single = d.iter().copied().fold(0.0, f64::max) + skew;
-            let skew_max_us = skew_max.get(flows[i].flow.as_str()).copied().unwrap_or(net.skew_max) * 1e6;
+            let skew_max_us = skew_max.get(&*flows[i].flow).copied().unwrap_or(net.skew_max) * 1e6;
             let paper = if skew > skew_max_us { d[0] + skew_max_us } else { d[1] };
             out.push(RedundantBound {
                 flow: flows[i].flow.clone(),

@@ -4,7 +4,30 @@
 //! `delay_us`, `jitter_us`, `deadline_us`; `node`, `port`, `load`, `delay_us`, `backlog_bytes`.
 //! An unbounded value (overload) is written as `null` with the reason beside it.
 
+use crate::model::Network;
 use serde::{Serialize, Serializer};
+use std::sync::Arc;
+
+/// A name shared by many result rows (a flow's name appears once per route): cloning it is a
+/// reference count, not an allocation.
+pub type Name = Arc<str>;
+
+/// The names of a network's flows, nodes and planes, shared by the rows of one report.
+pub struct Names {
+    pub flows: Vec<Name>,
+    pub nodes: Vec<Name>,
+    pub planes: Vec<Name>,
+}
+
+impl Names {
+    pub fn of(net: &Network) -> Names {
+        Names {
+            flows: net.flows.iter().map(|f| Name::from(f.name.as_str())).collect(),
+            nodes: net.nodes.iter().map(|n| Name::from(n.name.as_str())).collect(),
+            planes: net.planes.iter().map(|p| Name::from(p.as_str())).collect(),
+        }
+    }
+}
 
 /// Infinity and NaN have no JSON form; they are written as null (the `reason` says why).
 pub fn finite_or_null<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -36,9 +59,9 @@ pub enum Status {
 /// Bounds of one flow to one destination on one plane.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowBound {
-    pub flow: String,
-    pub destination: String,
-    pub plane: String,
+    pub flow: Name,
+    pub destination: Name,
+    pub plane: Name,
     #[serde(serialize_with = "finite_or_null")]
     pub delay_us: f64,
     #[serde(serialize_with = "finite_or_null")]
@@ -51,7 +74,7 @@ pub struct FlowBound {
     pub slack_us: Option<f64>,
     pub status: Status,
     /// The method that gave this bound (differs per flow under `best`).
-    pub method: String,
+    pub method: Name,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
