@@ -131,12 +131,68 @@ struct Receiver {
     duplicates: u64,
 }
 
+/// What the hot path reads, copied out of the model into small flat arrays (the model's records
+/// are large; reaching into them for each frame costs a cache miss).
+struct Hot {
+    flow_class: Vec<u16>,
+    flow_jitter_ns: Vec<i64>,
+    flow_source_latency_ns: Vec<i64>,
+    flow_deadline_ns: Vec<i64>,
+    flow_skew_max_ns: Vec<i64>,
+    port_prop_ns: Vec<i64>,
+    port_peer: Vec<u32>,
+    node_latency_ns: Vec<i64>,
+    node_receive_ns: Vec<i64>,
+    node_cut_through: Vec<bool>,
+    ifg_bits: u32,
+}
+
+impl Hot {
+    fn of(net: &Network) -> Hot {
+        let ns = |s: f64| (s * 1e9).round() as i64;
+        Hot {
+            flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
+            flow_jitter_ns: net
+                .flows
+                .iter()
+                .map(|f| match &f.traffic {
+                    Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
+                    Traffic::Periodic { jitter, .. } => jitter.as_ns(),
+                    Traffic::TokenBucket { .. } => 0,
+                })
+                .collect(),
+            flow_source_latency_ns: net
+                .flows
+                .iter()
+                .map(|f| ns(net.nodes[f.source].technological_latency))
+                .collect(),
+            flow_deadline_ns: net.flows.iter().map(|f| f.deadline.map_or(i64::MAX, ns)).collect(),
+            flow_skew_max_ns: net
+                .flows
+                .iter()
+                .map(|f| match &f.traffic {
+                    Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
+                    _ if net.skew_max > 0.0 => ns(net.skew_max),
+                    _ => i64::MAX,
+                })
+                .collect(),
+            port_prop_ns: net.ports.iter().map(|p| ns(p.propagation_delay)).collect(),
+            port_peer: net.ports.iter().map(|p| p.peer as u32).collect(),
+            node_latency_ns: net.nodes.iter().map(|n| ns(n.technological_latency)).collect(),
+            node_receive_ns: net.nodes.iter().map(|n| ns(n.receive_latency)).collect(),
+            node_cut_through: net.nodes.iter().map(|n| n.switching == Switching::CutThrough).collect(),
+            ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as u32,
+        }
+    }
+}
+
 /// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
 type Remembered = HashMap<u64, (u32, i64, i64)>;
 
 /// The packet simulator; run it with [`Simulator::run_until`] and read [`Simulator::report`].
 pub struct Simulator {
     net: Network,
+    hot: Hot,
     cfg: SimConfig,
     rng: ChaCha8Rng,
     heap: BinaryHeap<Event>,
@@ -310,6 +366,7 @@ impl Simulator {
             packets_policed: 0,
             wall_s: 0.0,
             trace: Vec::new(),
+            hot: Hot::of(&net),
             net,
         };
         sim.dedups = sim.build_dedups()?;
@@ -550,17 +607,12 @@ impl Simulator {
     /// Sends one frame: one copy per plane, each entering its source port after the plane skew,
     /// the release jitter and the end system's technological latency.
     fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64) {
-        let flow = &self.net.flows[f];
-        let jitter_ns = match &flow.traffic {
-            Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
-            Traffic::Periodic { jitter, .. } => jitter.as_ns(),
-            Traffic::TokenBucket { .. } => 0,
-        };
+        let jitter_ns = self.hot.flow_jitter_ns[f];
         let plane_skew = self.sources[f].plane_skew_ns;
         let synchronized = self.cfg.release == Release::Synchronized;
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
-        let source_latency = (self.net.nodes[flow.source].technological_latency * 1e9).round() as i64;
-        let ifg = self.net.spec.defaults.interframe_overhead.as_bits() as u32;
+        let source_latency = self.hot.flow_source_latency_ns[f];
+        let ifg = self.hot.ifg_bits;
         let frame_no = self.sources[f].next_frame;
         self.sources[f].next_frame += 1;
         let starts = std::mem::take(&mut self.sources_of[f]);
@@ -580,7 +632,12 @@ impl Simulator {
             });
             for &c in firsts {
                 let p = self.new_packet(copy, c);
-                self.push(start + source_latency, Ev::Enqueue { packet: p });
+                if start + source_latency == self.now {
+                    // Due now: no need to go through the event queue.
+                    self.enqueue(p);
+                } else {
+                    self.push(start + source_latency, Ev::Enqueue { packet: p });
+                }
             }
         }
         self.sources_of[f] = starts;
@@ -632,7 +689,7 @@ impl Simulator {
         let port = self.crossings[crossing as usize].port as usize;
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
-        let class = self.net.flows[flow].class.map_or(u16::MAX, |k| k as u16);
+        let class = self.hot.flow_class[flow];
         let now = self.now;
         let ps = &mut self.ports[port];
         if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
@@ -714,7 +771,7 @@ impl Simulator {
     fn tx_end(&mut self, port: usize) {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
-        let prop = (self.net.ports[port].propagation_delay * 1e9).round() as i64;
+        let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing } = self.packets[packet as usize];
         if self.crossings[crossing as usize].deliver.is_some() {
             self.push(self.now + prop, Ev::Arrive { packet });
@@ -729,12 +786,11 @@ impl Simulator {
     /// A switch receives the packet's last bit at `at` and queues a copy at each next port.
     fn forward(&mut self, packet: u32, copy: u32, crossing: u32, at: i64) {
         self.packets_forwarded += 1;
-        let node = self.net.ports[self.crossings[crossing as usize].port as usize].peer;
+        let node = self.hot.port_peer[self.crossings[crossing as usize].port as usize] as usize;
         let next = std::mem::take(&mut self.crossings[crossing as usize].next);
-        let n = &self.net.nodes[node];
-        debug_assert_eq!(n.kind, NodeKind::Switch);
-        let latency = (n.technological_latency * 1e9).round() as i64;
-        let cut_through = n.switching == Switching::CutThrough;
+        debug_assert_eq!(self.net.nodes[node].kind, NodeKind::Switch);
+        let latency = self.hot.node_latency_ns[node];
+        let cut_through = self.hot.node_cut_through[node];
         for &d in &next {
             if !self.police(d, copy, at) {
                 continue;
@@ -785,7 +841,7 @@ impl Simulator {
     fn arrive(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
         let cr = &self.crossings[crossing as usize];
-        let node = self.net.ports[cr.port as usize].peer;
+        let node = self.hot.port_peer[cr.port as usize] as usize;
         let route = cr.deliver.expect("arrival events are for destinations");
         self.deliver(route as usize, copy, node);
         self.packets_delivered += 1;
@@ -808,7 +864,7 @@ impl Simulator {
     fn deliver(&mut self, route: usize, copy: u32, node: usize) {
         let (f, _, _, rx) = self.routes[route];
         let c = &self.copies[copy as usize];
-        let receive = (self.net.nodes[node].receive_latency * 1e9).round() as i64;
+        let receive = self.hot.node_receive_ns[node];
         let at = self.now + receive;
         self.route_stats[route].record(at - c.start_ns);
         let (frame, emit) = (c.frame, c.emit_ns);
@@ -818,7 +874,7 @@ impl Simulator {
         }
         // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
         // within SkewMax is discarded.
-        let skew_max = (self.skew_max(f as usize) * 1e9).round() as i64;
+        let skew_max = self.hot.flow_skew_max_ns[f as usize];
         let r = &mut self.receivers[rx as usize];
         while r.accepted.front().is_some_and(|&(_, t)| at - t > skew_max) {
             r.accepted.pop_front();
@@ -829,8 +885,7 @@ impl Simulator {
         }
         r.accepted.push_back((frame, at));
         r.delivered.record(at - emit);
-        let deadline = self.net.flows[f as usize].deadline;
-        if deadline.is_some_and(|d| (at - emit) as f64 > d * 1e9) {
+        if at - emit > self.hot.flow_deadline_ns[f as usize] {
             self.maybe_retransmit(f as usize, frame);
         }
     }
@@ -875,14 +930,6 @@ impl Simulator {
             Decision::Hold => {
                 known.insert(key, (rx, emit, at));
             }
-        }
-    }
-
-    fn skew_max(&self, f: usize) -> f64 {
-        match &self.net.flows[f].traffic {
-            Traffic::VirtualLink { skew_max: Some(s), .. } => s.secs(),
-            _ if self.net.skew_max > 0.0 => self.net.skew_max,
-            _ => f64::INFINITY,
         }
     }
 
