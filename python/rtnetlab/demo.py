@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from importlib import resources
+from pathlib import Path
 
 from rich.console import Console
 
 from rtnetlab import _core, model
+from rtnetlab.errors import UserError
 
 CASE_STUDY = "afdx_case_study.yaml"
 
@@ -71,6 +73,20 @@ def run(as_json: bool = False) -> dict:
             f"{min(ratios):.2f} .. {max(ratios):.2f} (never above 1)"
         )
         summary["simulation"] = {"frame_hops": s["frame_hops"], "max_ratio": max(ratios)}
+
+        from rtnetlab import report as report_mod
+
+        console.print("\n[bold]5. Report[/bold]: violations, topology, bounds vs simulation, CDFs, ports")
+        out_dir = Path("out")
+        try:
+            out_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{out_dir}: cannot be created ({e.strerror})") from None
+        _, paths = report_mod.generate(
+            net, out_dir / "report.html", method, 1_000_000_000, 1, analysis=report, simulation=sim
+        )
+        console.print(f"   {paths['html'].resolve()}", markup=False, soft_wrap=True)
+        summary["report"] = {k: str(p) for k, p in paths.items()}
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     return summary
