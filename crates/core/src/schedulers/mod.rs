@@ -63,6 +63,45 @@ pub trait Behaviour: Send {
     }
 }
 
+/// The per-class FIFOs of a class-based scheduler, with a count of the frames they hold, and the
+/// background FIFO for frames of classes the scheduler gives nothing to (validation refuses them;
+/// served only when no scheduled class waits, so that no frame is ever stranded). `T` is what a
+/// scheduler keeps per frame (the frame, or the frame with its tag).
+pub(crate) struct ClassQueues<T> {
+    /// One FIFO per class index; read freely, change through `push` and `pop`.
+    pub classes: Vec<std::collections::VecDeque<T>>,
+    background: std::collections::VecDeque<Queued>,
+    scheduled: usize,
+}
+
+impl<T: Clone> ClassQueues<T> {
+    pub fn new(n: usize) -> Self {
+        ClassQueues { classes: vec![Default::default(); n], background: Default::default(), scheduled: 0 }
+    }
+    pub fn push(&mut self, class: usize, item: T) {
+        self.classes[class].push_back(item);
+        self.scheduled += 1;
+    }
+    pub fn pop(&mut self, class: usize) -> Option<T> {
+        let item = self.classes[class].pop_front();
+        self.scheduled -= item.is_some() as usize;
+        item
+    }
+    pub fn push_background(&mut self, item: Queued) {
+        self.background.push_back(item);
+    }
+    pub fn pop_background(&mut self) -> Option<Queued> {
+        self.background.pop_front()
+    }
+    /// Frames waiting in the scheduled classes.
+    pub fn scheduled(&self) -> usize {
+        self.scheduled
+    }
+    pub fn len(&self) -> usize {
+        self.scheduled + self.background.len()
+    }
+}
+
 /// The behaviour of a port's scheduler. `classes` gives every class's name and priority (by class
 /// index); `schedulers` resolves the inner scheduler of a shaper. Errors name what is missing.
 ///

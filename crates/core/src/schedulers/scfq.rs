@@ -4,8 +4,7 @@
 //! Θ_i = L_i / ρ_i + Σ_{j≠i} L_j / C (Stiliadis & Varma 1998: (V − 1)·L_max / C for V sessions,
 //! written here with each other class's own largest frame). Wire lengths, as for WF²Q.
 
-use super::{Behaviour, ClassAtPort, LatencyRate, Queued};
-use std::collections::VecDeque;
+use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 
 /// Self-clocked fair queueing (Golestani, "A self-clocked fair queueing scheme for broadband
 /// applications", INFOCOM 1994), one FIFO per class, lengths in wire bits (the service model's
@@ -22,13 +21,11 @@ pub struct Scfq {
     /// 1 / φ_i by class index (0: the class has no weight).
     inv_weight: Vec<f64>,
     /// Frames with their finish tags (increasing within a class).
-    queues: Vec<VecDeque<(Queued, f64)>>,
+    queues: ClassQueues<(Queued, f64)>,
     /// Tag of each class's last arrived frame.
     last_finish: Vec<f64>,
     /// Tag of the frame in service.
     v: f64,
-    weighted: usize,
-    background: VecDeque<Queued>,
 }
 
 impl Scfq {
@@ -37,11 +34,9 @@ impl Scfq {
         let n = weights.len();
         Scfq {
             inv_weight: weights.iter().map(|w| w.filter(|w| *w > 0.0).map_or(0.0, |w| 1.0 / w)).collect(),
-            queues: vec![VecDeque::new(); n],
+            queues: ClassQueues::new(n),
             last_finish: vec![0.0; n],
             v: 0.0,
-            weighted: 0,
-            background: VecDeque::new(),
         }
     }
 }
@@ -52,19 +47,18 @@ impl Behaviour for Scfq {
         if self.inv_weight.get(i).is_some_and(|&x| x > 0.0) {
             let tag = self.last_finish[i].max(self.v) + item.wire_bits as f64 * self.inv_weight[i];
             self.last_finish[i] = tag;
-            self.queues[i].push_back((item, tag));
-            self.weighted += 1;
+            self.queues.push(i, (item, tag));
         } else {
-            self.background.push_back(item);
+            self.queues.push_background(item);
         }
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
-        if self.weighted == 0 {
-            return self.background.pop_front();
+        if self.queues.scheduled() == 0 {
+            return self.queues.pop_background();
         }
         let mut best: Option<(usize, f64)> = None;
-        for (i, q) in self.queues.iter().enumerate() {
+        for (i, q) in self.queues.classes.iter().enumerate() {
             if let Some(&(_, tag)) = q.front() {
                 if best.is_none_or(|(_, b)| tag < b) {
                     best = Some((i, tag));
@@ -72,9 +66,8 @@ impl Behaviour for Scfq {
             }
         }
         let (i, tag) = best.expect("a weighted class is backlogged");
-        let (item, _) = self.queues[i].pop_front().expect("backlogged");
-        self.weighted -= 1;
-        if self.weighted == 0 {
+        let (item, _) = self.queues.pop(i).expect("backlogged");
+        if self.queues.scheduled() == 0 {
             self.v = 0.0;
             self.last_finish.fill(0.0);
         } else {
@@ -84,7 +77,7 @@ impl Behaviour for Scfq {
     }
 
     fn len(&self) -> usize {
-        self.weighted + self.background.len()
+        self.queues.len()
     }
 }
 

@@ -5,8 +5,7 @@
 //! Table I). Lengths are wire lengths: the scheduler is assumed to account for the per-frame
 //! overhead, as a link-rate scheduler must.
 
-use super::{Behaviour, ClassAtPort, LatencyRate, Queued};
-use std::collections::VecDeque;
+use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 
 /// WF²Q+ (Bennett & Zhang, "Hierarchical packet fair queueing algorithms", IEEE/ACM ToN 5(5),
 /// 1997, Sec. IV), one FIFO per class, lengths in wire bits (the service model's convention).
@@ -26,14 +25,12 @@ use std::collections::VecDeque;
 pub struct Wf2q {
     /// 1 / r_i by class index (0: the class has no weight).
     inv_share: Vec<f64>,
-    queues: Vec<VecDeque<Queued>>,
+    queues: ClassQueues<Queued>,
     /// Tags of each class's head (F_i is kept after the class empties).
     start: Vec<f64>,
     finish: Vec<f64>,
     /// System virtual time, in bits of work.
     v: f64,
-    weighted: usize,
-    background: VecDeque<Queued>,
 }
 
 impl Wf2q {
@@ -43,19 +40,17 @@ impl Wf2q {
         let n = weights.len();
         Wf2q {
             inv_share: weights.iter().map(|w| w.filter(|w| *w > 0.0).map_or(0.0, |w| total / w)).collect(),
-            queues: vec![VecDeque::new(); n],
+            queues: ClassQueues::new(n),
             start: vec![0.0; n],
             finish: vec![0.0; n],
             v: 0.0,
-            weighted: 0,
-            background: VecDeque::new(),
         }
     }
 
     /// V ← max(V, min S_i over the backlogged classes): some head is always eligible.
     fn catch_up(&mut self) {
-        let min_start = (0..self.queues.len())
-            .filter(|&i| !self.queues[i].is_empty())
+        let min_start = (0..self.queues.classes.len())
+            .filter(|&i| !self.queues.classes[i].is_empty())
             .map(|i| self.start[i])
             .fold(f64::INFINITY, f64::min);
         if min_start.is_finite() {
@@ -68,25 +63,24 @@ impl Behaviour for Wf2q {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
         let i = item.class as usize;
         if self.inv_share.get(i).is_some_and(|&x| x > 0.0) {
-            if self.queues[i].is_empty() {
+            if self.queues.classes[i].is_empty() {
                 self.start[i] = self.finish[i].max(self.v);
                 self.finish[i] = self.start[i] + item.wire_bits as f64 * self.inv_share[i];
             }
-            self.queues[i].push_back(item);
-            self.weighted += 1;
+            self.queues.push(i, item);
         } else {
-            self.background.push_back(item);
+            self.queues.push_background(item);
         }
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
-        if self.weighted == 0 {
-            return self.background.pop_front();
+        if self.queues.scheduled() == 0 {
+            return self.queues.pop_background();
         }
         self.catch_up();
         let mut best: Option<usize> = None;
-        for i in 0..self.queues.len() {
-            if !self.queues[i].is_empty()
+        for i in 0..self.queues.classes.len() {
+            if !self.queues.classes[i].is_empty()
                 && self.start[i] <= self.v
                 && best.is_none_or(|b| self.finish[i] < self.finish[b])
             {
@@ -94,15 +88,14 @@ impl Behaviour for Wf2q {
             }
         }
         let i = best.expect("the smallest start tag is eligible");
-        let item = self.queues[i].pop_front().expect("backlogged");
-        self.weighted -= 1;
-        if self.weighted == 0 {
+        let item = self.queues.pop(i).expect("backlogged");
+        if self.queues.scheduled() == 0 {
             self.v = 0.0;
             self.start.fill(0.0);
             self.finish.fill(0.0);
             return Some(item);
         }
-        if let Some(next) = self.queues[i].front() {
+        if let Some(next) = self.queues.classes[i].front() {
             self.start[i] = self.finish[i];
             self.finish[i] += next.wire_bits as f64 * self.inv_share[i];
         }
@@ -112,7 +105,7 @@ impl Behaviour for Wf2q {
     }
 
     fn len(&self) -> usize {
-        self.weighted + self.background.len()
+        self.queues.len()
     }
 }
 

@@ -5,8 +5,7 @@
 //! β_{ρ_i, Θ_i} with ρ_i = w_i l_i C / (w_i l_i + O_i) and Θ_i = O_i / C (wire bits; the
 //! classical WRR bound, e.g. Georges, Divoux & Rondeau, or Mifdaoui & Ayed for AFDX).
 
-use super::{Behaviour, ClassAtPort, LatencyRate, Queued};
-use std::collections::VecDeque;
+use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 
 /// Weighted round robin over per-class FIFOs: the backlogged classes are visited in class-index
 /// order, cyclically, and class i sends up to w_i frames per visit (Hahne's WRR, as the service
@@ -18,13 +17,10 @@ use std::collections::VecDeque;
 pub struct Wrr {
     /// Frames per visit, by class index (0: the class has no weight).
     weight: Vec<u32>,
-    queues: Vec<VecDeque<Queued>>,
+    queues: ClassQueues<Queued>,
     /// Class being visited and the frames it may still send in this visit.
     current: usize,
     left: u32,
-    /// Frames waiting in the weighted classes.
-    weighted: usize,
-    background: VecDeque<Queued>,
 }
 
 impl Wrr {
@@ -33,12 +29,10 @@ impl Wrr {
         let n = weights.len();
         Wrr {
             weight: weights.iter().map(|w| w.unwrap_or(0)).collect(),
-            queues: vec![VecDeque::new(); n],
+            queues: ClassQueues::new(n),
             // The first visit goes to the lowest backlogged class index.
             current: n.saturating_sub(1),
             left: 0,
-            weighted: 0,
-            background: VecDeque::new(),
         }
     }
 }
@@ -47,37 +41,36 @@ impl Behaviour for Wrr {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
         let i = item.class as usize;
         if self.weight.get(i).is_some_and(|&w| w > 0) {
-            self.queues[i].push_back(item);
-            self.weighted += 1;
+            self.queues.push(i, item);
         } else {
-            self.background.push_back(item);
+            self.queues.push_background(item);
         }
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
-        if self.weighted == 0 {
-            return self.background.pop_front();
+        if self.queues.scheduled() == 0 {
+            return self.queues.pop_background();
         }
-        if self.left == 0 || self.queues[self.current].is_empty() {
+        let classes = &self.queues.classes;
+        if self.left == 0 || classes[self.current].is_empty() {
             // Next backlogged class after the current one, the current one last.
-            let n = self.queues.len();
+            let n = classes.len();
             self.current = (1..=n)
                 .map(|k| (self.current + k) % n)
-                .find(|&j| !self.queues[j].is_empty())
+                .find(|&j| !classes[j].is_empty())
                 .expect("a weighted class is backlogged");
             self.left = self.weight[self.current];
         }
-        let item = self.queues[self.current].pop_front();
-        self.weighted -= 1;
+        let item = self.queues.pop(self.current);
         self.left -= 1;
-        if self.queues[self.current].is_empty() {
+        if self.queues.classes[self.current].is_empty() {
             self.left = 0;
         }
         item
     }
 
     fn len(&self) -> usize {
-        self.weighted + self.background.len()
+        self.queues.len()
     }
 }
 
