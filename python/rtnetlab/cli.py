@@ -102,18 +102,11 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
         f"({c['egress_ports']} egress ports), {c['flows']} flows ({c['virtual_links']} virtual links, "
         f"{c['routes']} routes)"
     )
-    table = Table(title="Egress ports", title_justify="left")
-    for col, just in [
-        ("port", "left"),
-        ("to", "left"),
-        ("plane", "left"),
-        ("scheduler", "left"),
-        ("flows", "right"),
-        ("load (Mb/s)", "right"),
-        ("rate (Mb/s)", "right"),
-        ("utilisation", "right"),
-    ]:
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    table = _table(
+        "Egress ports",
+        ["port", "to", "plane", "scheduler", "flows", "load (Mb/s)", "rate (Mb/s)", "utilisation"],
+        left=("port", "to", "plane", "scheduler"),
+    )
     for p in sorted(data["ports"], key=lambda p: -p["utilisation"]):
         util = f"{100 * p['utilisation']:.1f}%"
         style = None
@@ -137,6 +130,14 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
             f"{data['overloaded_ports']} egress port(s) overloaded: their bounds are infinite",
             style="bold red",
         )
+
+
+def _table(title: str, columns: list[str], left: tuple[str, ...]) -> Table:
+    """A results table: text columns (`left`) aligned left, numbers right."""
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right")
+    return table
 
 
 def _fmt_us(x: float | None) -> str:
@@ -187,20 +188,20 @@ def analyze(
 
 
 def _print_report(report: dict) -> None:
-    flows = Table(title=f"End-to-end bounds ({report['method']})", title_justify="left")
-    for col in [
-        "flow",
-        "destination",
-        "plane",
-        "delay (us)",
-        "jitter (us)",
-        "deadline (us)",
-        "slack (us)",
-        "status",
-    ]:
-        flows.add_column(
-            col, justify="left" if col in ("flow", "destination", "plane", "status") else "right"
-        )
+    flows = _table(
+        f"End-to-end bounds ({report['method']})",
+        [
+            "flow",
+            "destination",
+            "plane",
+            "delay (us)",
+            "jitter (us)",
+            "deadline (us)",
+            "slack (us)",
+            "status",
+        ],
+        left=("flow", "destination", "plane", "status"),
+    )
     order = {"unbounded": 0, "miss": 1, "ok": 2}
     for f in sorted(report["flows"], key=lambda f: order[f["status"]]):
         style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
@@ -216,9 +217,11 @@ def _print_report(report: dict) -> None:
             style=style,
         )
     out.print(flows)
-    ports = Table(title="Egress ports", title_justify="left")
-    for col in ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"]:
-        ports.add_column(col, justify="left" if col in ("port", "plane", "status") else "right")
+    ports = _table(
+        "Egress ports",
+        ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"],
+        left=("port", "plane", "status"),
+    )
     for p in report["ports"]:
         if p["load"] == 0:
             continue
@@ -241,17 +244,19 @@ def _print_report(report: dict) -> None:
         )
     out.print(ports)
     if report.get("redundancy"):
-        red = Table(title="Redundancy management (first valid copy wins)", title_justify="left")
-        for col in [
-            "flow",
-            "destination",
-            "both planes (us)",
-            "one plane (us)",
-            "arrival skew (us)",
-            "SkewMax (us)",
-            "Cor. 7 as printed (us)",
-        ]:
-            red.add_column(col, justify="left" if col in ("flow", "destination") else "right")
+        red = _table(
+            "Redundancy management (first valid copy wins)",
+            [
+                "flow",
+                "destination",
+                "both planes (us)",
+                "one plane (us)",
+                "arrival skew (us)",
+                "SkewMax (us)",
+                "Cor. 7 as printed (us)",
+            ],
+            left=("flow", "destination"),
+        )
         for r in report["redundancy"]:
             red.add_row(
                 r["flow"],
@@ -377,7 +382,6 @@ def _read_sizes(path: Path) -> list[int]:
 
 
 def _print_sim(report: dict) -> None:
-    flows = Table(title="Simulated latency (us)", title_justify="left")
     cols = [
         "flow",
         "destination",
@@ -393,8 +397,7 @@ def _print_sim(report: dict) -> None:
         "losses",
         "retx",
     ]
-    for col in cols:
-        flows.add_column(col, justify="left" if col in ("flow", "destination", "plane") else "right")
+    flows = _table("Simulated latency (us)", cols, left=("flow", "destination", "plane"))
     for f in report["flows"]:
         flows.add_row(
             f["flow"],
@@ -409,9 +412,11 @@ def _print_sim(report: dict) -> None:
             str(f["retransmissions"]),
         )
     out.print(flows)
-    ports = Table(title="Egress ports", title_justify="left")
-    for col in ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops", "policed"]:
-        ports.add_column(col, justify="left" if col in ("port", "plane") else "right")
+    ports = _table(
+        "Egress ports",
+        ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops", "policed"],
+        left=("port", "plane"),
+    )
     for p in report["ports"]:
         if p["frames"]:
             ports.add_row(
@@ -426,21 +431,23 @@ def _print_sim(report: dict) -> None:
             )
     out.print(ports)
     if report.get("dedup"):
-        dd = Table(title="Bloom-filter deduplication (seed 000)", title_justify="left")
-        for col in [
-            "destination",
-            "mode",
-            "M",
-            "q",
-            "arrivals",
-            "delivered",
-            "duplicates",
-            "false pos.",
-            "measured FP",
-            "Theorem 8",
-            "saturations",
-        ]:
-            dd.add_column(col, justify="left" if col in ("destination", "mode") else "right")
+        dd = _table(
+            "Bloom-filter deduplication (seed 000)",
+            [
+                "destination",
+                "mode",
+                "M",
+                "q",
+                "arrivals",
+                "delivered",
+                "duplicates",
+                "false pos.",
+                "measured FP",
+                "Theorem 8",
+                "saturations",
+            ],
+            left=("destination", "mode"),
+        )
         for d in report["dedup"]:
             dd.add_row(
                 d["destination"],
@@ -542,11 +549,11 @@ def experiment_schedulers(
     if as_json:
         emit_json(rows)
         return
-    table = Table(
-        title=f"Seed 000 comparison at {link_rate} ({duration} simulated, seed {seed})", title_justify="left"
+    table = _table(
+        f"Seed 000 comparison at {link_rate} ({duration} simulated, seed {seed})",
+        ["scheduler", "class", "frames", "mean (us)", "p99 (us)", "max (us)", "bound (us)"],
+        left=("scheduler", "class"),
     )
-    for col in ["scheduler", "class", "frames", "mean (us)", "p99 (us)", "max (us)", "bound (us)"]:
-        table.add_column(col, justify="left" if col in ("scheduler", "class") else "right")
     for r in rows:
         table.add_row(
             r["scheduler"],
