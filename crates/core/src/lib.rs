@@ -4,10 +4,13 @@
 //! * [`model`]: the description format, its validation, and the resolved [`model::Network`].
 
 pub mod analysis;
+pub mod can;
 pub mod curves;
 pub mod dedup;
+pub mod fixed_priority;
 pub mod generate;
 pub mod model;
 pub mod schedulers;
 pub mod sim;
+pub mod synthesis;
 pub mod units;

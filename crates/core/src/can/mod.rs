@@ -1,0 +1,3 @@
+//! CAN-like fixed-priority buses: frame lengths with worst-case bit stuffing, the bus simulator
+//! (bitwise arbitration, non-preemptive frames, per-node transmit queues) and the network
+//! sporadic server of seed 004.

@@ -1,0 +1,1 @@
+//! BAG and MTU per virtual link from the messages it carries (seed 001D, AFDX-CONF).

@@ -1,0 +1,7 @@
+//! Synthesis: parameters that make a network feasible.
+//!
+//! * [`afdx_bag_mtu`]: BAG and MTU per virtual link (seed 001D).
+//! * [`dtable`]: arbitration tables that decouple latency from bandwidth (seed 003).
+
+pub mod afdx_bag_mtu;
+pub mod dtable;
