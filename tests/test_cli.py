@@ -33,11 +33,12 @@ def test_info_json_shape(tmp_path: Path) -> None:
     res = run(tmp_path, "info", "--json", str(SEED002))
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert sorted(data) == ["counts", "links", "name", "overloaded_ports", "planes", "ports", "warnings"]
+    assert sorted(data) == ["counts", "links", "name", "overloaded_ports", "planes", "ports", "resources", "warnings"]
     assert data["name"] == "seed002-four-vls"
     assert data["planes"] == ["A"]
     assert data["counts"] == {"end_systems": 6, "switches": 3, "links": 9, "egress_ports": 18, "flows": 4,
-                              "virtual_links": 4, "routes": 4, "planes": 1}
+                              "virtual_links": 4, "routes": 4, "planes": 1, "processors": 0, "buses": 0,
+                              "tasks": 0, "messages": 0, "servers": 0, "chains": 0}
     assert data["overloaded_ports"] == 0
     assert data["warnings"] == []
     assert len(data["ports"]) == 18
@@ -105,9 +106,10 @@ def test_schema_is_json_with_definitions_for_every_field(tmp_path: Path) -> None
     schema = json.loads(res.stdout)
     assert schema["title"] == "NetworkSpec"
     assert schema["type"] == "object"
-    assert sorted(schema["properties"]) == ["classes", "defaults", "description", "end_systems", "flows",
-                                            "links", "name", "redundancy", "schedulers", "switches"]
-    assert sorted(schema["required"]) == ["end_systems", "links", "name"]
+    assert sorted(schema["properties"]) == ["buses", "chains", "classes", "defaults", "description", "end_systems",
+                                            "flows", "links", "messages", "name", "processors", "redundancy",
+                                            "schedulers", "servers", "switches", "tasks"]
+    assert schema["required"] == ["name"]
     definitions = schema["definitions"]
     for name in ["Defaults", "Redundancy", "TrafficClass", "SchedulerConfig", "EndSystem", "Switch", "Link",
                  "Flow", "Destination", "Duration", "DataSize", "DataRate"]:

@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CLI = REPO / ".venv" / "bin" / "rtnetlab"
 
-TOP_KEYS = "name, description, defaults, redundancy, classes, schedulers, end_systems, switches, links, flows"
+TOP_KEYS = "name, description, defaults, redundancy, classes, schedulers, end_systems, switches, links, flows, processors, buses, tasks, messages, servers, chains"
 
 NODES = """\
 end_systems: [{name: ES1}, {name: ES2}, {name: ES3}]
@@ -71,7 +71,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "top level is a list": (
         "- ES1\n- SW1\n",
         ["(top): a network description must be a mapping with name, end_systems, switches, links and "
-         "flows, got a list"],
+         "flows (or processors, buses, tasks and messages), got a list"],
     ),
     "unknown top-level key": (
         net(head="name: t\nswitchs: []\n"),
@@ -208,7 +208,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "unknown field in a flow": (
         net(vl(extra=", bagg: 4ms")),
         ["flows[0]: unknown field `bagg`, expected one of `id`, `bag`, `lmin`, `lmax`, `release_jitter`, "
-         "`skew_max`"],
+         "`skew_max`, `messages`"],
     ),
     "flow without type": (
         net("  - {name: VL1, bag: 2ms, lmin: 64B, lmax: 200B, source: ES1, destinations: [ES3]}\n"),

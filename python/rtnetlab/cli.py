@@ -78,11 +78,18 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
         return
     _warn(net)
     c = info["counts"]
-    out.print(
-        f"{file}: valid: {c['end_systems']} end systems, {c['switches']} switches, {c['links']} links, "
-        f"{c['flows']} flows ({c['virtual_links']} virtual links), {c['planes']} plane(s)",
-        markup=False,
-    )
+    parts = []
+    if c["end_systems"] or c["links"] or not c["tasks"] + c["messages"] + c["servers"]:
+        parts.append(
+            f"{c['end_systems']} end systems, {c['switches']} switches, {c['links']} links, "
+            f"{c['flows']} flows ({c['virtual_links']} virtual links), {c['planes']} plane(s)"
+        )
+    if c["processors"] or c["buses"]:
+        parts.append(
+            f"{c['processors']} processors, {c['buses']} buses, {c['tasks']} tasks, {c['messages']} messages, "
+            f"{c['servers']} servers, {c['chains']} chains"
+        )
+    out.print(f"{file}: valid: {'; '.join(parts)}", markup=False)
 
 
 @app.command()
@@ -124,7 +131,18 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
             util,
             style=style,
         )
-    out.print(table)
+    if data["ports"]:
+        out.print(table)
+    if data["resources"]:
+        out.print(
+            f"{c['processors']} processors, {c['buses']} buses, {c['tasks']} tasks, {c['messages']} messages, "
+            f"{c['servers']} servers, {c['chains']} chains"
+        )
+        res = _table("Processors and buses", ["resource", "kind", "items", "utilisation"], left=("resource", "kind"))
+        for r in sorted(data["resources"], key=lambda r: -r["utilisation"]):
+            util = f"{100 * r['utilisation']:.1f}%" + (" OVERLOADED" if r["overloaded"] else "")
+            res.add_row(r["name"], r["kind"], str(r["items"]), util, style="bold red" if r["overloaded"] else None)
+        out.print(res)
     if data["overloaded_ports"]:
         err.print(
             f"{data['overloaded_ports']} egress port(s) overloaded: their bounds are infinite",

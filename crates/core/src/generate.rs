@@ -193,6 +193,7 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
                 lmax: DataSize::from_bytes(lmax),
                 release_jitter: Duration(0.0),
                 skew_max: None,
+                messages: Vec::new(),
             },
         });
     }
@@ -212,6 +213,7 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
         switches,
         links,
         flows,
+        ..Default::default()
     }
 }
 
@@ -389,6 +391,7 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
                     lmax: DataSize::from_bytes(lmax),
                     release_jitter: Duration::from_us([0.0, 0.0, 100.0][rng.gen_range(0..3)]),
                     skew_max: None,
+                    messages: Vec::new(),
                 },
             }
         })
@@ -412,6 +415,7 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
         switches,
         links,
         flows: Vec::new(),
+        ..Default::default()
     };
     // Halve BAGs of random VLs while the busiest port stays under the drawn target load.
     let target = rng.gen_range(0.05..0.9);

@@ -41,6 +41,24 @@ pub struct Counts {
     pub virtual_links: usize,
     pub routes: usize,
     pub planes: usize,
+    pub processors: usize,
+    pub buses: usize,
+    pub tasks: usize,
+    pub messages: usize,
+    pub servers: usize,
+    pub chains: usize,
+}
+
+/// Utilisation of a processor or bus: Σ C/T over what it runs (a server counts its budget).
+#[derive(Clone, Debug, Serialize)]
+pub struct ResourceLoad {
+    pub name: String,
+    /// `processor` or `bus`.
+    pub kind: &'static str,
+    pub utilisation: f64,
+    /// Tasks or messages placed on it, servers included.
+    pub items: usize,
+    pub overloaded: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -51,6 +69,7 @@ pub struct Info {
     pub ports: Vec<PortLoad>,
     pub links: Vec<LinkLoad>,
     pub overloaded_ports: usize,
+    pub resources: Vec<ResourceLoad>,
 }
 
 pub fn info(net: &Network) -> Info {
@@ -87,6 +106,7 @@ pub fn info(net: &Network) -> Info {
         })
         .collect();
     let count = |k: NodeKind| net.nodes.iter().filter(|n| n.kind == k).count();
+    let fp = &net.fixed_priority;
     Info {
         name: net.spec.name.clone(),
         planes: net.planes.clone(),
@@ -99,9 +119,56 @@ pub fn info(net: &Network) -> Info {
             virtual_links: net.flows.iter().filter(|f| f.kind_name() == "virtual_link").count(),
             routes: net.flows.iter().map(|f| f.routes.len()).sum(),
             planes: net.planes.len(),
+            processors: fp.processors.len(),
+            buses: fp.buses.len(),
+            tasks: fp.tasks.len(),
+            messages: fp.messages.len(),
+            servers: fp.servers.len(),
+            chains: fp.chains.len(),
         },
+        resources: resource_loads(fp),
         overloaded_ports: ports.iter().filter(|p| p.overloaded).count(),
         ports,
         links,
     }
+}
+
+fn resource_loads(fp: &super::FixedPrioritySystem) -> Vec<ResourceLoad> {
+    use super::fixed_priority::Resource;
+    let mut u: Vec<(f64, usize)> = vec![(0.0, 0); fp.processors.len() + fp.buses.len()];
+    let nb = fp.processors.len();
+    // Served tasks and messages are accounted for by their server's budget.
+    for t in fp.tasks.iter().filter(|t| t.server.is_none()) {
+        if let Some(p) = t.processor {
+            u[p].0 += t.wcet as f64 / t.period as f64;
+            u[p].1 += 1;
+        }
+    }
+    for m in fp.messages.iter().filter(|m| m.server.is_none()) {
+        u[nb + m.bus].0 += m.transmission_time() as f64 / m.period as f64;
+        u[nb + m.bus].1 += 1;
+    }
+    for s in &fp.servers {
+        let (k, c) = match s.resource {
+            Resource::Processor(p) => (p, s.capacity),
+            Resource::Bus(b) => (nb + b, s.packet_time * s.budget_packets as i64),
+        };
+        u[k].0 += c as f64 / s.replenishment_period as f64;
+        u[k].1 += 1;
+    }
+    let names = fp
+        .processors
+        .iter()
+        .map(|p| (p.name.clone(), "processor"))
+        .chain(fp.buses.iter().map(|b| (b.name.clone(), "bus")));
+    names
+        .zip(u)
+        .map(|((name, kind), (utilisation, items))| ResourceLoad {
+            name,
+            kind,
+            utilisation,
+            items,
+            overloaded: utilisation > 1.0 + 1e-12,
+        })
+        .collect()
 }

@@ -100,6 +100,12 @@ const TOP_KEYS: &[&str] = &[
     "switches",
     "links",
     "flows",
+    "processors",
+    "buses",
+    "tasks",
+    "messages",
+    "servers",
+    "chains",
 ];
 
 /// Reads a whole description; structural problems go to `diags`, and the partial model (every
@@ -110,7 +116,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
             "(top)",
             format!(
                 "a network description must be a mapping with name, end_systems, switches, links and \
-                 flows, got {}",
+                 flows (or processors, buses, tasks and messages), got {}",
                 kind(&doc)
             ),
         ));
@@ -150,10 +156,16 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
     let mut lists = Lists { top: &mut top, diags, broken: &mut broken, origins: &mut origins };
     let classes = lists.read("classes", false, one_error(from_value_at));
     let schedulers = map(lists.top, "schedulers", lists.diags);
-    let end_systems = lists.read("end_systems", true, one_error(from_value_at));
+    let end_systems = lists.read("end_systems", false, one_error(from_value_at));
     let switches = lists.read("switches", false, one_error(from_value_at));
-    let links = lists.read("links", true, one_error(from_value_at));
+    let links = lists.read("links", false, one_error(from_value_at));
     let flows = lists.read("flows", false, read_flow);
+    let processors = lists.read("processors", false, one_error(from_value_at));
+    let buses = lists.read("buses", false, one_error(from_value_at));
+    let tasks = lists.read("tasks", false, one_error(from_value_at));
+    let messages = lists.read("messages", false, one_error(from_value_at));
+    let servers = lists.read("servers", false, one_error(from_value_at));
+    let chains = lists.read("chains", false, one_error(from_value_at));
     Some(Loaded {
         spec: NetworkSpec {
             name,
@@ -166,6 +178,12 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
             switches,
             links,
             flows,
+            processors,
+            buses,
+            tasks,
+            messages,
+            servers,
+            chains,
         },
         broken_names: broken,
         origins,

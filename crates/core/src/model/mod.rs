@@ -2,6 +2,7 @@
 //! ([`load`]), validating and resolving it ([`validate`]) into the [`Network`] every engine reads.
 
 pub mod diagnostics;
+pub mod fixed_priority;
 pub mod info;
 pub mod load;
 pub mod network;
@@ -9,6 +10,7 @@ pub mod spec;
 pub mod validate;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
+pub use fixed_priority::FixedPrioritySystem;
 pub use network::*;
 pub use spec::*;
 

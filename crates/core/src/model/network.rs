@@ -128,6 +128,8 @@ pub struct Network {
     /// The flows crossing each egress port (see [`Self::flows_per_port`]).
     #[serde(skip)]
     pub port_flows: Vec<Vec<FlowId>>,
+    /// Processors, buses, tasks, messages, servers and chains, resolved.
+    pub fixed_priority: super::FixedPrioritySystem,
 }
 
 impl Network {

@@ -9,8 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
-/// A whole network: nodes, full-duplex links, traffic classes, egress schedulers and flows.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+/// A whole network: nodes, full-duplex links, traffic classes, egress schedulers and flows; and
+/// the fixed-priority part: processors, buses, tasks, messages, servers and chains.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// Name of the network.
@@ -29,12 +30,32 @@ pub struct NetworkSpec {
     /// Named egress scheduler configurations; `fifo` and `static_priority` exist without one.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub schedulers: BTreeMap<String, SchedulerConfig>,
+    #[serde(default)]
     pub end_systems: Vec<EndSystem>,
     #[serde(default)]
     pub switches: Vec<Switch>,
+    #[serde(default)]
     pub links: Vec<Link>,
     #[serde(default)]
     pub flows: Vec<Flow>,
+    /// Processors running tasks under fixed priorities.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processors: Vec<Processor>,
+    /// Fixed-priority buses (CAN).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buses: Vec<Bus>,
+    /// Tasks on processors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<Task>,
+    /// Message streams on buses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    /// Sporadic servers on processors or buses (seed 004's network sporadic server on a bus).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<SporadicServer>,
+    /// End-to-end chains of tasks and messages triggered by one external event.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chains: Vec<Chain>,
 }
 
 /// Network-wide defaults.
@@ -299,6 +320,10 @@ pub enum Traffic {
         /// SkewMax for this VL (default: `redundancy.skew_max`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         skew_max: Option<Duration>,
+        /// The application messages the VL carries (payload, period); `rtnetlab configure afdx`
+        /// chooses `bag` and `lmax` from them (seed 001D).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        messages: Vec<VlMessage>,
     },
     /// A (burst, rate) constrained flow with packets of min_packet..max_packet bytes.
     TokenBucket { burst: DataSize, rate: DataRate, min_packet: DataSize, max_packet: DataSize },
@@ -311,6 +336,15 @@ pub enum Traffic {
         #[serde(default, skip_serializing_if = "is_zero_duration")]
         jitter: Duration,
     },
+}
+
+/// An application message carried by a virtual link: `payload` bytes once per `period` (the
+/// message transmit cycle), fragmented into frames of at most the VL's MTU.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VlMessage {
+    pub payload: DataSize,
+    pub period: Duration,
 }
 
 fn is_zero_duration(d: &Duration) -> bool {
@@ -424,4 +458,193 @@ impl<'de> Deserialize<'de> for Flow {
             serde::de::Error::custom(if path.is_empty() { msg } else { format!("{path}: {msg}") })
         })
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixed-priority systems: processors, buses, tasks, messages, servers and chains.
+//
+// Priorities follow the rest of the model: a LOWER number is a HIGHER priority (as CAN
+// identifiers, where the lowest identifier wins arbitration).
+
+/// A processor scheduling its tasks by fixed priorities.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Processor {
+    pub name: String,
+    #[serde(default)]
+    pub scheduling: ProcessorScheduling,
+}
+
+/// How a processor runs its tasks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessorScheduling {
+    /// Preemptive fixed priority.
+    #[default]
+    Preemptive,
+    /// Non-preemptive fixed priority: a task, once started, runs to completion.
+    NonPreemptive,
+}
+
+/// A CAN-like fixed-priority bus: frames are non-preemptive and the highest-priority frame
+/// offered by any node wins arbitration.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bus {
+    pub name: String,
+    pub bit_rate: DataRate,
+    /// CAN identifier format, which sets the frame length (`standard`: 11 bits, `extended`: 29).
+    #[serde(default)]
+    pub identifier: CanIdentifier,
+    /// Transmit queue policy of every node that `nodes` does not list.
+    #[serde(default)]
+    pub queue: TransmitQueue,
+    /// Per-node settings, by node name (a processor or any station name used as a sender).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub nodes: BTreeMap<String, BusNode>,
+}
+
+/// Settings of one node on a bus.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BusNode {
+    pub queue: TransmitQueue,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CanIdentifier {
+    /// 11-bit identifier (CAN 2.0A).
+    #[default]
+    Standard,
+    /// 29-bit identifier (CAN 2.0B).
+    Extended,
+}
+
+/// Which frame a node offers to arbitration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TransmitQueue {
+    /// Its highest-priority pending frame.
+    #[default]
+    Priority,
+    /// Its oldest pending frame.
+    Fifo,
+}
+
+/// A task: released at most once per `period` (or by its chain), runs at most `wcet`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub name: String,
+    /// The processor it runs on; absent: free, to be placed by `rtnetlab configure partition`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor: Option<String>,
+    /// Worst-case execution time.
+    pub wcet: Duration,
+    /// Minimum inter-arrival time; a task of a chain takes the chain's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Duration>,
+    /// Relative deadline (default: the period).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Duration>,
+    /// Release jitter.
+    #[serde(default, skip_serializing_if = "is_zero_duration")]
+    pub jitter: Duration,
+    /// Longest blocking by lower-priority work (shared resources, non-preemptive sections).
+    #[serde(default, skip_serializing_if = "is_zero_duration")]
+    pub blocking: Duration,
+    /// Fixed priority, lower number = higher priority; absent: to be assigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
+    /// Served by this sporadic server (then it runs at the server's priority).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+/// A message stream on a bus: each instance is `packets` frames of `payload` data bytes.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Message {
+    pub name: String,
+    pub bus: String,
+    /// The node whose transmit queue holds it (a processor or a station name).
+    pub sender: String,
+    /// Data bytes per frame (0..8 on CAN).
+    pub payload: DataSize,
+    /// Frames per instance; a message of several frames is preemptible between frames.
+    #[serde(default = "one_packet", skip_serializing_if = "is_one_packet")]
+    pub packets: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Duration>,
+    /// Queuing jitter (release jitter inherited from the sender).
+    #[serde(default, skip_serializing_if = "is_zero_duration")]
+    pub jitter: Duration,
+    /// Priority (the CAN identifier: lower wins); absent: to be assigned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
+    /// Sent through this network sporadic server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+fn one_packet() -> u32 {
+    1
+}
+
+fn is_one_packet(n: &u32) -> bool {
+    *n == 1
+}
+
+/// A sporadic server: at most its budget at `priority` per replenishment period, the rest at
+/// `background_priority` (or not at all). On a bus the budget counts packets (seed 004's network
+/// sporadic server); on a processor it is execution time (POSIX sporadic server).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SporadicServer {
+    pub name: String,
+    /// The processor it runs on (give `processor` or `bus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processor: Option<String>,
+    /// The bus it sends on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus: Option<String>,
+    /// On a bus: the node it sends from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender: Option<String>,
+    /// On a bus: packets per replenishment period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<u32>,
+    /// On a bus: data bytes of the largest packet it sends (default 8 B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<DataSize>,
+    /// On a processor: execution time per replenishment period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Duration>,
+    pub replenishment_period: Duration,
+    /// Normal priority (lower number = higher priority).
+    pub priority: u32,
+    /// Background priority once the budget is spent; absent: not eligible in background.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_priority: Option<u32>,
+}
+
+/// A chain of tasks and messages triggered by one external event (the linear event-driven
+/// model): each step is released when its predecessor completes.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Chain {
+    pub name: String,
+    /// Minimum inter-arrival time of the external event.
+    pub period: Duration,
+    /// End-to-end deadline from the external event (default: the period).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Duration>,
+    /// Jitter of the external event.
+    #[serde(default, skip_serializing_if = "is_zero_duration")]
+    pub jitter: Duration,
+    /// Task and message names, in order.
+    pub steps: Vec<String>,
 }

@@ -370,6 +370,18 @@ pub fn build_at(
         });
     }
 
+    let fixed_priority = super::fixed_priority::resolve(&spec, origins, cx.diags);
+    if spec.end_systems.is_empty()
+        && spec.links.is_empty()
+        && fixed_priority.is_empty()
+        && !cx.diags.has_errors()
+    {
+        cx.diags.error(
+            "(top)",
+            "describes nothing: give end_systems and links (a switched network), or tasks and messages \
+             (a fixed-priority system)",
+        );
+    }
     if cx.diags.has_errors() {
         return None;
     }
@@ -384,6 +396,7 @@ pub fn build_at(
         skew_max,
         spec,
         port_flows: Vec::new(),
+        fixed_priority,
     };
     net.index_port_flows();
     check_port_schedulers(&net, cx.diags);
@@ -583,7 +596,21 @@ fn check_traffic(
         }
     };
     let out = match t {
-        Traffic::VirtualLink { id, bag, lmin, lmax, release_jitter, skew_max } => {
+        Traffic::VirtualLink { id, bag, lmin, lmax, release_jitter, skew_max, messages } => {
+            for (k, m) in messages.iter().enumerate() {
+                if m.payload.bytes() < 1.0 || m.payload.bytes().fract() != 0.0 {
+                    diags.error(
+                        format!("{place}.messages[{k}].payload"),
+                        format!("must be a whole number of bytes, at least 1B, got {}", m.payload),
+                    );
+                }
+                if m.period.secs() <= 0.0 {
+                    diags.error(
+                        format!("{place}.messages[{k}].period"),
+                        format!("must be positive, got {}", m.period),
+                    );
+                }
+            }
             let ms = bag.ms();
             let k = ms.log2().round();
             if !((0.0..=7.0).contains(&k) && (ms - 2f64.powf(k)).abs() < 1e-9) {
