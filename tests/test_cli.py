@@ -33,7 +33,8 @@ def test_info_json_shape(tmp_path: Path) -> None:
     res = run(tmp_path, "info", "--json", str(SEED002))
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert sorted(data) == ["counts", "links", "name", "overloaded_ports", "planes", "ports", "resources", "warnings"]
+    assert sorted(data) == ["counts", "links", "name", "overloaded_ports", "planes", "ports", "resources",
+                            "warnings"]
     assert data["name"] == "seed002-four-vls"
     assert data["planes"] == ["A"]
     assert data["counts"] == {"end_systems": 6, "switches": 3, "links": 9, "egress_ports": 18, "flows": 4,
@@ -106,9 +107,9 @@ def test_schema_is_json_with_definitions_for_every_field(tmp_path: Path) -> None
     schema = json.loads(res.stdout)
     assert schema["title"] == "NetworkSpec"
     assert schema["type"] == "object"
-    assert sorted(schema["properties"]) == ["buses", "chains", "classes", "defaults", "description", "end_systems",
-                                            "flows", "links", "messages", "name", "processors", "redundancy",
-                                            "schedulers", "servers", "switches", "tasks"]
+    assert sorted(schema["properties"]) == ["buses", "chains", "classes", "defaults", "description",
+                                            "end_systems", "flows", "links", "messages", "name", "processors",
+                                            "redundancy", "schedulers", "servers", "switches", "tasks"]
     assert schema["required"] == ["name"]
     definitions = schema["definitions"]
     for name in ["Defaults", "Redundancy", "TrafficClass", "SchedulerConfig", "EndSystem", "Switch", "Link",

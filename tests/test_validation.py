@@ -17,7 +17,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 CLI = REPO / ".venv" / "bin" / "rtnetlab"
 
-TOP_KEYS = "name, description, defaults, redundancy, classes, schedulers, end_systems, switches, links, flows, processors, buses, tasks, messages, servers, chains"
+TOP_KEYS = (
+    "name, description, defaults, redundancy, classes, schedulers, end_systems, switches, links, flows, "
+    "processors, buses, tasks, messages, servers, chains"
+)
 
 NODES = """\
 end_systems: [{name: ES1}, {name: ES2}, {name: ES3}]

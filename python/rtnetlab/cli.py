@@ -85,11 +85,15 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
             f"{c['flows']} flows ({c['virtual_links']} virtual links), {c['planes']} plane(s)"
         )
     if c["processors"] or c["buses"]:
-        parts.append(
-            f"{c['processors']} processors, {c['buses']} buses, {c['tasks']} tasks, {c['messages']} messages, "
-            f"{c['servers']} servers, {c['chains']} chains"
-        )
+        parts.append(_fixed_priority_counts(c))
     out.print(f"{file}: valid: {'; '.join(parts)}", markup=False)
+
+
+def _fixed_priority_counts(c: dict) -> str:
+    return (
+        f"{c['processors']} processors, {c['buses']} buses, {c['tasks']} tasks, "
+        f"{c['messages']} messages, {c['servers']} servers, {c['chains']} chains"
+    )
 
 
 @app.command()
@@ -134,11 +138,10 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
     if data["ports"]:
         out.print(table)
     if data["resources"]:
-        out.print(
-            f"{c['processors']} processors, {c['buses']} buses, {c['tasks']} tasks, {c['messages']} messages, "
-            f"{c['servers']} servers, {c['chains']} chains"
+        out.print(_fixed_priority_counts(c))
+        res = _table(
+            "Processors and buses", ["resource", "kind", "items", "utilisation"], left=("resource", "kind")
         )
-        res = _table("Processors and buses", ["resource", "kind", "items", "utilisation"], left=("resource", "kind"))
         for r in sorted(data["resources"], key=lambda r: -r["utilisation"]):
             util = f"{100 * r['utilisation']:.1f}%" + (" OVERLOADED" if r["overloaded"] else "")
             res.add_row(r["name"], r["kind"], str(r["items"]), util, style="bold red" if r["overloaded"] else None)
