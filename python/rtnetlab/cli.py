@@ -144,7 +144,8 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
         )
         for r in sorted(data["resources"], key=lambda r: -r["utilisation"]):
             util = f"{100 * r['utilisation']:.1f}%" + (" OVERLOADED" if r["overloaded"] else "")
-            res.add_row(r["name"], r["kind"], str(r["items"]), util, style="bold red" if r["overloaded"] else None)
+            style = "bold red" if r["overloaded"] else None
+            res.add_row(r["name"], r["kind"], str(r["items"]), util, style=style)
         out.print(res)
     if data["overloaded_ports"]:
         err.print(
