@@ -454,3 +454,69 @@ def test_warnings_in_json_output(tmp_path: Path) -> None:
     ]
     assert data["counts"]["flows"] == 2
 
+
+
+FP_HEAD = """\
+name: fp
+processors: [{name: cpu1}]
+buses: [{name: can0, bit_rate: 500kbps}]
+"""
+
+FP_CASES: dict[str, tuple[str, list[str]]] = {
+    "task on an unknown processor": (
+        "tasks: [{name: t1, processor: cpu9, wcet: 1ms, period: 10ms, priority: 1}]\n",
+        ["tasks[0].processor: unknown processor 'cpu9'"],
+    ),
+    "task without period": (
+        "tasks: [{name: t1, processor: cpu1, wcet: 1ms, priority: 1}]\n",
+        ["tasks[0].period: missing: give a period or make it a step of a chain"],
+    ),
+    "CAN payload above 8 bytes": (
+        "messages: [{name: m1, bus: can0, sender: cpu1, payload: 9B, period: 10ms, priority: 1}]\n",
+        ["messages[0].payload: must be a whole number of bytes from 0B to 8B (one CAN frame), got 9B"],
+    ),
+    "two messages with one identifier": (
+        "messages:\n"
+        "  - {name: m1, bus: can0, sender: cpu1, payload: 8B, period: 10ms, priority: 5}\n"
+        "  - {name: m2, bus: can0, sender: n2, payload: 8B, period: 10ms, priority: 5}\n",
+        ["messages[1].priority: priority 5 is already used on bus 'can0' by messages[0]; CAN identifiers "
+         "are unique"],
+    ),
+    "server on both a processor and a bus": (
+        "servers: [{name: s, processor: cpu1, bus: can0, capacity: 1ms, replenishment_period: 10ms, "
+        "priority: 1}]\n",
+        ["servers[0]: give exactly one of processor or bus"],
+    ),
+    "bus server without budget": (
+        "servers: [{name: s, bus: can0, sender: n1, replenishment_period: 10ms, priority: 1}]\n",
+        ["servers[0].budget: missing: a bus server needs a budget of at least one packet"],
+    ),
+    "chain naming an unknown step and a step with another period": (
+        "chains: [{name: c, period: 10ms, steps: [t1, nope]}]\n"
+        "tasks: [{name: t1, processor: cpu1, wcet: 1ms, period: 20ms, priority: 1}]\n",
+        ["tasks[0].period: is a step of chain 'c', whose period (10ms) it takes; got 20ms",
+         "chains[0].steps[1]: unknown task or message 'nope'"],
+    ),
+    "task and message with one name": (
+        "tasks: [{name: x, processor: cpu1, wcet: 1ms, period: 10ms, priority: 1}]\n"
+        "messages: [{name: x, bus: can0, sender: cpu1, payload: 8B, period: 10ms, priority: 1}]\n",
+        ["messages[0].name: 'x' is already the name of tasks[0]"],
+    ),
+    "nothing described": (
+        "",
+        ["(top): describes nothing: give end_systems and links (a switched network), or tasks and messages "
+         "(a fixed-priority system)"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FP_CASES))
+def test_broken_fixed_priority_description(tmp_path: Path, case: str) -> None:
+    body, expected = FP_CASES[case]
+    assert_user_error(validate_text(tmp_path, FP_HEAD + body), expected)
+
+
+def test_fixed_priority_examples_are_valid() -> None:
+    for path in sorted((REPO / "examples" / "fixed_priority").glob("*.yaml")):
+        res = run(REPO, "validate", str(path))
+        assert res.returncode == 0, res.stderr
