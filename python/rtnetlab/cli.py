@@ -108,11 +108,12 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
     _warn(net)
     c = data["counts"]
     out.print(f"[bold]{data['name']}[/bold]  planes: {', '.join(data['planes'])}")
-    out.print(
-        f"{c['end_systems']} end systems, {c['switches']} switches, {c['links']} links "
-        f"({c['egress_ports']} egress ports), {c['flows']} flows ({c['virtual_links']} virtual links, "
-        f"{c['routes']} routes)"
-    )
+    if c["end_systems"] or c["links"]:
+        out.print(
+            f"{c['end_systems']} end systems, {c['switches']} switches, {c['links']} links "
+            f"({c['egress_ports']} egress ports), {c['flows']} flows ({c['virtual_links']} virtual links, "
+            f"{c['routes']} routes)"
+        )
     table = _table(
         "Egress ports",
         ["port", "to", "plane", "scheduler", "flows", "load (Mb/s)", "rate (Mb/s)", "utilisation"],
