@@ -108,6 +108,16 @@ impl Budget {
     pub(crate) fn new(max: u64) -> Self {
         Budget { left: max, max }
     }
+
+    /// Takes one step (an iteration, an instance or an instant examined).
+    #[inline]
+    pub(crate) fn spend(&mut self) -> Result<(), String> {
+        if self.left == 0 {
+            return Err(format!("no fixed point within {} iterations", self.max));
+        }
+        self.left -= 1;
+        Ok(())
+    }
 }
 
 /// Least fixed point of `x = base + interference(x)` by iteration from `start`, which must not
@@ -131,10 +141,7 @@ pub(crate) fn least_fixed_point(
         if x > horizon {
             return Err(format!("busy period exceeds its horizon of {horizon} ticks"));
         }
-        if budget.left == 0 {
-            return Err(format!("no fixed point within {} iterations", budget.max));
-        }
-        budget.left -= 1;
+        budget.spend()?;
     }
 }
 

@@ -129,6 +129,9 @@ pub(crate) fn response(own: Stream, blocking: Ticks, hp: &[Stream], limits: &Lim
     let mut w = blocking;
     let mut q: Ticks = 0;
     loop {
+        if let Err(why) = budget.spend() {
+            return ResponseDetail::unbounded(why);
+        }
         let base = blocking.saturating_add((q + 1).saturating_mul(c));
         w = match busy::least_fixed_point(w.saturating_add(c), base, horizon, &mut budget, |x| {
             busy::demand(x, hp)
@@ -329,6 +332,105 @@ mod tests {
     fn equal_priorities_interfere_both_ways() {
         let tasks = vec![Task::new(2, 10, 10), Task::new(3, 10, 10)];
         assert_eq!(bounds(&analyse_preemptive(&tasks).unwrap()), [Some(5), Some(5)]);
+    }
+
+    /// Preemptive schedule of jobs (arrival, release) per task; the largest completion −
+    /// arrival per task. Jobs of one task run in release order; ties by task index.
+    fn simulate(tasks: &[Task], jobs: &[Vec<(Ticks, Ticks)>]) -> Vec<Ticks> {
+        // (release, task, arrival, remaining)
+        let mut all: Vec<(Ticks, usize, Ticks, Ticks)> = Vec::new();
+        for (i, list) in jobs.iter().enumerate() {
+            all.extend(list.iter().map(|&(a, r)| (r, i, a, tasks[i].wcet)));
+        }
+        all.sort_unstable();
+        let mut worst = vec![0; tasks.len()];
+        let mut ready: Vec<(Ticks, usize, Ticks, Ticks)> = Vec::new();
+        let (mut next, mut now) = (0, Ticks::MIN);
+        while next < all.len() || !ready.is_empty() {
+            if ready.is_empty() {
+                now = now.max(all[next].0);
+            }
+            while next < all.len() && all[next].0 <= now {
+                ready.push(all[next]);
+                next += 1;
+            }
+            let k = (0..ready.len())
+                .min_by_key(|&k| (tasks[ready[k].1].priority, ready[k].1, ready[k].2))
+                .unwrap();
+            let until = if next < all.len() { all[next].0 } else { Ticks::MAX };
+            let run = ready[k].3.min(until - now);
+            now += run;
+            ready[k].3 -= run;
+            if ready[k].3 == 0 {
+                let (_, i, arrival, _) = ready.swap_remove(k);
+                worst[i] = worst[i].max(now - arrival);
+            }
+        }
+        worst
+    }
+
+    /// Simulated responses never exceed the bounds (jitter up to two periods, deadlines up to two
+    /// periods, no blocking), from near-critical and random release patterns.
+    #[test]
+    fn simulated_responses_stay_within_the_bounds() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1994);
+        let mut tight = 0;
+        for _ in 0..300 {
+            let n = rng.gen_range(2..=5);
+            let tasks: Vec<Task> = (0..n)
+                .map(|p| {
+                    let c = rng.gen_range(1..=5);
+                    let t = rng.gen_range(2 * c..=40);
+                    let j = if rng.gen_bool(0.5) { 0 } else { rng.gen_range(0..=2 * t) };
+                    Task::new(c, t, 2 * t).with_jitter(j).with_priority(p as Priority)
+                })
+                .collect();
+            let r = analyse_preemptive(&tasks).unwrap();
+            if r.iter().any(|x| x.response().bound().is_none()) {
+                continue;
+            }
+            let mut seen = vec![0; n];
+            for _ in 0..20 {
+                let critical = rng.gen_bool(0.5);
+                let jobs: Vec<Vec<(Ticks, Ticks)>> = tasks
+                    .iter()
+                    .map(|t| {
+                        let mut a = if critical {
+                            rng.gen_range(0..3) - t.jitter
+                        } else {
+                            rng.gen_range(0..t.period)
+                        };
+                        let (mut out, mut last) = (Vec::new(), Ticks::MIN);
+                        while a < 200 {
+                            let j = if critical {
+                                if out.is_empty() {
+                                    t.jitter
+                                } else {
+                                    0
+                                }
+                            } else {
+                                rng.gen_range(0..=t.jitter)
+                            };
+                            last = (a + j).max(last);
+                            out.push((a, last));
+                            a += t.period
+                                + if critical || rng.gen_bool(0.8) { 0 } else { rng.gen_range(0..t.period) };
+                        }
+                        out
+                    })
+                    .collect();
+                for (s, w) in seen.iter_mut().zip(simulate(&tasks, &jobs)) {
+                    *s = (*s).max(w);
+                }
+            }
+            for (i, (x, s)) in r.iter().zip(&seen).enumerate() {
+                let bound = x.response().bound().unwrap();
+                assert!(*s <= bound, "task {i}: simulated {s} > bound {bound}\n{tasks:?}");
+                tight += (*s == bound) as usize;
+            }
+        }
+        assert!(tight > 300, "bounds reached only {tight} times");
     }
 
     #[test]
