@@ -1,3 +1,5 @@
 //! CAN-like fixed-priority buses: frame lengths with worst-case bit stuffing, the bus simulator
 //! (bitwise arbitration, non-preemptive frames, per-node transmit queues) and the network
 //! sporadic server of seed 004.
+
+pub mod frame;
