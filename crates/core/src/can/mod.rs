@@ -2,4 +2,6 @@
 //! (bitwise arbitration, non-preemptive frames, per-node transmit queues) and the network
 //! sporadic server of seed 004.
 
+pub mod bus;
 pub mod frame;
+pub mod sporadic_server;
