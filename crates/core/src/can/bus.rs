@@ -145,6 +145,14 @@ impl Stream {
         self.frames_per_message = frames;
         self
     }
+
+    /// The stream's own identifier; only asked of frames waiting in a node, which have one.
+    fn own_id(&self) -> CanId {
+        match self.sender {
+            Sender::Id(id) => id,
+            Sender::Server(_) => unreachable!("server frames wait in their server"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -373,7 +381,7 @@ impl PartialOrd for Event {
     }
 }
 
-/// A frame waiting in a node or a server.
+/// A frame waiting in a node or a server. Ordered by `seq` (the first field), which is unique.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Pending {
     /// Queuing order, unique over the run.
@@ -400,9 +408,13 @@ impl NodeQueue {
 
     fn pop(&mut self) {
         match self {
-            NodeQueue::Priority(heap) => heap.pop().map(|_| ()),
-            NodeQueue::Fifo(fifo) => fifo.pop_front().map(|_| ()),
-        };
+            NodeQueue::Priority(heap) => {
+                heap.pop();
+            }
+            NodeQueue::Fifo(fifo) => {
+                fifo.pop_front();
+            }
+        }
     }
 }
 
@@ -654,7 +666,7 @@ impl<'a> Simulation<'a> {
     fn offer(&self, node: usize) -> Option<Offer> {
         let direct = self.queues[node].head().map(|(key, frame)| Offer {
             key,
-            id: self.bus.streams[frame.stream as usize].sender_id(),
+            id: self.bus.streams[frame.stream as usize].own_id(),
             frame,
             origin: Origin::Node(node),
         });
@@ -759,16 +771,6 @@ impl<'a> Simulation<'a> {
             })
             .collect();
         BusReport { end_ns, busy_ns: self.busy_ns, streams, servers, trace: self.trace.unwrap_or_default() }
-    }
-}
-
-impl Stream {
-    /// The stream's own identifier; only called for frames queued in a node, which have one.
-    fn sender_id(&self) -> CanId {
-        match self.sender {
-            Sender::Id(id) => id,
-            Sender::Server(_) => unreachable!("server frames wait in their server"),
-        }
     }
 }
 
