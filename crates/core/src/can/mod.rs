@@ -4,4 +4,5 @@
 
 pub mod bus;
 pub mod frame;
+pub mod nss_overhead;
 pub mod sporadic_server;
