@@ -211,6 +211,66 @@ def analyze(
 
 
 def _print_report(report: dict) -> None:
+    if report["flows"] or report["ports"]:
+        _print_network_report(report)
+    if report.get("fixed_priority"):
+        _print_response_times(report["fixed_priority"])
+    for n in report.get("notes", []):
+        out.print(f"note: {n}", markup=False)
+
+
+def _print_response_times(fp: dict) -> None:
+    items = _table(
+        "Response times (fixed priority)",
+        ["item", "kind", "on", "priority", "C (us)", "T (us)", "D (us)", "R (us)", "slack (us)", "status",
+         "test"],
+        left=("item", "kind", "on", "status", "test"),
+    )
+    order = {"unbounded": 0, "unassigned": 0, "miss": 1, "ok": 2, "served": 3}
+    for i in sorted(fp["items"], key=lambda i: (order[i["status"]], i["resource"], i["priority"] or 0)):
+        style = {"unbounded": "bold red", "unassigned": "bold red", "miss": "red"}.get(i["status"])
+        items.add_row(
+            i["name"],
+            i["kind"],
+            i["resource"],
+            "-" if i["priority"] is None else str(i["priority"]),
+            _fmt_us(i["cost_us"]),
+            _fmt_us(i["period_us"]),
+            _fmt_us(i["deadline_us"]),
+            "-" if i["response_us"] is None else _fmt_us(i["response_us"]),
+            "-" if i["slack_us"] is None else _fmt_us(i["slack_us"]),
+            i["status"] + (f" ({i['reason']})" if i.get("reason") else ""),
+            i["analysis"],
+            style=style,
+        )
+    out.print(items)
+    if fp["chains"]:
+        chains = _table(
+            "Chains (from the external event)",
+            ["chain", "steps (completion, us)", "R (us)", "D (us)", "slack (us)", "status"],
+            left=("chain", "steps (completion, us)", "status"),
+        )
+        for c in fp["chains"]:
+            steps = " -> ".join(f"{s['name']} ({_fmt_opt_us(s['response_us'])})" for s in c["steps"])
+            chains.add_row(
+                c["name"],
+                steps,
+                "-" if c["response_us"] is None else _fmt_us(c["response_us"]),
+                _fmt_us(c["deadline_us"]),
+                "-" if c["slack_us"] is None else _fmt_us(c["slack_us"]),
+                c["status"] + (f" ({c['reason']})" if c.get("reason") else ""),
+                style={"unbounded": "bold red", "miss": "red"}.get(c["status"]),
+            )
+        out.print(chains)
+    for n in fp.get("notes", []):
+        out.print(f"note: {n}", markup=False)
+
+
+def _fmt_opt_us(v: float | None) -> str:
+    return "-" if v is None else _fmt_us(v)
+
+
+def _print_network_report(report: dict) -> None:
     flows = _table(
         f"End-to-end bounds ({report['method']})",
         [
@@ -292,8 +352,6 @@ def _print_report(report: dict) -> None:
                 style=None if r["skew_ok"] else "red",
             )
         out.print(red)
-    for n in report.get("notes", []):
-        out.print(f"note: {n}", markup=False)
 
 
 def _quantity(kind: str, text: str, option: str) -> float:

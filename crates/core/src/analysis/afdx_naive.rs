@@ -116,5 +116,6 @@ pub fn analyze(net: &Network) -> AnalysisReport {
         ports,
         redundancy: Vec::new(),
         notes,
+        fixed_priority: None,
     }
 }

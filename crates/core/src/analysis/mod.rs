@@ -17,6 +17,7 @@
 pub mod afdx_naive;
 pub mod network_bounds;
 pub mod redundancy;
+pub mod response_time;
 pub mod results;
 
 pub mod arrival_bound;
@@ -75,6 +76,9 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
 
 /// What every method's report gets: redundancy-managed bounds and the end-system jitter check.
 fn finish(net: &Network, report: &mut AnalysisReport) {
+    if !net.fixed_priority.is_empty() {
+        report.fixed_priority = Some(response_time::analyze(&net.fixed_priority));
+    }
     let best_case: Vec<f64> = report.flows.iter().map(|f| f.best_case_us).collect();
     report.redundancy = redundancy::combine(net, &report.flows, &best_case);
     let late: Vec<String> = report

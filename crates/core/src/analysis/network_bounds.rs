@@ -782,6 +782,7 @@ fn run_candidates(
         ports: port_bounds(net, &st),
         redundancy: Vec::new(),
         notes,
+        fixed_priority: None,
     }
 }
 

@@ -116,6 +116,9 @@ pub struct AnalysisReport {
     pub redundancy: Vec<super::redundancy::RedundantBound>,
     /// Notes on what the method assumed or could not do.
     pub notes: Vec<String>,
+    /// Response times of the processors and buses, when the description has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_priority: Option<super::response_time::ResponseTimes>,
 }
 
 /// Classifies a delay against an optional deadline.
