@@ -19,8 +19,10 @@
 //! * Eq. 2, Σ 8·(MTU + 67)/BAG ≤ rate, is counted in bytes per 128 ms (the longest BAG);
 //! * Eq. 3, 40 µs + 8·Σ (MTU + 67)/rate ≤ 500 µs, is a bound on the burst Σ (MTU + 67) in bytes.
 //!
-//! The paper's Eq. 3 and its DFS jitter test mix µs and seconds (catalogue I-001D-1/2); the
-//! correct µs reading is the default and the printed one is kept in [`paper_dfs_bandb`].
+//! The paper's Eq. 3 and its DFS jitter test mix µs and seconds (catalogue I-001D-1/2), its DFS
+//! reports success even when the recursion failed (I-001D-3) and its Fig. 4 has no MTU cap. The
+//! correct readings are the default; the printed ones are kept as [`paper_find_feasible_bag_mtu`]
+//! and [`paper_dfs_bandb`]. docs/CONFIGURATION.md has the model, the corrections and the figures.
 
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -179,13 +181,13 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
 }
 
 /// Fig. 4's N_step: the MTUs at which some flow's fragment count drops, from the smallest useful
-/// one up to [`MAX_MTU`]. Returns `None` when a flow's MTC is below 1 ms: it would need more than
+/// one up to `cap`. Returns `None` when a flow's MTC is below 1 ms: it would need more than
 /// one frame per ms, more than the shortest BAG gives.
 ///
 /// Fig. 4 walks the fragment count f from f_0 = ⌈l/⌈l/p⌉⌉ down to 1 and collects ⌈l/f⌉. Here each
 /// step jumps from m (c = ⌈l/m⌉ fragments) straight to ⌈l/(c−1)⌉, the next MTU that saves a
 /// fragment: the same set, without visiting each of up to l fragment counts.
-fn step_points(flows: &[MessageFlow]) -> Option<Vec<u32>> {
+fn step_points(flows: &[MessageFlow], cap: u32) -> Option<Vec<u32>> {
     let mut steps = Vec::new();
     for f in flows {
         // BAG ≥ 1 ms: at most one frame per ms, so at most p fragments per message (p in ms).
@@ -196,7 +198,7 @@ fn step_points(flows: &[MessageFlow]) -> Option<Vec<u32>> {
         let l = f.payload_bytes as u64;
         let first_fragments = l.div_ceil(l.div_ceil(max_fragments));
         let mut m = l.div_ceil(first_fragments);
-        while m <= MAX_MTU as u64 {
+        while m <= cap as u64 {
             steps.push(m as u32);
             let fragments = l.div_ceil(m);
             if fragments == 1 {
@@ -219,9 +221,19 @@ fn step_points(flows: &[MessageFlow]) -> Option<Vec<u32>> {
 /// reaches its floor Σ 1/p_j (MTU ≥ every payload), no MTU helps: a BAG above 1/floor and every
 /// longer one is infeasible.
 pub fn find_feasible_bag_mtu(flows: &[MessageFlow]) -> Result<MtuPerBag, ConfigError> {
+    least_mtu_per_bag(flows, MAX_MTU)
+}
+
+/// Fig. 4 as printed, without the cap: the least MTU may exceed [`MAX_MTU`], more payload than an
+/// Ethernet frame carries (for payloads above 1471 B and short MTCs).
+pub fn paper_find_feasible_bag_mtu(flows: &[MessageFlow]) -> Result<MtuPerBag, ConfigError> {
+    least_mtu_per_bag(flows, u32::MAX)
+}
+
+fn least_mtu_per_bag(flows: &[MessageFlow], cap: u32) -> Result<MtuPerBag, ConfigError> {
     let demand = FrameDemand::new(flows)?;
     let mut least = [None; BAG_COUNT];
-    let Some(steps) = step_points(flows) else { return Ok(least) };
+    let Some(steps) = step_points(flows, cap) else { return Ok(least) };
     let mut next = 0;
     for (k, slot) in least.iter_mut().enumerate() {
         let capacity = demand.capacity(k);
@@ -289,7 +301,10 @@ impl Port {
     /// t + 8·10^6·Σ (MTU + o)/rate ≤ J ⟺ Σ (MTU + o) ≤ (J − t)·rate/(8·10^6).
     fn max_burst_bytes(&self) -> u64 {
         match self.jitter {
-            Some(b) => ((b.limit_us - b.technological_us) as u128 * self.rate_bps as u128 / 8_000_000) as u64,
+            Some(b) => {
+                let bytes = (b.limit_us - b.technological_us) as u128 * self.rate_bps as u128 / 8_000_000;
+                u64::try_from(bytes).unwrap_or(u64::MAX)
+            }
             None => u64::MAX,
         }
     }
@@ -530,8 +545,9 @@ pub enum Goal {
 /// only grow as VLs are added. This is Fig. 5's DFS_BandB, corrected: it reports success only
 /// when the recursion below succeeded, and otherwise tries the VL's next pair.
 ///
-/// With [`Search::FIG5`] and no acceptance check it returns the same configuration as
-/// [`brute_force`] with [`Goal::FirstFeasible`]. Exponential in the worst case.
+/// In [`BranchOrder::BagOrder`] it returns the same configuration as [`brute_force`] with
+/// [`Goal::FirstFeasible`], the first in that order: pruning only skips prefixes without a
+/// feasible leaf. Exponential in the worst case.
 pub fn branch_and_bound(problem: &Problem, search: Search, accept: Accept) -> Outcome {
     no_candidate(problem)?;
     let mut engine = Engine::new(problem, search.order, search.look_ahead, accept);
@@ -880,7 +896,7 @@ mod tests {
     fn tv_001d_1_worked_example() {
         let flows = [MessageFlow::ms(80, 10), MessageFlow::ms(100, 12)];
         assert_eq!(
-            step_points(&flows).unwrap(),
+            step_points(&flows, MAX_MTU).unwrap(),
             [8, 9, 10, 12, 13, 14, 15, 16, 17, 20, 25, 27, 34, 40, 50, 80, 100]
         );
         let least = find_feasible_bag_mtu(&flows).unwrap();
@@ -930,6 +946,11 @@ mod tests {
         assert_eq!(find_feasible_bag_mtu(&[MessageFlow::ms(6000, 3)]).unwrap(), [None; BAG_COUNT]);
         // 6000 B every 8 ms: 8 frames of 750 B at BAG 1 ms; BAG 2 ms would need 1500 B frames.
         assert_eq!(find_feasible_bag_mtu(&[MessageFlow::ms(6000, 8)]).unwrap(), mtus(&[(1, 750)]));
+        // Fig. 4 as printed has no cap: 3000 B every 2 ms gets 1500 B frames at BAG 1 ms and one
+        // 3000 B frame at BAG 2 ms.
+        let printed = paper_find_feasible_bag_mtu(&[MessageFlow::ms(3000, 2)]).unwrap();
+        assert_eq!(printed, mtus(&[(1, 1500), (2, 3000)]));
+        assert_eq!(find_feasible_bag_mtu(&[MessageFlow::ms(3000, 2)]).unwrap(), [None; BAG_COUNT]);
         // An MTC below 1 ms needs more than one frame per ms.
         let fast = MessageFlow { payload_bytes: 10, mtc_us: 999 };
         assert_eq!(find_feasible_bag_mtu(&[fast]).unwrap(), [None; BAG_COUNT]);
@@ -975,6 +996,10 @@ mod tests {
             let flows = random_flows(&mut rng);
             let least = find_feasible_bag_mtu(&flows).unwrap();
             assert_eq!(least, find_feasible_bag_mtu_exhaustive(&flows).unwrap(), "{flows:?}");
+            let uncapped = paper_find_feasible_bag_mtu(&flows).unwrap();
+            for (capped, printed) in least.iter().zip(uncapped) {
+                assert!(*capped == printed || (capped.is_none() && printed.is_some_and(|m| m > MAX_MTU)));
+            }
             found += least.iter().flatten().count();
         }
         assert!(found > 3000, "the random VLs exercise feasible BAGs too ({found})");
