@@ -31,6 +31,10 @@ generate_app = typer.Typer(help="Generate synthetic networks.", no_args_is_help=
 app.add_typer(generate_app, name="generate")
 experiment_app = typer.Typer(help="Reproduce the seed papers' experiments.", no_args_is_help=True)
 app.add_typer(experiment_app, name="experiment")
+configure_app = typer.Typer(
+    help="Choose parameters that make a description feasible and write them into it.", no_args_is_help=True
+)
+app.add_typer(configure_app, name="configure")
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -612,6 +616,80 @@ def generate_afdx(
             )
         return
     emit_json(data)
+
+
+@configure_app.command("afdx")
+def configure_afdx(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the configured description here.")],
+    objective: Annotated[
+        str, typer.Option("--objective", help="first-feasible or min-bandwidth (exact least reserved bandwidth)")
+    ] = "first-feasible",
+    jitter_at: Annotated[
+        str, typer.Option("--jitter-at", help="Where the 500 us ARINC jitter limit applies: all, sources, none")
+    ] = "all",
+    deadlines: Annotated[
+        bool, typer.Option("--deadlines/--no-deadlines", help="Require every flow deadline to be met (best).")
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """BAG and MTU of every virtual link that lists the messages it carries (seed 001D)."""
+    from rtnetlab import configure
+
+    report, configured = configure.afdx(Path(file), objective, jitter_at, deadlines)
+    if configured is not None:
+        formats.write(configured, output)
+    if as_json:
+        report["output"] = str(output) if configured is not None else None
+        emit_json(report)
+    else:
+        _print_afdx_configuration(report)
+        if configured is not None:
+            out.print(f"wrote {output}", markup=False)
+    if not report["feasible"]:
+        err.print(f"{file}: no feasible configuration: {report['reason']}", markup=False)
+        raise typer.Exit(1)
+
+
+def _print_afdx_configuration(report: dict) -> None:
+    vls = _table(
+        f"BAG and MTU ({report['objective']})",
+        ["virtual link", "BAG (ms)", "MTU (B)", "Lmin (B)", "Lmax (B)", "reserved (kb/s)", "candidates (BAG ms, MTU)"],
+        left=("virtual link", "candidates (BAG ms, MTU)"),
+    )
+    for v in report["vls"]:
+        vls.add_row(
+            v["flow"] + ("" if v["configured"] else " (fixed)"),
+            str(v["bag_ms"]),
+            str(v["mtu_bytes"]),
+            str(v["lmin_bytes"]),
+            str(v["lmax_bytes"]),
+            f"{v['reserved_bps'] / 1e3:,.1f}",
+            " ".join(f"({b},{m})" for b, m in v["candidates"]),
+        )
+    if report["vls"]:
+        out.print(vls)
+    ports = _table(
+        "Egress ports (Eq. 2 bandwidth, Eq. 3 jitter)",
+        ["port", "reserved (kb/s)", "rate (Mb/s)", "jitter (us)", "limit (us)", "status"],
+        left=("port", "status"),
+    )
+    for p in report["ports"]:
+        ok = p["bandwidth_ok"] and p["jitter_ok"]
+        ports.add_row(
+            p["port"],
+            f"{p['reserved_bps'] / 1e3:,.1f}",
+            f"{p['rate_bps'] / 1e6:g}",
+            "-" if p["jitter_us"] is None else f"{p['jitter_us']:.1f}",
+            "-" if p["jitter_limit_us"] is None else str(p["jitter_limit_us"]),
+            "ok" if ok else "violated",
+            style=None if ok else "red",
+        )
+    if report["ports"]:
+        out.print(ports)
+    if report["feasible"]:
+        checked = "every deadline met (best)" if report["deadlines_checked"] else "no deadlines checked"
+        out.print(f"reserved bandwidth {report['reserved_bps'] / 1e3:,.1f} kb/s; {checked}", markup=False)
 
 
 @experiment_app.command("schedulers")

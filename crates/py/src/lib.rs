@@ -138,6 +138,21 @@ fn parse_quantity(kind: &str, text: &str) -> PyResult<f64> {
     parsed.map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// Chooses BAG and MTU of the VLs that list their messages (`rtnetlab configure afdx`).
+/// `doc_json`: the description; `request_json`: a `synthesis::afdx_network::Request`.
+/// Returns (report JSON, configured description JSON or None when infeasible); a description
+/// that does not validate raises ValueError with one line per problem.
+#[pyfunction]
+fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<(String, Option<String>)> {
+    use rtnetlab_core::synthesis::afdx_network;
+    let bad = |e: String| pyo3::exceptions::PyValueError::new_err(e);
+    let doc: serde_json::Value = serde_json::from_str(doc_json).map_err(|e| bad(format!("(file): {e}")))?;
+    let req: afdx_network::Request =
+        serde_json::from_str(request_json).map_err(|e| bad(format!("configuration settings: {e}")))?;
+    let (report, out) = afdx_network::configure(doc, &req).map_err(|lines| bad(lines.join("\n")))?;
+    Ok((to_json(&report), out.map(|v| to_json(&v))))
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -153,6 +168,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(configure_afdx, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -4,4 +4,5 @@
 //! * [`dtable`]: arbitration tables that decouple latency from bandwidth (seed 003).
 
 pub mod afdx_bag_mtu;
+pub mod afdx_network;
 pub mod dtable;

@@ -1,0 +1,33 @@
+"""Synthesis front: parameters that make a description feasible, computed by the engine and
+written back into the user's file (validated first, written whole or not at all)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rtnetlab import _core
+from rtnetlab.errors import ModelError, UserError
+from rtnetlab.io import formats
+
+
+def afdx(
+    path: Path,
+    objective: str = "first-feasible",
+    jitter_at: str = "all",
+    check_deadlines: bool = True,
+) -> tuple[dict, dict | None]:
+    """BAG and MTU of every VL that lists its messages (seed 001D on the whole network).
+
+    Returns the engine's report and the configured description (None when infeasible)."""
+    if objective not in ("first-feasible", "min-bandwidth"):
+        raise UserError(f"--objective: expected first-feasible or min-bandwidth, got '{objective}'")
+    if jitter_at not in ("all", "sources", "none"):
+        raise UserError(f"--jitter-at: expected all, sources or none, got '{jitter_at}'")
+    data = formats.read(path)
+    request = {"objective": objective, "jitter_at": jitter_at, "check_deadlines": check_deadlines}
+    try:
+        report, out = _core.configure_afdx(json.dumps(data), json.dumps(request))
+    except ValueError as e:
+        raise ModelError(str(e).splitlines()) from None
+    return json.loads(report), None if out is None else json.loads(out)
