@@ -13,6 +13,8 @@ pub mod scfq;
 pub mod service_list;
 pub mod static_priority;
 pub mod table;
+#[cfg(test)]
+mod table_soundness;
 pub mod token_bucket;
 pub mod wf2q;
 pub mod wrr;
