@@ -209,7 +209,7 @@ pub fn plan(classes: &[ClassRequirement], p: &DecouplingParams) -> Result<TableP
     // exactly around the table.
     let step = |d: u32| {
         let mut s = 1u64;
-        while s * 2 <= d as u64 && n % (s * 2) == 0 {
+        while s * 2 <= d as u64 && n.is_multiple_of(s * 2) {
             s *= 2;
         }
         s
