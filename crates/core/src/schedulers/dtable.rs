@@ -83,13 +83,13 @@ impl Dtable {
     /// needed before the first head fits, so every backlogged class banks r − 1 passes at once.
     /// The order is the one pass-by-pass visiting gives.
     fn skip_idle_passes(&mut self) {
-        let backlogged = || (0..self.deficit.len()).filter(|&c| self.pass_weight[c] > 0);
-        let passes = backlogged()
-            .filter_map(|c| self.head(c).map(|h| (h - self.deficit[c]).div_ceil(self.pass_weight[c])))
-            .min()
-            .unwrap_or(1);
-        let banked: Vec<usize> = backlogged().filter(|&c| self.head(c).is_some()).collect();
-        for c in banked {
+        // Every backlogged class has just banked a pass, so its deficit is below its head.
+        let need: Vec<(usize, u64)> = (0..self.deficit.len())
+            .filter(|&c| self.pass_weight[c] > 0)
+            .filter_map(|c| self.head(c).map(|h| (c, (h - self.deficit[c]).div_ceil(self.pass_weight[c]))))
+            .collect();
+        let passes = need.iter().map(|&(_, p)| p).min().unwrap_or(1);
+        for (c, _) in need {
             self.deficit[c] += (passes - 1) * self.pass_weight[c];
         }
     }
