@@ -253,7 +253,8 @@ pub enum RandomSchedulers {
     /// Each port draws FIFO or static priority.
     Mixed,
     /// Each port draws any scheduler with a service model: FIFO, static priority, WRR, DRR,
-    /// D2DRR, WF2Q, SCFQ, or a token-bucket shaper.
+    /// D2DRR, WF2Q, SCFQ, a token-bucket shaper, or an arbitration table (AS basic, IBA
+    /// weighted, DTable with weights above the frames or partly below them).
     Any,
 }
 
@@ -283,6 +284,31 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
     );
     m.insert("wf2q".into(), SchedulerConfig::Wf2q { weights: classes([4.0, 2.0, 1.0]) });
     m.insert("scfq".into(), SchedulerConfig::Scfq { weights: classes([1.0, 1.0, 2.0]) });
+    let table = |kind: TableKind, entries: &[(usize, f64)]| SchedulerConfig::Table {
+        table_kind: kind,
+        entries: entries
+            .iter()
+            .map(|&(k, bytes)| TableEntry { class: format!("c{k}"), weight: DataSize::from_bytes(bytes) })
+            .collect(),
+    };
+    // Interleaved layouts with unequal distances; AS ignores the weights.
+    m.insert(
+        "as_table".into(),
+        table(TableKind::AsBasic, &[(0, 1.0), (1, 1.0), (0, 1.0), (2, 1.0), (0, 1.0)]),
+    );
+    m.insert(
+        "iba_table".into(),
+        table(TableKind::IbaWeighted, &[(0, 2176.0), (1, 1024.0), (0, 640.0), (2, 64.0), (1, 1518.0)]),
+    );
+    m.insert(
+        "dtable".into(),
+        table(TableKind::Dtable, &[(0, 1518.0), (1, 3000.0), (0, 2000.0), (2, 1600.0), (1, 1518.0)]),
+    );
+    // Weights below the largest frames (outside the paper's constraint): entries bank weight.
+    m.insert(
+        "dtable_small".into(),
+        table(TableKind::Dtable, &[(0, 300.0), (2, 1000.0), (1, 500.0), (0, 200.0), (1, 64.0)]),
+    );
     m.insert(
         "shaper".into(),
         SchedulerConfig::TokenBucket {
@@ -325,8 +351,21 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
                 RandomSchedulers::StaticPriority => "static_priority",
                 RandomSchedulers::Mixed => ["fifo", "static_priority"][rng.gen_range(0..2)],
                 RandomSchedulers::Any => {
-                    ["fifo", "static_priority", "wrr", "drr", "d2drr", "wf2q", "scfq", "shaper"]
-                        [rng.gen_range(0..8)]
+                    const ANY: [&str; 12] = [
+                        "fifo",
+                        "static_priority",
+                        "wrr",
+                        "drr",
+                        "d2drr",
+                        "wf2q",
+                        "scfq",
+                        "shaper",
+                        "as_table",
+                        "iba_table",
+                        "dtable",
+                        "dtable_small",
+                    ];
+                    ANY[rng.gen_range(0..ANY.len())]
                 }
             };
             switches.push(Switch {

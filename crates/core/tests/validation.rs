@@ -146,6 +146,28 @@ fn drr_quantum_below_the_largest_frame_is_only_a_warning() {
 }
 
 #[test]
+fn dtable_entry_below_the_largest_frame_is_only_a_warning() {
+    let mut doc = net(json!([{"name": "A", "type": "virtual_link", "bag": "2ms", "lmin": "64B",
+                              "lmax": "500B", "class": "hi", "source": "ES1", "destinations": ["ES3"]}]));
+    doc["classes"] = json!([{"name": "hi"}]);
+    doc["schedulers"] = json!({"t": {"kind": "table", "table_kind": "dtable",
+                                     "entries": [{"class": "hi", "weight": "600B"}, {"class": "hi", "weight": "200B"}]}});
+    doc["switches"][0]["scheduler"] = json!("t");
+    let (n, d) = load_network(&doc.to_string());
+    assert!(n.is_some());
+    assert_eq!(
+        lines(&d),
+        vec![(
+            Severity::Warning,
+            "schedulers.t".to_string(),
+            "an entry of class 'hi' weighs 200B, less than its largest frame (500B, flow 'A'): the class \
+             then needs several passes over the table, so latency grows"
+                .to_string()
+        )]
+    );
+}
+
+#[test]
 fn units_round_trip_through_the_spec() {
     let mut doc = net(json!([
         {"name": "VL1", "type": "virtual_link", "bag": "0.001s", "lmin": "512b", "lmax": "12001b",

@@ -913,8 +913,9 @@ fn shortest_path(
     Some(out)
 }
 
-/// Class-based schedulers need every crossing flow to carry a class they know; DRR quanta
-/// smaller than the frames they serve are legal but slow, so they are a warning.
+/// Class-based schedulers need every crossing flow to carry a class they know; DRR quanta and
+/// DTable entry weights smaller than the frames they serve are legal but slow, so they are a
+/// warning.
 fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     let per_port = net.flows_per_port();
     let mut warned: HashSet<(String, String)> = HashSet::new();
@@ -981,6 +982,24 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                         "quantum of class '{cname}' ({}B) is smaller than its largest frame ({}B, flow '{}'): \
                          a frame may wait several rounds, so latency grows",
                         quantum / 8.0,
+                        lmax / 8.0,
+                        flow.name
+                    ),
+                );
+            }
+            // DTable requires every entry weight to cover its class's frames (seed 003 §3.1).
+            let lightest =
+                entries.iter().filter(|(c, _)| *c == cname).map(|(_, w)| *w).fold(f64::INFINITY, f64::min);
+            if matches!(cfg, SchedulerConfig::Table { table_kind: TableKind::Dtable, .. })
+                && lightest < lmax
+                && warned.insert((port.scheduler_name.clone(), cname.clone()))
+            {
+                diags.warning(
+                    format!("schedulers.{}", port.scheduler_name),
+                    format!(
+                        "an entry of class '{cname}' weighs {}B, less than its largest frame ({}B, flow '{}'): \
+                         the class then needs several passes over the table, so latency grows",
+                        lightest / 8.0,
                         lmax / 8.0,
                         flow.name
                     ),
