@@ -623,10 +623,10 @@ def configure_afdx(
     file: FileArg,
     output: Annotated[Path, typer.Option("-o", "--output", help="Write the configured description here.")],
     objective: Annotated[
-        str, typer.Option("--objective", help="first-feasible or min-bandwidth (exact least reserved bandwidth)")
+        str, typer.Option("--objective", help="first-feasible or min-bandwidth (least reserved bandwidth)")
     ] = "first-feasible",
     jitter_at: Annotated[
-        str, typer.Option("--jitter-at", help="Where the 500 us ARINC jitter limit applies: all, sources, none")
+        str, typer.Option("--jitter-at", help="Where the 500 us jitter limit applies: all, sources, none")
     ] = "all",
     deadlines: Annotated[
         bool, typer.Option("--deadlines/--no-deadlines", help="Require every flow deadline to be met (best).")
@@ -654,7 +654,8 @@ def configure_afdx(
 def _print_afdx_configuration(report: dict) -> None:
     vls = _table(
         f"BAG and MTU ({report['objective']})",
-        ["virtual link", "BAG (ms)", "MTU (B)", "Lmin (B)", "Lmax (B)", "reserved (kb/s)", "candidates (BAG ms, MTU)"],
+        ["virtual link", "BAG (ms)", "MTU (B)", "Lmin (B)", "Lmax (B)", "reserved (kb/s)",
+         "candidates (BAG ms, MTU)"],
         left=("virtual link", "candidates (BAG ms, MTU)"),
     )
     for v in report["vls"]:

@@ -27,7 +27,19 @@ def afdx(
     data = formats.read(path)
     request = {"objective": objective, "jitter_at": jitter_at, "check_deadlines": check_deadlines}
     try:
-        report, out = _core.configure_afdx(json.dumps(data), json.dumps(request))
+        report_json, out = _core.configure_afdx(json.dumps(data), json.dumps(request))
     except ValueError as e:
         raise ModelError(str(e).splitlines()) from None
-    return json.loads(report), None if out is None else json.loads(out)
+    report = json.loads(report_json)
+    if out is None:
+        return report, None
+    # The engine's copy of the description has its keys sorted; write the chosen values into the
+    # user's own data instead, so that the file keeps its order.
+    chosen = {v["flow"]: v for v in report["vls"] if v["configured"]}
+    for flow in data.get("flows", []):
+        v = chosen.get(flow.get("name")) if isinstance(flow, dict) else None
+        if v is not None:
+            flow["bag"] = f"{v['bag_ms']}ms"
+            flow["lmin"] = f"{v['lmin_bytes']}B"
+            flow["lmax"] = f"{v['lmax_bytes']}B"
+    return report, data
