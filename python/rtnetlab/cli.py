@@ -693,6 +693,73 @@ def _print_afdx_configuration(report: dict) -> None:
         out.print(f"reserved bandwidth {report['reserved_bps'] / 1e3:,.1f} kb/s; {checked}", markup=False)
 
 
+@configure_app.command("dtable")
+def configure_dtable(
+    file: FileArg,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the scheduler configurations here.")
+    ] = None,
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="Add them to this network description's schedulers (written to -o)."),
+    ] = None,
+    prefix: Annotated[str, typer.Option("--prefix", help="Prefix of the scheduler names.")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Deficit Table entries and weights from latency and bandwidth requirements (seed 003)."""
+    from rtnetlab import configure
+
+    if into is not None and output is None:
+        raise UserError("--into: give -o/--output for the description with the schedulers added")
+    report = configure.dtable(Path(file))
+    if output is not None:
+        if into is not None:
+            formats.write(configure.insert_schedulers(into, report["schedulers"], prefix), output)
+        else:
+            formats.write({"schedulers": {prefix + k: v for k, v in report["schedulers"].items()}}, output)
+    if as_json:
+        emit_json(report)
+        return
+    _print_dtable_configuration(report)
+    if output is not None:
+        out.print(f"wrote {output}", markup=False)
+
+
+def _print_dtable_configuration(report: dict) -> None:
+    plan = report["decoupling"]["plan"]
+    t4 = _table(
+        f"Latency: entries from distances (N = {plan['entries']}, M = {plan['max_weight']}, "
+        f"pool = {plan['pool']} credits)",
+        ["class", "distance asked", "distance", "entries", "% entries", "MTU (credits)", "min share",
+         "max share"],
+        left=("class",),
+    )
+    for c in plan["classes"]:
+        t4.add_row(
+            c["name"], str(c["max_distance"]), str(c["distance"]), str(c["entries"]),
+            f"{100 * c['entry_fraction']:g}", str(c["mtu"]), f"{c['min_share']:.6g}", f"{c['max_share']:.6g}",
+        )
+    out.print(t4)
+    base = report["baselines"]
+    t5 = _table(
+        "Bandwidth: weights (credits)",
+        ["class", "share asked", "share", "DTable entries", "entry weights", "total", "WF2Q entries",
+         "SCFQ weight", "DRR quantum"],
+        left=("class", "entry weights"),
+    )
+    for k, w in enumerate(report["decoupling"]["weights"]):
+        weights = sorted(set(w["entry_weights"]))
+        t5.add_row(
+            w["name"], f"{w['requested_share']:g}", f"{w['share']:.6g}", str(len(w["entry_weights"])),
+            "/".join(str(x) for x in weights), str(w["total_weight"]), str(base["wf2q_entries"][k]),
+            f"{base['scfq_weights'][k]:.6g}", str(base["drr_quanta"][k]),
+        )
+    out.print(t5)
+    slots = plan["slots"]
+    names = [c["name"] for c in plan["classes"]]
+    out.print("table: " + " ".join(names[s] for s in slots), markup=False)
+
+
 @experiment_app.command("schedulers")
 def experiment_schedulers(
     duration: Annotated[str, typer.Option("--duration", help="Simulated time per scheduler.")] = "2s",

@@ -43,3 +43,27 @@ def afdx(
             flow["lmin"] = f"{v['lmin_bytes']}B"
             flow["lmax"] = f"{v['lmax_bytes']}B"
     return report, data
+
+
+def dtable(path: Path) -> dict:
+    """Deficit Table entries and weights that decouple latency from bandwidth (seed 003 §4-5),
+    with the DTable-WF2Q, SCFQ and DRR configurations of the same shares."""
+    data = formats.read(path)
+    try:
+        return json.loads(_core.configure_dtable(json.dumps(data)))
+    except ValueError as e:
+        raise UserError(f"{path}: {e}") from None
+
+
+def insert_schedulers(network: Path, schedulers: dict, prefix: str) -> dict:
+    """The description at `network` with `schedulers` added under `prefix` + name (validated)."""
+    from rtnetlab import model
+
+    data = formats.read(network)
+    named = data.setdefault("schedulers", {})
+    if not isinstance(named, dict):
+        raise UserError(f"{network}: schedulers: must be a mapping")
+    for name, config in schedulers.items():
+        named[prefix + name] = config
+    model.load_data(data, str(network))
+    return data

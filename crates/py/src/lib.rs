@@ -153,6 +153,17 @@ fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<(String, Optio
     Ok((to_json(&report), out.map(|v| to_json(&v))))
 }
 
+/// Decouples latency from bandwidth in a Deficit Table (`rtnetlab configure dtable`):
+/// requirements JSON in, report JSON out (tables 4 and 5 and scheduler configurations).
+#[pyfunction]
+fn configure_dtable(requirements_json: &str) -> PyResult<String> {
+    let doc: serde_json::Value = serde_json::from_str(requirements_json)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("(file): {e}")))?;
+    rtnetlab_core::synthesis::dtable::configure(doc)
+        .map(|r| to_json(&r))
+        .map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -169,6 +180,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(configure_afdx, m)?)?;
+    m.add_function(wrap_pyfunction!(configure_dtable, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

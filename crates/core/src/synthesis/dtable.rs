@@ -440,6 +440,97 @@ fn table_entries(entries: &[(usize, u32)], names: &[&str], credit: DataSize) -> 
         .collect()
 }
 
+/// `rtnetlab configure dtable`: the requirements file, in the model's units.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementsSpec {
+    /// N, entries in the table.
+    pub entries: u32,
+    /// The general MTU.
+    pub gmtu: DataSize,
+    /// Size of one flow-control credit (64 B in AS and InfiniBand).
+    #[serde(default = "default_credit")]
+    pub credit: DataSize,
+    pub w: f64,
+    pub k: f64,
+    /// The class that receives the pool's leftover (network control).
+    pub leftover: String,
+    /// Entry weight of the DTable-WF2Q baseline (default: the general MTU).
+    #[serde(default)]
+    pub wf2q_entry_weight: Option<DataSize>,
+    pub classes: Vec<ClassSpec>,
+}
+
+/// One class of a [`RequirementsSpec`].
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    pub name: String,
+    /// Largest distance allowed between consecutive entries, in entries.
+    pub max_distance: u32,
+    /// Bandwidth share wanted (fraction of the link).
+    pub share: f64,
+    /// Largest frame of the class.
+    pub mtu: DataSize,
+}
+
+fn default_credit() -> DataSize {
+    DataSize::from_bytes(64.0)
+}
+
+/// Everything `rtnetlab configure dtable` prints and writes.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigureReport {
+    pub decoupling: Decoupling,
+    pub baselines: Baselines,
+    /// Ready-to-use scheduler configurations: `dtable`, `dtable_wf2q`, `scfq`, `drr`.
+    pub schedulers: BTreeMap<String, SchedulerConfig>,
+}
+
+/// Reads a requirements document and decouples it; every error is one line with its place.
+pub fn configure(doc: serde_json::Value) -> Result<ConfigureReport, String> {
+    let spec: RequirementsSpec = crate::model::load::from_value_at(doc).map_err(|(path, msg)| {
+        if path.is_empty() {
+            msg
+        } else {
+            format!("{path}: {msg}")
+        }
+    })?;
+    if spec.credit.bits() <= 0.0 {
+        return Err(format!("credit: must be positive, got {}", spec.credit));
+    }
+    // Sizes to whole credits: an MTU rounds up (it must fit), the GMTU too.
+    let credits = |size: DataSize| (size.bits() / spec.credit.bits() - 1e-9).ceil().max(0.0) as u32;
+    let classes: Vec<ClassRequirement> = spec
+        .classes
+        .iter()
+        .map(|c| ClassRequirement {
+            name: c.name.clone(),
+            max_distance: c.max_distance,
+            share: c.share,
+            mtu: credits(c.mtu),
+        })
+        .collect();
+    let params = DecouplingParams {
+        entries: spec.entries,
+        gmtu: credits(spec.gmtu),
+        w: spec.w,
+        k: spec.k,
+        credit: spec.credit,
+        leftover_class: spec.leftover.clone(),
+    };
+    let decoupling = decouple(&classes, &params).map_err(|e| e.to_string())?;
+    let wf2q_weight = spec.wf2q_entry_weight.map_or(params.gmtu, credits);
+    let baselines = baselines(&decoupling, wf2q_weight);
+    let schedulers = BTreeMap::from([
+        ("dtable".to_string(), decoupling.scheduler_config()),
+        ("dtable_wf2q".to_string(), baselines.dtable_wf2q_config()),
+        ("scfq".to_string(), baselines.scfq_config()),
+        ("drr".to_string(), baselines.drr_config()),
+    ]);
+    Ok(ConfigureReport { decoupling, baselines, schedulers })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
