@@ -81,7 +81,8 @@ def test_configure_afdx_reports_model_errors_in_one_line_each(tmp_path: Path) ->
     src.write_text(yaml.safe_dump(data))
     res = run("configure", "afdx", str(src), "-o", str(tmp_path / "o.yaml"))
     assert res.returncode == 2
-    assert res.stderr.strip() == "flows[0].messages[0].payload: must be a whole number of bytes, at least 1B, got 0b"
+    expected = "flows[0].messages[0].payload: must be a whole number of bytes, at least 1B, got 0b"
+    assert res.stderr.strip() == expected
 
 
 def test_configure_dtable_reproduces_tables_4_and_5(tmp_path: Path) -> None:
