@@ -19,6 +19,7 @@
 //! * [`dopa`], [`randfixedsum`], [`fig6`]: seed 001E (partitioning, task-set generator, Fig. 6).
 
 mod busy;
+pub mod holistic;
 pub mod nonpreemptive;
 pub mod rta;
 
