@@ -22,6 +22,7 @@ pub mod assignment;
 mod busy;
 pub mod holistic;
 pub mod nonpreemptive;
+pub mod randfixedsum;
 pub mod rta;
 
 use std::fmt;
