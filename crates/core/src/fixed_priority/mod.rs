@@ -18,8 +18,11 @@
 //! * [`assignment`]: deadline monotonic and Audsley's optimal priority assignment.
 //! * [`dopa`], [`randfixedsum`], [`fig6`]: seed 001E (partitioning, task-set generator, Fig. 6).
 
+pub mod assignment;
 mod busy;
+pub mod holistic;
 pub mod nonpreemptive;
+pub mod randfixedsum;
 pub mod rta;
 
 use std::fmt;

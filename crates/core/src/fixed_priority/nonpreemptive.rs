@@ -82,7 +82,7 @@ impl Message {
         Stream { c: self.transmission, t: self.period, j: self.jitter }
     }
 
-    fn validate(&self, at: &str) -> Result<(), InputError> {
+    pub(crate) fn validate(&self, at: &str) -> Result<(), InputError> {
         check_range(&format!("{at}.transmission"), self.transmission, 0)?;
         check_range(&format!("{at}.period"), self.period, 1)?;
         check_range(&format!("{at}.deadline"), self.deadline, 0)?;
