@@ -115,7 +115,10 @@ pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), V
         } else {
             let flows: Vec<MessageFlow> = messages
                 .iter()
-                .map(|m| MessageFlow { payload_bytes: m.payload.bytes() as u32, mtc_us: m.period.as_ns() as u64 / 1000 })
+                .map(|m| MessageFlow {
+                    payload_bytes: m.payload.bytes() as u32,
+                    mtc_us: m.period.as_ns() as u64 / 1000,
+                })
                 .collect();
             conf::find_feasible_bag_mtu(&flows).map_err(|e| vec![format!("flows[{f}].messages: {e}")])?
         };
@@ -156,7 +159,10 @@ pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), V
     let mut meets_deadlines = |choice: &[BagMtu]| -> bool {
         let Some(spec) = apply(&net.spec, &vl_flows, choice) else { return false };
         let (Some(n), _) = model::validate_spec(spec) else { return false };
-        match crate::analysis::run(&n, &crate::analysis::Request { method: "best".into(), ..Default::default() }) {
+        match crate::analysis::run(
+            &n,
+            &crate::analysis::Request { method: "best".into(), ..Default::default() },
+        ) {
             Ok(r) => r.flows.iter().all(|f| f.status == crate::analysis::results::Status::Ok),
             Err(_) => false,
         }
@@ -237,11 +243,18 @@ pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), V
     if let Some(flows) = out.get_mut("flows").and_then(Value::as_array_mut) {
         for (k, c) in report.vls.iter().enumerate().filter(|(k, _)| configured[*k]) {
             let f = vl_flows[k];
-            let index = flows.iter().position(|v| v.get("name").and_then(Value::as_str) == Some(&net.flows[f].name));
+            let index =
+                flows.iter().position(|v| v.get("name").and_then(Value::as_str) == Some(&net.flows[f].name));
             if let Some(Value::Object(flow)) = index.map(|i| &mut flows[i]) {
                 flow.insert("bag".into(), Value::String(Duration::from_ms(c.bag_ms as f64).to_string()));
-                flow.insert("lmax".into(), Value::String(DataSize::from_bytes(c.lmax_bytes as f64).to_string()));
-                flow.insert("lmin".into(), Value::String(DataSize::from_bytes(c.lmin_bytes as f64).to_string()));
+                flow.insert(
+                    "lmax".into(),
+                    Value::String(DataSize::from_bytes(c.lmax_bytes as f64).to_string()),
+                );
+                flow.insert(
+                    "lmin".into(),
+                    Value::String(DataSize::from_bytes(c.lmin_bytes as f64).to_string()),
+                );
             }
         }
     }
