@@ -299,7 +299,8 @@ fn provisional_values(doc: &mut Value) {
     let Some(flows) = doc.get_mut("flows").and_then(Value::as_array_mut) else { return };
     for flow in flows.iter_mut().filter_map(Value::as_object_mut) {
         let is_vl = flow.get("type").and_then(Value::as_str) == Some("virtual_link");
-        if !is_vl || !flow.get("messages").is_some_and(|m| m.as_array().is_some_and(|a| !a.is_empty())) {
+        let has_messages = flow.get("messages").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        if !is_vl || !has_messages {
             continue;
         }
         for (key, value) in [("bag", "128ms"), ("lmin", "64B"), ("lmax", "1518B")] {
