@@ -67,3 +67,27 @@ def insert_schedulers(network: Path, schedulers: dict, prefix: str) -> dict:
         named[prefix + name] = config
     model.load_data(data, str(network))
     return data
+
+
+def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict | None]:
+    """A priority order per processor and bus (OPA or deadline monotonic).
+
+    Returns the engine's report, the description with the priorities written in (None when some
+    resource has no feasible order) and the analysis of that description."""
+    from rtnetlab import model
+
+    data = formats.read(path)
+    net = model.load_data(data, str(path))
+    try:
+        report = json.loads(net.handle.assign_priorities_json(method))
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if not report["feasible"]:
+        return report, None, None
+    given = {(a["kind"], a["name"]): a["priority"] for r in report["resources"] for a in r["order"]}
+    for key, kind in (("tasks", "task"), ("messages", "message"), ("servers", "server")):
+        for item in data.get(key, []) or []:
+            if isinstance(item, dict) and (kind, item.get("name")) in given:
+                item["priority"] = given[(kind, item["name"])]
+    analysis = model.load_data(data, str(path)).analyze()
+    return report, data, analysis

@@ -45,6 +45,20 @@ impl Network {
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(Simulation { inner, duration_ns })
     }
+    /// Priority orders per processor and bus (`method`: opa or dm), JSON text.
+    fn assign_priorities_json(&self, method: &str) -> PyResult<String> {
+        use rtnetlab_core::synthesis::priorities::{assign, Method};
+        let method = match method {
+            "opa" => Method::Opa,
+            "dm" => Method::Dm,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "--method: expected opa or dm, got '{other}'"
+                )))
+            }
+        };
+        Ok(to_json(&assign(&self.inner.fixed_priority, method)))
+    }
     /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
     fn resolved_json(&self) -> String {
         to_json(&self.inner)

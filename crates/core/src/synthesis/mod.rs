@@ -6,3 +6,4 @@
 pub mod afdx_bag_mtu;
 pub mod afdx_network;
 pub mod dtable;
+pub mod priorities;
