@@ -88,3 +88,17 @@ def test_configure_priorities_for_a_chain(tmp_path: Path) -> None:
     assert chain["status"] == "ok"
     ids = [m["priority"] for m in yaml.safe_load(out.read_text())["messages"]]
     assert len(set(ids)) == len(ids), "CAN identifiers stay unique"
+
+
+def test_simulated_can_bus_stays_within_the_analysis() -> None:
+    res = run("simulate", str(EXAMPLES / "nss_table1.yaml"), "--duration", "3s", "--release", "synchronized",
+              "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["flows"] == [] and "stats" in data
+    bus = data["buses"]["buses"][0]
+    assert data["buses"]["violations"] == []
+    rows = {m["name"]: m for m in bus["messages"]}
+    assert rows["m3"]["max_us"] == rows["m3"]["bound_us"] == 100_000, "TV-004-3's R3 is tight"
+    assert rows["m2"]["served_by"] == "nss2" and rows["m2"]["count"] > 0
+    assert bus["servers"][0]["normal_sends"] == 20 * rows["m2"]["count"]

@@ -435,7 +435,20 @@ def simulate(
         "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
         "size_trace": trace_sizes,
     }
-    report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
+    counts = net.info()["counts"]
+    if counts["end_systems"]:
+        report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
+    else:
+        if trace or histograms:
+            raise UserError("--trace/--histograms: this description has no switched network to trace")
+        report = {"flows": [], "ports": [], "stats": {"events": 0, "frame_hops": 0, "wall_s": 0.0}}
+    if counts["buses"]:
+        bus_config = {"duration_ns": config["duration_ns"], "seed": seed,
+                      "random_offsets": release == "random"}
+        try:
+            report["buses"] = json.loads(net.handle.simulate_buses_json(json.dumps(bus_config)))
+        except ValueError as e:
+            raise UserError(f"{file}: {e}") from None
     if histograms:
         sim_mod.write_histograms(report, histograms)
     if not histograms:
@@ -446,7 +459,36 @@ def simulate(
         emit_json(report)
         return
     _warn(net)
-    _print_sim(report)
+    if report["flows"]:
+        _print_sim(report)
+    if report.get("buses"):
+        _print_bus_sim(report["buses"])
+
+
+def _print_bus_sim(buses: dict) -> None:
+    for b in buses["buses"]:
+        t = _table(
+            f"Bus {b['bus']} (simulated, utilisation {100 * b['utilisation']:.1f}%)",
+            ["message", "priority", "count", "min (us)", "mean (us)", "max (us)", "bound (us)",
+             "max / bound"],
+            left=("message",),
+        )
+        for m in b["messages"]:
+            ratio = "-" if not (m["bound_us"] and m["max_us"]) else f"{m['max_us'] / m['bound_us']:.3f}"
+            name = m["name"] + (f" (via {m['served_by']})" if m["served_by"] else "")
+            prio = "-" if m["priority"] is None else str(m["priority"])
+            t.add_row(name, prio, str(m["count"]), _fmt_opt_us(m["min_us"]), _fmt_opt_us(m["mean_us"]),
+                      _fmt_opt_us(m["max_us"]), _fmt_opt_us(m["bound_us"]), ratio)
+        out.print(t)
+        for s in b["servers"]:
+            out.print(
+                f"server {s['name']}: {s['normal_sends']} packets at normal priority, "
+                f"{s['background_sends']} in background, {s['replenishments']} replenishments, "
+                f"{s['timer_expiries']} timer expiries",
+                markup=False,
+            )
+    for v in buses["violations"]:
+        err.print(f"BOUND VIOLATED: {v}", style="bold red")
 
 
 def _read_sizes(path: Path) -> list[int]:

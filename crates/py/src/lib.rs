@@ -45,6 +45,15 @@ impl Network {
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(Simulation { inner, duration_ns })
     }
+    /// Simulates the CAN buses (`config_json`: a `can::model::BusSimConfig`), JSON text.
+    fn simulate_buses_json(&self, py: Python<'_>, config_json: &str) -> PyResult<String> {
+        let config: rtnetlab_core::can::model::BusSimConfig = serde_json::from_str(config_json)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("simulation settings: {e}")))?;
+        let sys = &self.inner.fixed_priority;
+        py.allow_threads(|| rtnetlab_core::can::model::simulate(sys, &config))
+            .map(|r| to_json(&r))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
     /// Priority orders per processor and bus (`method`: opa or dm), JSON text.
     fn assign_priorities_json(&self, method: &str) -> PyResult<String> {
         use rtnetlab_core::synthesis::priorities::{assign, Method};

@@ -478,6 +478,12 @@ pub(crate) fn resolve(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnos
                 "a message sent through a server takes the server's priority",
             ),
             (Some(p), None) => {
+                if spec.buses[bus].identifier == CanIdentifier::Standard && p > 0x7FF {
+                    diags.error(
+                        format!("{place}.priority"),
+                        format!("must fit the bus's 11-bit identifier (0..2047), got {p}"),
+                    );
+                }
                 if let Some(first) = identifiers.insert((bus, p), place.clone()) {
                     diags.error(
                         format!("{place}.priority"),
