@@ -20,6 +20,7 @@
 
 pub mod assignment;
 mod busy;
+pub mod dopa;
 pub mod holistic;
 pub mod nonpreemptive;
 pub mod randfixedsum;
