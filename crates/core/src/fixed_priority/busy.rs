@@ -66,12 +66,13 @@ fn exact_utilisation_vs_one(streams: impl Iterator<Item = Stream>) -> Option<Ord
 
 /// Decides whether the busy period of a priority level can close, and bounds its length.
 ///
-/// `level` holds every stream at the level and above (the subject included). Returns the
-/// horizon beyond which the busy period cannot reach, or the reason it never closes.
-pub(crate) fn horizon(level: &[Stream], blocking: Ticks) -> Result<Ticks, String> {
-    let u: f64 = level.iter().map(Stream::utilisation).sum();
+/// `own` and `hp` together hold every stream at the level and above (the subject included).
+/// Returns the horizon beyond which the busy period cannot reach, or the reason it never closes.
+pub(crate) fn horizon(own: &[Stream], hp: &[Stream], blocking: Ticks) -> Result<Ticks, String> {
+    let level = || own.iter().chain(hp);
+    let u: f64 = level().map(Stream::utilisation).sum();
     // Float error on the sum is far below 1e-9; only near 1 is the exact comparison needed.
-    let vs_one = if (u - 1.0).abs() <= 1e-9 { exact_utilisation_vs_one(level.iter().copied()) } else { None };
+    let vs_one = if (u - 1.0).abs() <= 1e-9 { exact_utilisation_vs_one(level().copied()) } else { None };
     let vs_one = vs_one.unwrap_or(if u > 1.0 { Ordering::Greater } else { u.total_cmp(&1.0) });
     match vs_one {
         Ordering::Greater => {
@@ -79,7 +80,7 @@ pub(crate) fn horizon(level: &[Stream], blocking: Ticks) -> Result<Ticks, String
         }
         Ordering::Equal => {
             // Demand ≥ B + t + Σ J·C/T > t for every t: jitter or blocking keeps it open.
-            if blocking > 0 || level.iter().any(|s| s.j > 0 && s.c > 0) {
+            if blocking > 0 || level().any(|s| s.j > 0 && s.c > 0) {
                 Err("utilisation is 1 at this priority level and above, and jitter or blocking keeps \
                      the busy period open forever"
                     .into())
@@ -90,8 +91,8 @@ pub(crate) fn horizon(level: &[Stream], blocking: Ticks) -> Result<Ticks, String
         }
         Ordering::Less => {
             // t = B + Σ⌈(t+J)/T⌉C ≤ B + U·t + Σ C(1 + J/T)  ⇒  t ≤ (B + Σ C(1 + J/T)) / (1 − U).
-            let num: f64 = blocking as f64
-                + level.iter().map(|s| s.c as f64 * (1.0 + s.j as f64 / s.t as f64)).sum::<f64>();
+            let num: f64 =
+                blocking as f64 + level().map(|s| s.c as f64 * (1.0 + s.j as f64 / s.t as f64)).sum::<f64>();
             let h = num / (1.0 - u) * (1.0 + 1e-9) + 2.0;
             Ok(if h.is_finite() && h < HORIZON_CAP as f64 { h as Ticks } else { HORIZON_CAP })
         }
@@ -158,15 +159,17 @@ mod tests {
         // 1/3 + 1/3 + 1/3: the float sum is not exactly 1.
         let level = [s(1, 3, 0), s(1, 3, 0), s(1, 3, 0)];
         assert_eq!(exact_utilisation_vs_one(level.iter().copied()), Some(Ordering::Equal));
-        assert_eq!(horizon(&level, 0), Ok(HORIZON_CAP));
-        assert!(horizon(&level, 1).unwrap_err().contains("utilisation is 1"));
-        assert!(horizon(&[s(2, 3, 0), s(1, 2, 0)], 0).unwrap_err().contains("overload: utilisation 1.1667"));
+        assert_eq!(horizon(&level, &[], 0), Ok(HORIZON_CAP));
+        assert!(horizon(&level[..1], &level[1..], 1).unwrap_err().contains("utilisation is 1"));
+        assert!(horizon(&[s(2, 3, 0)], &[s(1, 2, 0)], 0)
+            .unwrap_err()
+            .contains("overload: utilisation 1.1667"));
     }
 
     #[test]
     fn horizon_bounds_the_busy_period() {
         let level = [s(2, 5, 1), s(3, 7, 0)];
-        let h = horizon(&level, 2).unwrap();
+        let h = horizon(&level, &[], 2).unwrap();
         let mut budget = Budget::new(1000);
         let t = least_fixed_point(1, 2, h, &mut budget, |x| demand(x, &level)).unwrap();
         assert!(t <= h);

@@ -20,6 +20,8 @@
 
 pub mod assignment;
 mod busy;
+pub mod dopa;
+pub mod fig6;
 pub mod holistic;
 pub mod nonpreemptive;
 pub mod randfixedsum;

@@ -174,17 +174,14 @@ pub(crate) fn response(
     tau_bit: Ticks,
     limits: &Limits,
 ) -> ResponseDetail {
-    let mut level = Vec::with_capacity(hp.len() + 1);
-    level.push(own);
-    level.extend_from_slice(hp);
-    let horizon = match busy::horizon(&level, blocking) {
+    let horizon = match busy::horizon(&[own], hp, blocking) {
         Ok(h) => h,
         Err(why) => return ResponseDetail::unbounded(why),
     };
     let mut budget = Budget::new(limits.max_steps);
     let busy_period =
         match busy::least_fixed_point(blocking.saturating_add(own.c), blocking, horizon, &mut budget, |x| {
-            busy::demand(x, &level)
+            busy::demand(x, std::slice::from_ref(&own)).saturating_add(busy::demand(x, hp))
         }) {
             Ok(t) => t,
             Err(why) => return ResponseDetail::unbounded(why),
@@ -248,7 +245,7 @@ fn fifo_group(
     let mut level: Vec<Stream> = group.iter().map(|&k| messages[k].stream()).collect();
     level.extend_from_slice(hp_other);
     let unbounded_all = |why: String| group.iter().map(|_| ResponseDetail::unbounded(why.clone())).collect();
-    let horizon = match busy::horizon(&level, blocking) {
+    let horizon = match busy::horizon(&level, &[], blocking) {
         Ok(h) => h,
         Err(why) => return unbounded_all(why),
     };

@@ -109,10 +109,7 @@ impl ResponseDetail {
 /// `own` is the task as a stream (C, T, J); `blocking` is B. The core of every preemptive test
 /// in this module family (plain, holistic, OPA, DOPA).
 pub(crate) fn response(own: Stream, blocking: Ticks, hp: &[Stream], limits: &Limits) -> ResponseDetail {
-    let mut level = Vec::with_capacity(hp.len() + 1);
-    level.push(own);
-    level.extend_from_slice(hp);
-    let horizon = match busy::horizon(&level, blocking) {
+    let horizon = match busy::horizon(&[own], hp, blocking) {
         Ok(h) => h,
         Err(why) => return ResponseDetail::unbounded(why),
     };
