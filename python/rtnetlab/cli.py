@@ -846,6 +846,67 @@ def _print_dtable_configuration(report: dict) -> None:
     out.print("table: " + " ".join(names[s] for s in slots), markup=False)
 
 
+@experiment_app.command("dopa")
+def experiment_dopa(
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the CSV and PNG files go.")] = Path(
+        "out/dopa"
+    ),
+    sets: Annotated[int, typer.Option("--sets", help="Random systems per point.")] = 100,
+    points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 10,
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    dm_key: Annotated[
+        str, typer.Option("--dm-key", help="DM baseline key: local-window, end-to-end or absolute.")
+    ] = "local-window",
+    local_test: Annotated[
+        str, typer.Option("--local-test", help="release-jitter (safe) or paper (Eq. 1, no jitter).")
+    ] = "release-jitter",
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 001E Fig. 6: acceptance of DOPA's PARTITION with OPA and with DM (three panels)."""
+    from rtnetlab import experiments
+
+    if sets < 1 or points < 1:
+        raise UserError("--sets and --points: must be at least 1")
+    results = experiments.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
+    if as_json:
+        emit_json({p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()})
+        return
+    for panel, rows in results.items():
+        label, stem, _ = experiments.DOPA_PANELS[panel]
+        t = _table(
+            f"Fig. 6 ({panel}): accepted sets, {sets} per point", [label, "OPA", f"DM ({dm_key})"], left=()
+        )
+        for x, o, d in rows:
+            t.add_row(f"{x:g}", f"{100 * o:.0f}%", f"{100 * d:.0f}%")
+        out.print(t)
+    out.print(f"wrote {out_dir}/fig6{{a,b,c}}_*.csv and .png", markup=False)
+
+
+@experiment_app.command("nss-overhead")
+def experiment_nss_overhead(
+    seeds: Annotated[int, typer.Option("--seeds", help="Runs averaged per cell.")] = 20,
+    packets: Annotated[int, typer.Option("--packets", help="Aperiodic packets per run.")] = 1000,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 004 Table 4: CPU overhead (%) of the network sporadic server, by simulation."""
+    from rtnetlab import experiments
+
+    gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
+    rows = experiments.nss_overhead(gaps, budgets, packets, seeds)
+    if as_json:
+        emit_json(rows)
+        return
+    t = _table(
+        "Network sporadic server: CPU overhead (%)",
+        ["1/lambda"] + [f"n = {n}" for n in budgets],
+        left=("1/lambda",),
+    )
+    for g in gaps:
+        cells = [r for r in rows if r["mean_gap_ns"] == g * 1_000_000]
+        t.add_row(f"{g} ms", *[f"{r['overhead_percent']:.4f}" for r in cells])
+    out.print(t)
+
+
 @experiment_app.command("schedulers")
 def experiment_schedulers(
     duration: Annotated[str, typer.Option("--duration", help="Simulated time per scheduler.")] = "2s",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 from collections import defaultdict
+from pathlib import Path
 
 from rtnetlab import model
 from rtnetlab.demo import case_study_path
+from rtnetlab.errors import UserError
 from rtnetlab.io import formats
 from rtnetlab.simulate import run
 
@@ -74,3 +77,70 @@ def seed000_schedulers(duration_s: float = 2.0, seed: int = 1, link_rate: str = 
                 }
             )
     return rows
+
+
+#: Seed 001E, Fig. 6: panel → (x label, file stem, paper's reference point as (x, OPA, DM)).
+DOPA_PANELS = {
+    "density": ("total density", "fig6a_density", (9.0, 0.52, 0.16)),
+    "processors": ("processors", "fig6b_processors", (9.0, 0.70, 0.30)),
+    "applications": ("applications", "fig6c_applications", (40.0, 0.69, 0.34)),
+}
+
+
+def dopa_fig6(
+    out_dir: Path,
+    sets: int = 100,
+    points: int = 10,
+    seed: int = 1,
+    dm_key: str = "local-window",
+    local_test: str = "release-jitter",
+    threads: int = 2,
+) -> dict[str, list[tuple[float, float, float]]]:
+    """The three curves of seed 001E's Fig. 6 (acceptance of PARTITION with OPA and with deadline
+    monotonic), as CSV and PNG files in `out_dir`; returns the rows per panel."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rtnetlab import _core
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for panel, (label, stem, (px, popa, pdm)) in DOPA_PANELS.items():
+        try:
+            rows = _core.dopa_fig6(panel, points, sets, seed, dm_key, local_test, threads)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        results[panel] = rows
+        with (out_dir / f"{stem}.csv").open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([label.replace(" ", "_"), "opa_acceptance", "dm_acceptance"])
+            w.writerows(rows)
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        ax.plot([r[0] for r in rows], [r[1] for r in rows], "o-", label="OPA")
+        ax.plot([r[0] for r in rows], [r[2] for r in rows], "s--", label=f"DM ({dm_key})")
+        ax.plot([px], [popa], "k*", label="paper: OPA")
+        ax.plot([px], [pdm], "kx", label="paper: DM")
+        ax.set_xlabel(label)
+        ax.set_ylabel("accepted sets")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_dir / f"{stem}.png", dpi=120)
+        plt.close(fig)
+    return results
+
+
+def nss_overhead(gaps_ms: list[int], budgets: list[int], packets: int = 1000, seeds: int = 20) -> list[dict]:
+    """Seed 004's Table 4: the network sporadic server's CPU overhead (%) per mean inter-arrival
+    gap and budget, by simulation of rules 1-4 with the paper's costs."""
+    from rtnetlab import _core
+
+    try:
+        return json.loads(_core.nss_overhead_json(gaps_ms, budgets, packets, seeds))
+    except ValueError as e:
+        raise UserError(str(e)) from None

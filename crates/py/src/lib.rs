@@ -187,6 +187,70 @@ fn configure_dtable(requirements_json: &str) -> PyResult<String> {
         .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
+/// One panel of seed 001E's Fig. 6 (DOPA: acceptance of PARTITION with OPA and with DM):
+/// `kind` density | processors | applications; `dm_key` local-window | end-to-end | absolute;
+/// `local_test` release-jitter | paper. Returns rows (x, opa, dm). The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (kind, points, sets_per_point, seed, dm_key="local-window", local_test="release-jitter", threads=1))]
+#[allow(clippy::too_many_arguments)]
+fn dopa_fig6(
+    py: Python<'_>,
+    kind: &str,
+    points: usize,
+    sets_per_point: usize,
+    seed: u64,
+    dm_key: &str,
+    local_test: &str,
+    threads: usize,
+) -> PyResult<Vec<(f64, f64, f64)>> {
+    use rtnetlab_core::fixed_priority::dopa::{DmKey, LocalTest};
+    use rtnetlab_core::fixed_priority::fig6::{fig6_with, Fig6Config, Fig6Kind};
+    let bad = |what: &str, got: &str, expected: &str| {
+        pyo3::exceptions::PyValueError::new_err(format!("--{what}: expected {expected}, got '{got}'"))
+    };
+    let kind = match kind {
+        "density" => Fig6Kind::Density,
+        "processors" => Fig6Kind::Processors,
+        "applications" => Fig6Kind::Applications,
+        other => return Err(bad("panel", other, "density, processors or applications")),
+    };
+    let dm_key = match dm_key {
+        "local-window" => DmKey::LocalWindow,
+        "end-to-end" => DmKey::EndToEnd,
+        "absolute" => DmKey::AbsoluteDeadline,
+        other => return Err(bad("dm-key", other, "local-window, end-to-end or absolute")),
+    };
+    let local_test = match local_test {
+        "release-jitter" => LocalTest::ReleaseJitter,
+        "paper" => LocalTest::Paper,
+        other => return Err(bad("local-test", other, "release-jitter or paper")),
+    };
+    let cfg = Fig6Config { dm_key, local_test, threads: threads.max(1), ..Fig6Config::default() };
+    let rows = py.allow_threads(|| fig6_with(kind, points, sets_per_point, seed, &cfg));
+    Ok(rows.iter().map(|r| (r.x, r.opa_acceptance, r.dm_acceptance)).collect())
+}
+
+/// Seed 004's Table 4: CPU overhead of the network sporadic server, JSON rows.
+#[pyfunction]
+fn nss_overhead_json(
+    py: Python<'_>,
+    mean_gaps_ms: Vec<i64>,
+    budgets: Vec<u32>,
+    packets: usize,
+    seeds: u64,
+) -> PyResult<String> {
+    if mean_gaps_ms.iter().any(|&g| g <= 0) || budgets.iter().any(|&b| b == 0) || seeds == 0 || packets == 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "mean gaps, budgets, packets and seeds must all be positive",
+        ));
+    }
+    let gaps: Vec<i64> = mean_gaps_ms.iter().map(|g| g * 1_000_000).collect();
+    let rows = py.allow_threads(|| {
+        rtnetlab_core::can::nss_overhead::nss_overhead_table(&gaps, &budgets, packets, seeds)
+    });
+    Ok(to_json(&rows))
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -204,6 +268,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(configure_afdx, m)?)?;
     m.add_function(wrap_pyfunction!(configure_dtable, m)?)?;
+    m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
+    m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
