@@ -239,7 +239,7 @@ fn nss_overhead_json(
     packets: usize,
     seeds: u64,
 ) -> PyResult<String> {
-    if mean_gaps_ms.iter().any(|&g| g <= 0) || budgets.iter().any(|&b| b == 0) || seeds == 0 || packets == 0 {
+    if mean_gaps_ms.iter().any(|&g| g <= 0) || budgets.contains(&0) || seeds == 0 || packets == 0 {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "mean gaps, budgets, packets and seeds must all be positive",
         ));
