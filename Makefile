@@ -54,6 +54,10 @@ test-slow: build
 
 bench: build
 	$(PY) benchmarks/run.py
+	$(PY) benchmarks/sim_bench.py
+	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
+	cargo bench -p rtnetlab-core --bench afdx_config
+	cargo bench -p rtnetlab-core --bench dopa
 
 clean:
 	rm -rf $(VENV) target
