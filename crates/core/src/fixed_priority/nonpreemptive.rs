@@ -25,8 +25,7 @@
 //! The busy-period form here (several instances, jitter) is derived in the docs.
 
 use super::busy::{self, Budget, Stream};
-use super::rta::ResponseDetail;
-use super::{check_range, HasPriority, InputError, Limits, Priority, Response, Ticks};
+use super::{check_range, HasPriority, InputError, Limits, Priority, Response, ResponseDetail, Ticks};
 
 /// How a node orders the frames waiting in its transmit queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
