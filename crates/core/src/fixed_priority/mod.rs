@@ -104,7 +104,7 @@ impl ResponseDetail {
     }
 }
 
-/// Bad input, with the place named: `tasks[3].period: must be at least 1, got 0`.
+/// Bad input, with the place named: `tasks[3].period: must be in [1, 2^60], got 0`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InputError(pub String);
