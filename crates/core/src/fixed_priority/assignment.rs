@@ -10,7 +10,8 @@
 //!
 //! The preemptive test with jitter, blocking and arbitrary deadlines ([`super::rta`]) and the
 //! CAN test of Davis et al. 2007 ([`super::nonpreemptive`], priority queues; shown compatible by
-//! Davis & Burns, "Robust priority assignment for messages on CAN", RTSS 2009) both qualify.
+//! Davis & Burns, "Robust priority assignment for messages on Controller Area Network (CAN)",
+//! Real-Time Systems 41(2), 2009) both qualify.
 //! OPA then finds a feasible order whenever one exists (checked against brute force below).
 
 use super::busy::Stream;

@@ -260,7 +260,7 @@ pub fn analyse_holistic(chains: &[Chain], opts: &HolisticOptions) -> Result<Holi
             let next = k + 1;
             let new = match &local[k] {
                 Response::Bounded(r) => {
-                    let done = earliest[k] + r;
+                    let done = earliest[k].saturating_add(*r);
                     if done > horizon {
                         converged = false;
                         Err(format!(
@@ -300,7 +300,7 @@ pub fn analyse_holistic(chains: &[Chain], opts: &HolisticOptions) -> Result<Holi
                 .map(|pos| {
                     let k = first[c] + pos;
                     let response = match &local[k] {
-                        Response::Bounded(r) if earliest[k] + r > horizon => {
+                        Response::Bounded(r) if earliest[k].saturating_add(*r) > horizon => {
                             converged = false;
                             Response::Unbounded(format!(
                                 "holistic iteration diverges: completes beyond the horizon of {horizon} ticks"

@@ -79,7 +79,32 @@ impl fmt::Display for Response {
     }
 }
 
-/// Bad input, with the place named: `tasks[3].period: must be at least 1, got 0`.
+/// Result of the analysis of one task or message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseDetail {
+    /// Worst-case response time from arrival (own jitter included).
+    pub response: Response,
+    /// Response of the first instance of the busy period alone: the answer of a
+    /// single-instance analysis, optimistic when deadlines exceed periods.
+    pub first_instance: Option<Ticks>,
+    /// Instances examined in the busy period.
+    pub instances: u64,
+    /// Instance (0-based) that gave the worst response.
+    pub worst_instance: u64,
+}
+
+impl ResponseDetail {
+    pub(crate) fn unbounded(reason: String) -> Self {
+        ResponseDetail {
+            response: Response::Unbounded(reason),
+            first_instance: None,
+            instances: 0,
+            worst_instance: 0,
+        }
+    }
+}
+
+/// Bad input, with the place named: `tasks[3].period: must be in [1, 2^60], got 0`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct InputError(pub String);

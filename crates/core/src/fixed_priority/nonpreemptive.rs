@@ -25,8 +25,7 @@
 //! The busy-period form here (several instances, jitter) is derived in the docs.
 
 use super::busy::{self, Budget, Stream};
-use super::rta::ResponseDetail;
-use super::{check_range, HasPriority, InputError, Limits, Priority, Response, Ticks};
+use super::{check_range, HasPriority, InputError, Limits, Priority, Response, ResponseDetail, Ticks};
 
 /// How a node orders the frames waiting in its transmit queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,7 +330,7 @@ fn fifo_group(
 /// Response times of the messages on one bus, by their priority numbers.
 ///
 /// Messages of priority-queued nodes get the Davis et al. (2007) analysis. Messages of a FIFO
-/// node get the FIFO analysis ([`fifo_group`] in the source, docs/FIXED_PRIORITY.md), which
+/// node get the FIFO analysis (`fifo_group` in the source, derived in docs/FIXED_PRIORITY.md), which
 /// needs each FIFO queue's priorities to be contiguous on the bus: no message of another node
 /// may have a priority number between the lowest and highest of the queue (Davis et al. 2011
 /// recommend exactly this "FIFO-adjacent" assignment). Otherwise the bus is refused with an

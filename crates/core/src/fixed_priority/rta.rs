@@ -16,7 +16,7 @@
 //! busy period has closed, and the examination stops, as soon as w_i(q) + J_i ≤ (q+1)·T_i.
 
 use super::busy::{self, Budget, Stream};
-use super::{check_range, HasPriority, InputError, Limits, Priority, Response, Ticks};
+use super::{check_range, HasPriority, InputError, Limits, Priority, Response, ResponseDetail, Ticks};
 
 /// A sporadic task on a preemptive fixed-priority processor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,31 +76,6 @@ impl Task {
 impl HasPriority for Task {
     fn priority_mut(&mut self) -> &mut Priority {
         &mut self.priority
-    }
-}
-
-/// Result of the analysis of one task or message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResponseDetail {
-    /// Worst-case response time from arrival (own jitter included).
-    pub response: Response,
-    /// Response of the first instance of the busy period alone: the answer of a
-    /// single-instance analysis, optimistic when deadlines exceed periods.
-    pub first_instance: Option<Ticks>,
-    /// Instances examined in the busy period.
-    pub instances: u64,
-    /// Instance (0-based) that gave the worst response.
-    pub worst_instance: u64,
-}
-
-impl ResponseDetail {
-    pub(crate) fn unbounded(reason: String) -> Self {
-        ResponseDetail {
-            response: Response::Unbounded(reason),
-            first_instance: None,
-            instances: 0,
-            worst_instance: 0,
-        }
     }
 }
 
