@@ -560,7 +560,7 @@ fn preemptive(out: &mut ResponseTimes, entries: &[Entry], analysis: &'static str
 fn record<'a>(
     out: &mut ResponseTimes,
     entries: &[Entry],
-    details: impl Iterator<Item = &'a rta::ResponseDetail>,
+    details: impl Iterator<Item = &'a crate::fixed_priority::ResponseDetail>,
     analysis: &'static str,
 ) {
     for (e, d) in entries.iter().zip(details) {
