@@ -105,8 +105,8 @@ fn structural_problems() {
         lines(&d),
         vec![error(
             "(top)",
-            "a network description must be a mapping with name, end_systems, switches, links and flows, \
-             got a list"
+            "a network description must be a mapping with name, end_systems, switches, links and flows \
+             (or processors, buses, tasks and messages), got a list"
         )]
     );
     let (_, d) = load_network("{\"name\": ");

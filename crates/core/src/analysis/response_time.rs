@@ -20,7 +20,7 @@
 //!   single-frame priority-queued messages.
 
 use crate::fixed_priority::{holistic, nonpreemptive as np, rta, Priority, Response, Ticks};
-use crate::model::fixed_priority::{FixedPrioritySystem, Resource, Step};
+use crate::model::fixed_priority::{FixedPrioritySystem, Load, LoadKind, Resource, Step};
 use crate::model::TransmitQueue;
 use serde::Serialize;
 
@@ -83,7 +83,7 @@ fn us(t: Ticks) -> f64 {
     t as f64 / 1000.0
 }
 
-/// What one resource's analysis sees of an item.
+/// A load of a resource with the row of its result.
 #[derive(Clone, Copy)]
 struct Entry {
     /// Index into `ResponseTimes::items`.
@@ -102,106 +102,81 @@ struct Entry {
 /// Analyses every processor and bus of `sys`.
 pub fn analyze(sys: &FixedPrioritySystem) -> ResponseTimes {
     let mut out = ResponseTimes::default();
-    let mut per_processor: Vec<Vec<Entry>> = (0..sys.processors.len()).map(|_| Vec::new()).collect();
-    let mut per_bus: Vec<Vec<Entry>> = (0..sys.buses.len()).map(|_| Vec::new()).collect();
-
-    let row =
-        |out: &mut ResponseTimes, name: &str, kind, resource: String, priority, cost, period, deadline| {
-            out.items.push(ItemBound {
-                name: name.to_string(),
-                kind,
-                resource,
-                priority,
-                cost_us: us(cost),
-                period_us: us(period),
-                deadline_us: us(deadline),
-                response_us: None,
-                slack_us: None,
-                status: "unbounded",
-                reason: None,
-                analysis: "",
-                instances: None,
-            });
-            out.items.len() - 1
-        };
-    for t in &sys.tasks {
-        let resource = t.processor.map_or("(unplaced)".to_string(), |p| sys.processors[p].name.clone());
-        let r = row(&mut out, &t.name, "task", resource, t.priority, t.wcet, t.period, t.deadline);
-        if let Some(s) = t.server {
-            served(&mut out.items[r], &sys.servers[s].name);
-            continue;
-        }
-        match t.processor {
-            None => {
-                out.items[r].reason =
-                    Some("not placed on a processor (run `rtnetlab configure partition`)".into())
-            }
-            Some(p) => per_processor[p].push(Entry {
-                row: r,
-                cost: t.wcet,
-                frame: t.wcet,
-                period: t.period,
-                deadline: t.deadline,
-                jitter: t.jitter,
-                blocking: t.blocking,
-                priority: t.priority,
-                station: 0,
-            }),
-        }
-    }
-    for m in &sys.messages {
-        let bus = &sys.buses[m.bus];
-        let c = m.transmission_time();
-        let r = row(&mut out, &m.name, "message", bus.name.clone(), m.priority, c, m.period, m.deadline);
-        if let Some(s) = m.server {
-            served(&mut out.items[r], &sys.servers[s].name);
-            continue;
-        }
-        per_bus[m.bus].push(Entry {
-            row: r,
-            cost: c,
-            frame: m.frame_time,
-            period: m.period,
-            deadline: m.deadline,
-            jitter: m.jitter,
-            blocking: 0,
-            priority: m.priority,
-            station: m.station,
+    // One row per task, message and server, in that order.
+    let resource_name = |r: Option<Resource>| match r {
+        Some(Resource::Processor(p)) => sys.processors[p].name.clone(),
+        Some(Resource::Bus(b)) => sys.buses[b].name.clone(),
+        None => "(unplaced)".to_string(),
+    };
+    let mut push = |name: &str, kind, resource, priority, cost, period, deadline| {
+        out.items.push(ItemBound {
+            name: name.to_string(),
+            kind,
+            resource,
+            priority,
+            cost_us: us(cost),
+            period_us: us(period),
+            deadline_us: us(deadline),
+            response_us: None,
+            slack_us: None,
+            status: "unbounded",
+            reason: None,
+            analysis: "",
+            instances: None,
         });
+    };
+    for t in &sys.tasks {
+        let resource = resource_name(t.processor.map(Resource::Processor));
+        push(&t.name, "task", resource, t.priority, t.wcet, t.period, t.deadline);
     }
-    let mut multi_frame = vec![false; sys.buses.len()];
     for m in &sys.messages {
-        multi_frame[m.bus] |= m.packets > 1;
+        let resource = resource_name(Some(Resource::Bus(m.bus)));
+        push(&m.name, "message", resource, m.priority, m.transmission_time(), m.period, m.deadline);
     }
     for s in &sys.servers {
-        let (resource, cost, frame, entries) = match s.resource {
-            Resource::Processor(p) => {
-                (sys.processors[p].name.clone(), s.capacity, s.capacity, &mut per_processor[p])
-            }
-            Resource::Bus(b) => {
-                multi_frame[b] = true;
-                (
-                    sys.buses[b].name.clone(),
-                    s.packet_time * s.budget_packets as Ticks,
-                    s.packet_time,
-                    &mut per_bus[b],
-                )
-            }
+        let cost = match s.resource {
+            Resource::Processor(_) => s.capacity,
+            Resource::Bus(_) => s.packet_time * s.budget_packets as Ticks,
         };
         let period = s.replenishment_period;
-        let r = row(&mut out, &s.name, "server", resource, Some(s.priority), cost, period, period);
-        entries.push(Entry {
-            row: r,
-            cost,
-            frame,
-            period,
-            deadline: period,
-            jitter: 0,
-            blocking: 0,
-            priority: Some(s.priority),
-            station: s.station.unwrap_or(0),
-        });
+        push(&s.name, "server", resource_name(Some(s.resource)), Some(s.priority), cost, period, period);
     }
+    for (i, t) in sys.tasks.iter().enumerate() {
+        match (t.server, t.processor) {
+            (Some(s), _) => served(&mut out.items[i], &sys.servers[s].name),
+            (None, None) => {
+                out.items[i].reason = Some("not placed on a processor".into());
+            }
+            _ => {}
+        }
+    }
+    let first_message = sys.tasks.len();
+    for (i, m) in sys.messages.iter().enumerate() {
+        if let Some(s) = m.server {
+            served(&mut out.items[first_message + i], &sys.servers[s].name);
+        }
+    }
+    let row_of = |l: &Load| match l.kind {
+        LoadKind::Task => l.index,
+        LoadKind::Message => first_message + l.index,
+        LoadKind::Server => first_message + sys.messages.len() + l.index,
+    };
+    let entry = |l: &Load| Entry {
+        row: row_of(l),
+        cost: l.cost,
+        frame: l.frame,
+        period: l.period,
+        deadline: l.deadline,
+        jitter: l.jitter,
+        blocking: l.blocking,
+        priority: l.priority,
+        station: l.station,
+    };
+    let loads = sys.loads();
+    let per_processor: Vec<Vec<Entry>> =
+        loads.processors.iter().map(|ls| ls.iter().map(entry).collect()).collect();
+    let per_bus: Vec<Vec<Entry>> = loads.buses.iter().map(|ls| ls.iter().map(entry).collect()).collect();
+    let multi_frame = loads.multi_frame;
 
     for (p, entries) in per_processor.iter().enumerate() {
         let proc = &sys.processors[p];

@@ -558,3 +558,115 @@ fn sys_resource(
         _ => None,
     }
 }
+
+/// What a processor's or bus's analysis sees of one task, message or sporadic server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Load {
+    pub kind: LoadKind,
+    /// Index in `tasks`, `messages` or `servers`.
+    pub index: usize,
+    /// Execution or transmission time per instance (a server: its whole budget).
+    pub cost: Ns,
+    /// The longest piece that cannot be preempted: a frame on a bus (the whole task on a
+    /// processor).
+    pub frame: Ns,
+    pub period: Ns,
+    pub deadline: Ns,
+    pub jitter: Ns,
+    pub blocking: Ns,
+    pub priority: Option<u32>,
+    /// On a bus: the sending station.
+    pub station: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadKind {
+    Task,
+    Message,
+    Server,
+}
+
+impl LoadKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadKind::Task => "task",
+            LoadKind::Message => "message",
+            LoadKind::Server => "server",
+        }
+    }
+}
+
+/// The loads of every processor and bus, and which buses carry multi-frame instances (multi-frame
+/// messages or network sporadic servers).
+pub struct ResourceLoads {
+    pub processors: Vec<Vec<Load>>,
+    pub buses: Vec<Vec<Load>>,
+    pub multi_frame: Vec<bool>,
+}
+
+impl FixedPrioritySystem {
+    /// Every placed task and message not served by a server, and every server, by resource.
+    /// Served items are accounted for by their server's budget.
+    pub fn loads(&self) -> ResourceLoads {
+        let mut r = ResourceLoads {
+            processors: vec![Vec::new(); self.processors.len()],
+            buses: vec![Vec::new(); self.buses.len()],
+            multi_frame: vec![false; self.buses.len()],
+        };
+        for (index, t) in self.tasks.iter().enumerate() {
+            let (Some(p), None) = (t.processor, t.server) else { continue };
+            r.processors[p].push(Load {
+                kind: LoadKind::Task,
+                index,
+                cost: t.wcet,
+                frame: t.wcet,
+                period: t.period,
+                deadline: t.deadline,
+                jitter: t.jitter,
+                blocking: t.blocking,
+                priority: t.priority,
+                station: 0,
+            });
+        }
+        for (index, m) in self.messages.iter().enumerate() {
+            if m.server.is_some() {
+                continue;
+            }
+            r.multi_frame[m.bus] |= m.packets > 1;
+            r.buses[m.bus].push(Load {
+                kind: LoadKind::Message,
+                index,
+                cost: m.transmission_time(),
+                frame: m.frame_time,
+                period: m.period,
+                deadline: m.deadline,
+                jitter: m.jitter,
+                blocking: 0,
+                priority: m.priority,
+                station: m.station,
+            });
+        }
+        for (index, s) in self.servers.iter().enumerate() {
+            let (loads, cost, frame) = match s.resource {
+                Resource::Processor(p) => (&mut r.processors[p], s.capacity, s.capacity),
+                Resource::Bus(b) => {
+                    r.multi_frame[b] = true;
+                    (&mut r.buses[b], s.packet_time * s.budget_packets as Ns, s.packet_time)
+                }
+            };
+            loads.push(Load {
+                kind: LoadKind::Server,
+                index,
+                cost,
+                frame,
+                period: s.replenishment_period,
+                deadline: s.replenishment_period,
+                jitter: 0,
+                blocking: 0,
+                priority: Some(s.priority),
+                station: s.station.unwrap_or(0),
+            });
+        }
+        r
+    }
+}

@@ -134,41 +134,19 @@ pub fn info(net: &Network) -> Info {
 }
 
 fn resource_loads(fp: &super::FixedPrioritySystem) -> Vec<ResourceLoad> {
-    use super::fixed_priority::Resource;
-    let mut u: Vec<(f64, usize)> = vec![(0.0, 0); fp.processors.len() + fp.buses.len()];
-    let nb = fp.processors.len();
-    // Served tasks and messages are accounted for by their server's budget.
-    for t in fp.tasks.iter().filter(|t| t.server.is_none()) {
-        if let Some(p) = t.processor {
-            u[p].0 += t.wcet as f64 / t.period as f64;
-            u[p].1 += 1;
-        }
-    }
-    for m in fp.messages.iter().filter(|m| m.server.is_none()) {
-        u[nb + m.bus].0 += m.transmission_time() as f64 / m.period as f64;
-        u[nb + m.bus].1 += 1;
-    }
-    for s in &fp.servers {
-        let (k, c) = match s.resource {
-            Resource::Processor(p) => (p, s.capacity),
-            Resource::Bus(b) => (nb + b, s.packet_time * s.budget_packets as i64),
-        };
-        u[k].0 += c as f64 / s.replenishment_period as f64;
-        u[k].1 += 1;
-    }
-    let names = fp
-        .processors
-        .iter()
-        .map(|p| (p.name.clone(), "processor"))
-        .chain(fp.buses.iter().map(|b| (b.name.clone(), "bus")));
-    names
-        .zip(u)
-        .map(|((name, kind), (utilisation, items))| ResourceLoad {
-            name,
-            kind,
-            utilisation,
-            items,
-            overloaded: utilisation > 1.0 + 1e-12,
+    let loads = fp.loads();
+    let summary = |ls: &Vec<super::fixed_priority::Load>| {
+        let utilisation: f64 = ls.iter().map(|l| l.cost as f64 / l.period as f64).sum();
+        (utilisation, ls.len())
+    };
+    let processors =
+        fp.processors.iter().zip(&loads.processors).map(|(p, ls)| (p.name.clone(), "processor", ls));
+    let buses = fp.buses.iter().zip(&loads.buses).map(|(b, ls)| (b.name.clone(), "bus", ls));
+    processors
+        .chain(buses)
+        .map(|(name, kind, ls)| {
+            let (utilisation, items) = summary(ls);
+            ResourceLoad { name, kind, utilisation, items, overloaded: utilisation > 1.0 + 1e-12 }
         })
         .collect()
 }

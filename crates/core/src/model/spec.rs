@@ -537,7 +537,7 @@ pub enum TransmitQueue {
 #[serde(deny_unknown_fields)]
 pub struct Task {
     pub name: String,
-    /// The processor it runs on; absent: free, to be placed by `rtnetlab configure partition`.
+    /// The processor it runs on; absent: not placed yet (no bound until it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processor: Option<String>,
     /// Worst-case execution time.

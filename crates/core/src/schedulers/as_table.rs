@@ -40,11 +40,8 @@ impl AsTable {
 impl Behaviour for AsTable {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
         let i = item.class as usize;
-        if self.scheduled.get(i).copied().unwrap_or(false) {
-            self.queues.push(i, item);
-        } else {
-            self.queues.push_background(item);
-        }
+        let served = self.scheduled.get(i).copied().unwrap_or(false);
+        self.queues.admit(item, served);
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {

@@ -123,11 +123,8 @@ impl Dtable {
 impl Behaviour for Dtable {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
         let i = item.class as usize;
-        if self.pass_weight.get(i).is_some_and(|&w| w > 0) {
-            self.queues.push(i, item);
-        } else {
-            self.queues.push_background(item);
-        }
+        let served = self.pass_weight.get(i).is_some_and(|&w| w > 0);
+        self.queues.admit(item, served);
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {

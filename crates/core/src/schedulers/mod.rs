@@ -95,6 +95,18 @@ impl<T: Clone> ClassQueues<T> {
         self.scheduled -= item.is_some() as usize;
         item
     }
+    /// Queues `item` in its class's FIFO when the scheduler serves that class, else in the
+    /// background FIFO.
+    pub fn admit(&mut self, item: Queued, served: bool)
+    where
+        T: From<Queued>,
+    {
+        if served {
+            self.push(item.class as usize, T::from(item));
+        } else {
+            self.push_background(item);
+        }
+    }
     pub fn push_background(&mut self, item: Queued) {
         self.background.push_back(item);
     }

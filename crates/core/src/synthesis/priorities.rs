@@ -11,7 +11,7 @@
 
 use crate::fixed_priority::assignment::{self, NonPreemptiveTest, OpaTest, PreemptiveTest};
 use crate::fixed_priority::{nonpreemptive as np, rta, Ticks};
-use crate::model::fixed_priority::{FixedPrioritySystem, Resource, Step};
+use crate::model::fixed_priority::{FixedPrioritySystem, Load, LoadKind, Step};
 use crate::model::TransmitQueue;
 use serde::{Deserialize, Serialize};
 
@@ -88,62 +88,30 @@ pub fn assign(sys: &FixedPrioritySystem, method: Method) -> Report {
             }
         }
     }
-    let mut per_processor: Vec<Vec<Item>> = (0..sys.processors.len()).map(|_| Vec::new()).collect();
-    let mut per_bus: Vec<Vec<Item>> = (0..sys.buses.len()).map(|_| Vec::new()).collect();
-    let mut multi_frame = vec![false; sys.buses.len()];
-    for (i, t) in sys.tasks.iter().enumerate() {
-        let (Some(p), None) = (t.processor, t.server) else { continue };
-        let (deadline, jitter) = window[i].map_or((t.deadline, t.jitter), |w| (w, 0));
-        per_processor[p].push(Item {
-            name: t.name.clone(),
-            kind: "task",
-            cost: t.wcet,
-            frame: t.wcet,
-            period: t.period,
-            deadline,
-            jitter,
-            blocking: t.blocking,
-            station: 0,
-        });
-    }
-    for (i, m) in sys.messages.iter().enumerate() {
-        if m.server.is_some() {
-            continue;
-        }
-        multi_frame[m.bus] |= m.packets > 1;
-        let (deadline, jitter) = window[sys.tasks.len() + i].map_or((m.deadline, m.jitter), |w| (w, 0));
-        per_bus[m.bus].push(Item {
-            name: m.name.clone(),
-            kind: "message",
-            cost: m.transmission_time(),
-            frame: m.frame_time,
-            period: m.period,
-            deadline,
-            jitter,
-            blocking: 0,
-            station: m.station,
-        });
-    }
-    for s in &sys.servers {
-        let (items, cost, frame) = match s.resource {
-            Resource::Processor(p) => (&mut per_processor[p], s.capacity, s.capacity),
-            Resource::Bus(b) => {
-                multi_frame[b] = true;
-                (&mut per_bus[b], s.packet_time * s.budget_packets as Ticks, s.packet_time)
-            }
+    let item = |l: &Load| {
+        let (name, window) = match l.kind {
+            LoadKind::Task => (&sys.tasks[l.index].name, window[l.index]),
+            LoadKind::Message => (&sys.messages[l.index].name, window[sys.tasks.len() + l.index]),
+            LoadKind::Server => (&sys.servers[l.index].name, None),
         };
-        items.push(Item {
-            name: s.name.clone(),
-            kind: "server",
-            cost,
-            frame,
-            period: s.replenishment_period,
-            deadline: s.replenishment_period,
-            jitter: 0,
-            blocking: 0,
-            station: s.station.unwrap_or(0),
-        });
-    }
+        let (deadline, jitter) = window.map_or((l.deadline, l.jitter), |w| (w, 0));
+        Item {
+            name: name.clone(),
+            kind: l.kind.name(),
+            cost: l.cost,
+            frame: l.frame,
+            period: l.period,
+            deadline,
+            jitter,
+            blocking: l.blocking,
+            station: l.station,
+        }
+    };
+    let loads = sys.loads();
+    let per_processor: Vec<Vec<Item>> =
+        loads.processors.iter().map(|ls| ls.iter().map(item).collect()).collect();
+    let per_bus: Vec<Vec<Item>> = loads.buses.iter().map(|ls| ls.iter().map(item).collect()).collect();
+    let multi_frame = loads.multi_frame;
 
     let mut resources = Vec::new();
     for (p, items) in per_processor.iter().enumerate() {
