@@ -150,6 +150,19 @@ pub(crate) fn least_fixed_point(
 mod tests {
     use super::*;
 
+    /// TV-001E-3: c (C = 3) under a = (1, 4) and b = (2, 6) iterates 3 → 6 → 7 → 9 → 10 → 10.
+    #[test]
+    fn tv_001e_3_iteration_sequence() {
+        let hp = [s(1, 4, 0), s(2, 6, 0)];
+        let seen = std::cell::RefCell::new(Vec::new());
+        let r = least_fixed_point(3, 3, 1000, &mut Budget::new(100), |x| {
+            seen.borrow_mut().push(x);
+            demand(x, &hp)
+        });
+        assert_eq!(r, Ok(10));
+        assert_eq!(seen.into_inner(), [3, 6, 7, 9, 10]);
+    }
+
     fn s(c: Ticks, t: Ticks, j: Ticks) -> Stream {
         Stream { c, t, j }
     }
