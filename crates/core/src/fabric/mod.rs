@@ -1,5 +1,7 @@
 //! Lossless interconnection fabrics with virtual channels. See docs/FABRIC.md.
 
 mod topology;
+mod traffic;
 
 pub use topology::{Node, PortRef, Topology};
+pub use traffic::{FrameSizes, ParetoSize, TrafficModel};
