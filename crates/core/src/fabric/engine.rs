@@ -235,6 +235,11 @@ pub(crate) struct Fabric<'a> {
 impl<'a> Fabric<'a> {
     pub fn new(scenario: &'a Scenario) -> Result<Self, String> {
         let topo = scenario.topology.build()?;
+        // The order check keeps two counters per (source, destination, VC).
+        let flows = (topo.endpoints as usize).pow(2) * scenario.classes.len();
+        if flows > 1 << 24 {
+            return Err(format!("{flows} (source, destination, VC) triples: at most 2^24 are simulated"));
+        }
         let credit_bytes = scenario.credit.bytes().round() as u32;
         let credits_of = |d: crate::units::DataSize| (d.bytes().round() as u32) / credit_bytes;
         let link_bps = scenario.link.rate.bps().round() as u64;
@@ -375,8 +380,8 @@ impl<'a> Fabric<'a> {
             sources: Vec::new(),
             rngs: Vec::new(),
             emitted: Vec::new(),
-            flow_sent: vec![0; (topo.endpoints as usize).pow(2) * vcs],
-            flow_expected: vec![0; (topo.endpoints as usize).pow(2) * vcs],
+            flow_sent: vec![0; flows],
+            flow_expected: vec![0; flows],
             classes: vec![ClassStats::default(); vcs],
             generated: 0,
             delivered: 0,
@@ -441,8 +446,6 @@ impl<'a> Fabric<'a> {
         self.schedule(first, Event::Source(id));
     }
 
-    /// Events at or after the end stay in the heap unprocessed, so that the packets they carry
-    /// are counted at the end.
     fn schedule(&mut self, time: i64, event: Event) {
         if time != i64::MAX {
             self.heap.push(EventQueue::<Event>::key(time, self.seq), event);
@@ -450,7 +453,7 @@ impl<'a> Fabric<'a> {
         }
     }
 
-    pub fn run(mut self) -> Result<FabricReport, String> {
+    pub fn run(mut self) -> FabricReport {
         let wall = std::time::Instant::now();
         // Events from the end on stay in the queue, so the packets they carry are counted.
         while self.heap.peek_key().is_some_and(|k| EventQueue::<Event>::time_of(k) < self.p.end_ns) {
@@ -472,7 +475,7 @@ impl<'a> Fabric<'a> {
         }
         self.now = self.p.end_ns;
         let wall_s = wall.elapsed().as_secs_f64();
-        Ok(self.report(wall_s))
+        self.report(wall_s)
     }
 
     // ---- applications and interfaces ----

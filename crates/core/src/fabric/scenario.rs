@@ -119,7 +119,8 @@ impl Scenario {
             ("switch.input_buffer", self.switch.input_buffer),
             ("switch.output_buffer", self.switch.output_buffer),
         ] {
-            if bytes(b) < mtu {
+            // In whole credits: an MTU packet must fit, or its VC would stall for ever.
+            if (bytes(b) / credit).floor() < (mtu / credit).ceil() {
                 return Err(format!("{what} ({b}) is smaller than the MTU ({})", self.mtu));
             }
         }
@@ -264,7 +265,7 @@ impl Scenario {
 
 /// Pareto shape of the Bursts packet sizes (the seed does not give it): 1.2, with sizes from one
 /// credit (64 B) up to the class's largest packet; many small packets and an occasional large
-/// one, mean 195 B for best effort (64..2048 B) and 99 B for NC (64..192 B).
+/// one, mean 195.0 B for best effort (64..2048 B) and 103.4 B for NC (64..192 B).
 pub const BEST_EFFORT_PARETO_ALPHA: f64 = 1.2;
 
 /// Best-effort injection per class (EE, BE, BK) of the documented load point: total injection
@@ -479,7 +480,7 @@ impl FabricChecks {
 /// port through [`crate::schedulers::behaviour`], simulates, and reports.
 pub fn run_scenario(scenario: &Scenario) -> Result<FabricReport, String> {
     scenario.validate()?;
-    super::engine::Fabric::new(scenario)?.run()
+    Ok(super::engine::Fabric::new(scenario)?.run())
 }
 
 #[cfg(test)]
@@ -573,6 +574,10 @@ mod tests {
         assert!(s.validate().unwrap_err().contains("'nope'"));
         let mut s = ok.clone();
         s.switch.input_buffer = DataSize::from_bytes(1024.0);
+        assert!(s.validate().unwrap_err().contains("smaller than the MTU"));
+        // 2047 B hold 31 credits, and a 2000 B (MTU) packet needs 32.
+        s.switch.input_buffer = DataSize::from_bytes(2047.0);
+        s.mtu = DataSize::from_bytes(2000.0);
         assert!(s.validate().unwrap_err().contains("smaller than the MTU"));
         let mut s = ok.clone();
         s.classes[1].traffic =

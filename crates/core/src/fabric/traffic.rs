@@ -457,9 +457,11 @@ mod tests {
             let (mean, exact) = (sum / n as f64, p.mean_bytes());
             assert!((mean - exact).abs() / exact < 0.02, "alpha {alpha}: sample {mean} exact {exact}");
         }
-        // The continuous truncated-Pareto mean, for α = 1.2 on [64, 2048]: ≈ 195.1 B.
+        // α = 1.2 on [64, 2048] and [64, 192]: 195.0 B and 103.4 B.
         let be = ParetoSize { alpha: 1.2, min: bytes(64.0), max: bytes(2048.0) };
-        assert!((be.mean_bytes() - 195.1).abs() < 1.0, "{}", be.mean_bytes());
+        let nc = ParetoSize { alpha: 1.2, min: bytes(64.0), max: bytes(192.0) };
+        assert!((be.mean_bytes() - 195.05).abs() < 0.01, "{}", be.mean_bytes());
+        assert!((nc.mean_bytes() - 103.42).abs() < 0.01, "{}", nc.mean_bytes());
     }
 
     #[test]
