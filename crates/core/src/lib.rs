@@ -7,6 +7,7 @@ pub mod analysis;
 pub mod can;
 pub mod curves;
 pub mod dedup;
+pub mod fabric;
 pub mod fixed_priority;
 pub mod generate;
 pub mod model;
