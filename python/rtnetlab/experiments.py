@@ -144,3 +144,38 @@ def nss_overhead(gaps_ms: list[int], budgets: list[int], packets: int = 1000, se
         return json.loads(_core.nss_overhead_json(gaps_ms, budgets, packets, seeds))
     except ValueError as e:
         raise UserError(str(e)) from None
+
+
+def fabric(
+    scenario_path: Path,
+    schedulers: list[str] | None = None,
+    duration: str | None = None,
+    warmup: str | None = None,
+    reference_rate: str | None = None,
+    seed: int | None = None,
+) -> list[dict]:
+    """Seed 003's lossless fabric scenario run once per scheduler (all the scenario names by
+    default); returns one engine report per scheduler."""
+    from rtnetlab import _core
+    from rtnetlab.io import formats
+
+    scenario = formats.read(scenario_path)
+    if not isinstance(scenario, dict) or not isinstance(scenario.get("schedulers"), dict):
+        raise UserError(f"{scenario_path}: a fabric scenario is a mapping with named `schedulers`")
+    names = schedulers or list(scenario["schedulers"])
+    for name in names:
+        if name not in scenario["schedulers"]:
+            known = ", ".join(scenario["schedulers"])
+            raise UserError(f"--scheduler: '{name}' is not a scheduler of the scenario ({known})")
+    for key, value in (("duration", duration), ("warmup", warmup), ("reference_rate", reference_rate),
+                       ("seed", seed)):
+        if value is not None:
+            scenario[key] = value
+    reports = []
+    for name in names:
+        scenario["scheduler"] = name
+        try:
+            reports.append(json.loads(_core.fabric_run(json.dumps(scenario))))
+        except ValueError as e:
+            raise UserError(f"{scenario_path}: {e}") from None
+    return reports

@@ -251,6 +251,17 @@ fn nss_overhead_json(
     Ok(to_json(&rows))
 }
 
+/// Runs a lossless-fabric scenario (`rtnetlab experiment fabric`), JSON in, JSON out; the GIL
+/// is released while it runs.
+#[pyfunction]
+fn fabric_run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    use rtnetlab_core::fabric::{run_scenario, Scenario};
+    let bad = pyo3::exceptions::PyValueError::new_err;
+    let scenario = Scenario::from_json(scenario_json).map_err(bad)?;
+    let report = py.allow_threads(|| run_scenario(&scenario)).map_err(bad)?;
+    Ok(to_json(&report))
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -270,6 +281,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(configure_dtable, m)?)?;
     m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
     m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
+    m.add_function(wrap_pyfunction!(fabric_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
