@@ -13,8 +13,8 @@ CLI = REPO / ".venv" / "bin" / "rtnetlab"
 
 def test_fabric_runs_every_table5_scheduler_losslessly() -> None:
     res = subprocess.run(
-        [str(CLI), "experiment", "fabric", "--duration", "1ms", "--warmup", "1ms", "--reference-rate", "2Gbps",
-         "--json"],
+        [str(CLI), "experiment", "fabric", "--duration", "1ms", "--warmup", "1ms",
+         "--reference-rate", "2Gbps", "--json"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )
     assert res.returncode == 0, res.stderr
@@ -29,7 +29,7 @@ def test_fabric_runs_every_table5_scheduler_losslessly() -> None:
 
 
 def test_unknown_scheduler_is_one_line() -> None:
-    res = subprocess.run([str(CLI), "experiment", "fabric", "--scheduler", "nope"], cwd=REPO, capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run([str(CLI), "experiment", "fabric", "--scheduler", "nope"], cwd=REPO,
+                         capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip().startswith("--scheduler: 'nope' is not a scheduler of the scenario")
