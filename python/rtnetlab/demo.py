@@ -87,6 +87,63 @@ def run(as_json: bool = False) -> dict:
         )
         console.print(f"   {paths['html'].resolve()}", markup=False, soft_wrap=True)
         summary["report"] = {k: str(p) for k, p in paths.items()}
+    summary["fixed_priority"] = _can_bus(console)
+    summary["dtable"] = _dtable(console)
     if as_json:
         sys.stdout.write(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+#: Seed 004, Table 1: a CAN bus (one 8-byte frame = 1 ms at 135 kbit/s) with a network sporadic
+#: server of 20 packets per 50 ms between two periodic streams.
+NSS_TABLE1 = {
+    "name": "nss-table1",
+    "buses": [{"name": "can0", "bit_rate": "135kbps"}],
+    "messages": [
+        {"name": "m1", "bus": "can0", "sender": "n1", "payload": "8B", "packets": 10, "period": "200ms",
+         "deadline": "20ms", "priority": 1},
+        {"name": "m2", "bus": "can0", "sender": "n2", "payload": "8B", "packets": 20, "server": "nss2"},
+        {"name": "m3", "bus": "can0", "sender": "n3", "payload": "8B", "packets": 50, "period": "200ms",
+         "deadline": "100ms", "priority": 3},
+    ],
+    "servers": [{"name": "nss2", "bus": "can0", "sender": "n2", "budget": 20, "replenishment_period": "50ms",
+                 "priority": 2, "background_priority": 4}],
+}
+
+#: Seed 003, Table 4: latency (largest entry distance) and bandwidth needs of seven classes.
+DTABLE_TABLE4 = {
+    "entries": 64, "gmtu": "2048B", "credit": "64B", "w": 2, "k": 0.5, "leftover": "NC",
+    "classes": [
+        {"name": n, "max_distance": d, "share": f, "mtu": m}
+        for n, d, f, m in [("NC", 2, 0.093, "192B"), ("VO", 4, 0.046, "192B"), ("VI", 8, 0.5, "2048B"),
+                           ("CL", 16, 0.203, "2048B"), ("EE", 32, 0.093, "1024B"), ("BE", 64, 0.046, "1024B"),
+                           ("BK", 64, 0.015, "1024B")]
+    ],
+}
+
+
+def _can_bus(console: Console) -> dict:
+    console.print("\n[bold]6. Fixed priority[/bold]: seed 004's CAN bus with a network sporadic server")
+    net = model.load_data(NSS_TABLE1, "seed 004 Table 1")
+    items = {i["name"]: i for i in net.analyze()["fixed_priority"]["items"]}
+    sim = json.loads(net.handle.simulate_buses_json(json.dumps({"duration_ns": 2_000_000_000, "seed": 1})))
+    simulated = {m["name"]: m["max_us"] for m in sim["buses"][0]["messages"]}
+    for name in ("m1", "nss2", "m3"):
+        bound = items[name]["response_us"] / 1e3
+        deadline = items[name]["deadline_us"] / 1e3
+        line = f"   {name}: worst-case response {bound:g} ms (deadline {deadline:g} ms)"
+        if name in simulated:
+            line += f", simulated maximum {simulated[name] / 1e3:g} ms"
+        console.print(line)
+    return {"bounds_ms": {n: items[n]["response_us"] / 1e3 for n in ("m1", "nss2", "m3")},
+            "violations": sim["violations"]}
+
+
+def _dtable(console: Console) -> dict:
+    console.print("\n[bold]7. Synthesis[/bold]: a Deficit Table decoupling latency from bandwidth (seed 003)")
+    report = json.loads(_core.configure_dtable(json.dumps(DTABLE_TABLE4)))
+    rows = []
+    for c, w in zip(report["decoupling"]["plan"]["classes"], report["decoupling"]["weights"], strict=True):
+        rows.append(f"{c['name']} {c['entries']}x{w['entry_weights'][0]}")
+    console.print("   entries x weight (64-byte credits): " + ", ".join(rows))
+    return {"entries": {c["name"]: c["entries"] for c in report["decoupling"]["plan"]["classes"]}}
