@@ -9,6 +9,8 @@ pub mod drr;
 pub mod dtable;
 pub mod fifo;
 pub mod iba_table;
+#[cfg(test)]
+mod round_robin_soundness;
 pub mod scfq;
 pub mod service_list;
 pub mod static_priority;

@@ -1,9 +1,40 @@
 //! Weighted round robin between classes: class i sends up to w_i frames per round.
 //!
-//! Service model: while backlogged, class i waits at most for the other classes' frames of one
-//! round, O_i = Σ_{j≠i} w_j L_j, and then sends w_i frames of at least l_i; so it is guaranteed
-//! β_{ρ_i, Θ_i} with ρ_i = w_i l_i C / (w_i l_i + O_i) and Θ_i = O_i / C (wire bits; the
-//! classical WRR bound, e.g. Georges, Divoux & Rondeau, or Mifdaoui & Ayed for AFDX).
+//! Service model (wire bits; L_j and l_j the largest and smallest frame of class j at the port,
+//! sums over the classes present): with O_i = Σ_{j≠i} w_j L_j, class i is guaranteed β_{ρ_i, Θ_i}
+//!
+//!   ρ_i = w_i l_i C / (w_i l_i + O_i),   C·Θ_i = O_i + L_i if w_i ≥ 2,   C·Θ_i = O_i if w_i = 1.
+//!
+//! For w_i = 1 this is the classical WRR bound (e.g. Georges, Divoux & Rondeau, or Mifdaoui &
+//! Ayed for AFDX). For w_i ≥ 2 the L_i term is needed because a visit ends as soon as the class's
+//! queue empties, also when its last frame has only just started on the wire: a frame arriving
+//! then finds the class still backlogged (its frame is on the wire) but its visit over, and waits
+//! for the rest of that frame and a visit of every other class. A run of such refills gives the
+//! class one frame per round however large w_i is, so a curve of rate ρ_i can only be measured
+//! from the last refill, and from there the first frame waits up to (L_i + O_i)/C. Without the
+//! L_i term the bound fails (`round_robin_soundness::wrr_refill_run`: a frame delayed 41.2 µs
+//! at 1 Gb/s where O_i/C + b/ρ_i gives 33.2 µs).
+//!
+//! Derivation (as in docs/ANALYSIS.md, "WRR"). The analysis uses β as a min-plus service curve,
+//! D ≥ A ⊗ β, with D counted bit by bit as frames leave the wire. Fix t with class i backlogged
+//! and let s ≤ t be the last arrival of an i frame that found i's queue (the frames waiting, not
+//! the one on the wire) empty. At s at most σ < L_i bits of i's previous frame are still on the
+//! wire, and A(s) − D(s) = σ. Its visit, if any, is over (it ended when the queue emptied), so
+//! before i's next visit the port sends those σ bits and at most one visit of every other class
+//! (a class in the middle of its visit at s counts that visit): at most O_i bits. While i's queue
+//! stays non-empty, each other class is visited at most once between two visits of i, and each
+//! visit of i sends w_i frames, at least w_i l_i bits. The port is busy throughout, so the k-th
+//! visit of i after s (k ≥ 1) begins by s + (σ + k·O_i + S)/C, where S ≥ (k − 1)·w_i l_i is what
+//! the frames arrived from s on have received by then, i.e. D − A(s) there. β_{ρ,Θ} lies below
+//! that point iff ρ(σ + k·O_i + S)/C − ρΘ ≤ S; the left side minus the right decreases in S, and
+//! with C·Θ = O_i + L_i ≥ O_i + σ and the least S it is at most
+//! ρ((k − 1)·O_i + (k − 1)·w_i l_i)/C − (k − 1)·w_i l_i = 0. During a visit D grows at rate
+//! C ≥ ρ, and once the queue has emptied no frame arrives before t (else s would be later), so
+//! D(t) − A(s) ≥ β(t − s) up to the last bit of i's backlog. While the σ bits are still on the
+//! wire (D(t) < A(s)) the previous such arrival serves as s: the same argument, over the frames
+//! that included the one on the wire. With w_i = 1 a visit is one frame and ends with it whether
+//! the queue empties or not, so the argument runs from the start of i's backlogged period
+//! instead, where σ = 0: C·Θ_i = O_i.
 
 use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 
@@ -74,12 +105,17 @@ impl Behaviour for Wrr {
     }
 }
 
+/// The latency-rate guarantee of class `i` among `classes` (shares are frames per visit; sizes
+/// on the wire), as derived in the module comment.
 pub fn latency_rate(i: usize, classes: &[ClassAtPort], capacity: f64) -> LatencyRate {
     let me = &classes[i];
     let others: f64 =
         classes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.share * c.lmax).sum();
     let mine = me.share * me.lmin;
-    LatencyRate { rate: mine * capacity / (mine + others), latency: others / capacity }
+    // The rest of the class's own frame, on the wire when its queue emptied and refilled: only a
+    // visit of more than one frame can be cut short by it.
+    let own = if me.share > 1.0 { me.lmax } else { 0.0 };
+    LatencyRate { rate: mine * capacity / (mine + others), latency: (others + own) / capacity }
 }
 
 #[cfg(test)]
@@ -123,7 +159,8 @@ mod tests {
     }
 
     /// w = 2 and 1, frames 100..1000 bits (wire), C = 1e6: class 0: O = 1000, ρ = 200/1200 C,
-    /// Θ = 1 ms; class 1: O = 2000, ρ = 100/2100 C, Θ = 2 ms.
+    /// Θ = (1000 + 1000)/C = 2 ms (w ≥ 2: its own frame too); class 1: O = 2000,
+    /// ρ = 100/2100 C, Θ = 2 ms.
     #[test]
     fn two_classes_by_hand() {
         let c = [
@@ -131,7 +168,7 @@ mod tests {
             ClassAtPort { share: 1.0, lmin: 100.0, lmax: 1000.0, overhead: 0.0 },
         ];
         let a = latency_rate(0, &c, 1e6);
-        assert!((a.rate - 1e6 * 200.0 / 1200.0).abs() < 1e-6 && (a.latency - 1e-3).abs() < 1e-15);
+        assert!((a.rate - 1e6 * 200.0 / 1200.0).abs() < 1e-6 && (a.latency - 2e-3).abs() < 1e-15);
         let b = latency_rate(1, &c, 1e6);
         assert!((b.rate - 1e6 * 100.0 / 2100.0).abs() < 1e-6 && (b.latency - 2e-3).abs() < 1e-15);
     }
