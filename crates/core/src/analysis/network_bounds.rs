@@ -25,6 +25,7 @@ use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
 mod fifo_pass;
+pub(crate) use fifo_pass::{FlatRoutes, PortTables};
 
 /// Total flow analysis or separated flow analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -681,11 +682,12 @@ fn sfa_route(
 }
 
 /// TFA on FIFO ports without grouping, as afdx-naive reports it: each port's delay (infinite
-/// when unbounded) and the sum of the bursts entering it.
+/// when unbounded) and the sum of the bursts entering it, with the routes flattened.
 pub(crate) struct FifoTfa {
     pub port_delay: Vec<f64>,
     pub port_bursts: Vec<f64>,
     pub notes: Vec<String>,
+    pub routes: FlatRoutes,
 }
 
 pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
@@ -694,13 +696,14 @@ pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
             port_delay: pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect(),
             port_bursts: pass.bursts,
             notes: Vec::new(),
+            routes: pass.routes,
         },
         None => fifo_tfa_general(net),
     }
 }
 
 /// [`fifo_tfa`] on the general path (curves, queues and groups).
-fn fifo_tfa_general(net: &Network) -> FifoTfa {
+pub(crate) fn fifo_tfa_general(net: &Network) -> FifoTfa {
     let lay = layout(net);
     let opt = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let (st, notes) = tfa(net, &lay, &opt);
@@ -710,7 +713,7 @@ fn fifo_tfa_general(net: &Network) -> FifoTfa {
         .map(|qs| qs.iter().flat_map(|&q| &lay.queues[q].crossings).fold(0.0, |s, &c| s + st.burst[c]))
         .collect();
     let port_delay = st.port_delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
-    FifoTfa { port_delay, port_bursts, notes }
+    FifoTfa { port_delay, port_bursts, notes, routes: FlatRoutes::of(net) }
 }
 
 /// TFA's bound for one route: the sum of its queues' delays.

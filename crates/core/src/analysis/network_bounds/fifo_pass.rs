@@ -31,7 +31,7 @@ pub(super) struct FifoPass {
 /// Every route of every flow, in flow then route order, as flat arrays: route `k` is
 /// `flow[k]`'s route to `destination[k]` on `plane[k]` through `ports[start[k]..start[k + 1]]`.
 /// Result rows read these instead of walking the network's nested vectors a second time.
-pub(super) struct FlatRoutes {
+pub(crate) struct FlatRoutes {
     pub start: Vec<u32>,
     pub ports: Vec<u32>,
     pub flow: Vec<u32>,
@@ -40,11 +40,85 @@ pub(super) struct FlatRoutes {
 }
 
 impl FlatRoutes {
+    fn with_capacity(routes: usize, hops: usize) -> FlatRoutes {
+        let mut start = Vec::with_capacity(routes + 1);
+        start.push(0);
+        FlatRoutes {
+            start,
+            ports: Vec::with_capacity(hops),
+            flow: Vec::with_capacity(routes),
+            destination: Vec::with_capacity(routes),
+            plane: Vec::with_capacity(routes),
+        }
+    }
+
+    /// Appends `r`, a route of flow `f`, once its ports are in `ports`.
+    fn close(&mut self, f: FlowId, r: &crate::model::Route) {
+        self.start.push(self.ports.len() as u32);
+        self.flow.push(f as u32);
+        self.destination.push(r.destination as u32);
+        self.plane.push(r.plane as u32);
+    }
+
+    /// The routes of `net` (what the pass builds on its way).
+    pub fn of(net: &Network) -> FlatRoutes {
+        let routes = net.flows.iter().flat_map(|f| &f.routes);
+        let mut out = FlatRoutes::with_capacity(routes.clone().count(), routes.map(|r| r.ports.len()).sum());
+        for (f, flow) in net.flows.iter().enumerate() {
+            for r in &flow.routes {
+                out.ports.extend(r.ports.iter().map(|&p| p as u32));
+                out.close(f, r);
+            }
+        }
+        out
+    }
+
     pub fn len(&self) -> usize {
         self.flow.len()
     }
+
     pub fn ports(&self, k: usize) -> &[u32] {
         &self.ports[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
+/// What result rows read of each port and node, side by side.
+pub(crate) struct PortTables {
+    pub propagation: Vec<f64>,
+    pub rate: Vec<f64>,
+    /// Technological latency of the port's node.
+    pub latency: Vec<f64>,
+    /// Whether the port is a switch's.
+    pub switch: Vec<bool>,
+    /// Receive latency of each node.
+    pub receive: Vec<f64>,
+}
+
+impl PortTables {
+    pub fn of(net: &Network) -> PortTables {
+        PortTables {
+            propagation: net.ports.iter().map(|p| p.propagation_delay).collect(),
+            rate: net.ports.iter().map(|p| p.rate).collect(),
+            latency: net.ports.iter().map(|p| net.nodes[p.node].technological_latency).collect(),
+            switch: net
+                .ports
+                .iter()
+                .map(|p| net.nodes[p.node].kind == crate::model::NodeKind::Switch)
+                .collect(),
+            receive: net.nodes.iter().map(|n| n.receive_latency).collect(),
+        }
+    }
+
+    /// [`best_case_delay`] of `flow` through `ports` to `destination`, term by term.
+    pub fn best_case(&self, flow: &crate::model::FlowModel, ports: &[u32], destination: usize) -> f64 {
+        ports
+            .iter()
+            .map(|&p| {
+                let p = p as usize;
+                self.latency[p] + flow.min_frame_wire / self.rate[p] + self.propagation[p]
+            })
+            .sum::<f64>()
+            + self.receive[destination]
     }
 }
 
@@ -67,7 +141,7 @@ struct Slots {
 fn slots(net: &Network) -> Option<(Slots, FlatRoutes)> {
     let per_port = net.flows_per_port();
     let np = net.ports.len();
-    if per_port.len() != np || np >= NONE as usize {
+    if per_port.len() != np || np >= NONE as usize || net.flows.len() >= NONE as usize {
         return None;
     }
     let mut start = Vec::with_capacity(np + 1);
@@ -83,14 +157,7 @@ fn slots(net: &Network) -> Option<(Slots, FlatRoutes)> {
     let mut rate = vec![0.0; n];
     let mut burst = vec![0.0; n];
     let n_routes = net.flows.iter().map(|f| f.routes.len()).sum();
-    let mut routes = FlatRoutes {
-        start: Vec::with_capacity(n_routes + 1),
-        ports: Vec::with_capacity(n + n_routes),
-        flow: Vec::with_capacity(n_routes),
-        destination: Vec::with_capacity(n_routes),
-        plane: Vec::with_capacity(n_routes),
-    };
-    routes.start.push(0);
+    let mut routes = FlatRoutes::with_capacity(n_routes, n + n_routes);
     // The last flow met at each port: routes of a multicast flow share their crossings.
     let mut last = vec![usize::MAX; np];
     for (f, fl) in net.flows.iter().enumerate() {
@@ -120,10 +187,7 @@ fn slots(net: &Network) -> Option<(Slots, FlatRoutes)> {
                 prev_port = p as u32;
                 routes.ports.push(p as u32);
             }
-            routes.start.push(u32::try_from(routes.ports.len()).ok()?);
-            routes.flow.push(f as u32);
-            routes.destination.push(r.destination as u32);
-            routes.plane.push(r.plane as u32);
+            routes.close(f, r);
         }
     }
     if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {
@@ -254,19 +318,16 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
     let pass = pass(net)?;
     let names = Names::of(net);
     let method = Name::from(opt.name());
-    // What rows read of each port and node, side by side.
-    let propagation: Vec<f64> = net.ports.iter().map(|p| p.propagation_delay).collect();
-    let rate: Vec<f64> = net.ports.iter().map(|p| p.rate).collect();
-    let latency: Vec<f64> = net.ports.iter().map(|p| net.nodes[p.node].technological_latency).collect();
-    let receive: Vec<f64> = net.nodes.iter().map(|n| n.receive_latency).collect();
+    let tables = PortTables::of(net);
     let routes = &pass.routes;
     let mut flows = Vec::with_capacity(routes.len());
     for k in 0..routes.len() {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
         let flow = &net.flows[f];
         let ports = routes.ports(k);
-        // As run_candidates and best_case_delay compute them, term by term.
-        let fixed: f64 = ports.iter().map(|&p| propagation[p as usize]).sum::<f64>() + receive[destination];
+        // As run_candidates computes it, term by term.
+        let fixed: f64 =
+            ports.iter().map(|&p| tables.propagation[p as usize]).sum::<f64>() + tables.receive[destination];
         let mut sum = 0.0;
         let mut reason = None;
         for &p in ports {
@@ -280,14 +341,7 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
         }
         let delay = if reason.is_none() { sum + fixed } else { f64::INFINITY };
         let reason = if delay.is_finite() { None } else { reason };
-        let best_case = ports
-            .iter()
-            .map(|&p| {
-                let p = p as usize;
-                latency[p] + flow.min_frame_wire / rate[p] + propagation[p]
-            })
-            .sum::<f64>()
-            + receive[destination];
+        let best_case = tables.best_case(flow, ports, destination);
         let route = (destination, routes.plane[k] as usize);
         flows.push(row(&names, flow, f, route, delay, best_case, reason, &method));
     }
@@ -305,6 +359,7 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::afdx_naive;
     use crate::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
     use crate::model::validate_spec;
     use crate::units::{DataRate, DataSize};
@@ -355,13 +410,43 @@ mod tests {
         }
         assert_eq!((&fast.method, &fast.notes), (&general.method, &general.notes), "{what}");
         assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&general).unwrap(), "{what}");
-        // afdx-naive's inputs.
+        // afdx-naive's inputs, and its report.
         let (a, b) = (fifo_tfa(net), fifo_tfa_general(net));
         let v = |x: &[f64]| x.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
         assert_eq!(v(&a.port_delay), v(&b.port_delay), "{what}: afdx-naive port delays");
         assert_eq!(v(&a.port_bursts), v(&b.port_bursts), "{what}: afdx-naive port bursts");
         assert_eq!(a.notes, b.notes, "{what}");
+        let (x, y) = (&a.routes, &b.routes);
+        assert_eq!((&x.start, &x.ports, &x.flow), (&y.start, &y.ports, &y.flow), "{what}: routes");
+        assert_eq!((&x.destination, &x.plane), (&y.destination, &y.plane), "{what}: routes");
+        let (a, b) = (afdx_naive::report(net, a), afdx_naive::report(net, b));
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{what}");
         true
+    }
+
+    /// Flattened routes and port tables give what the nested routes and `best_case_delay` give.
+    #[test]
+    fn flat_routes_and_best_case() {
+        for seed in 0..100 {
+            let net = small(seed, RandomSchedulers::Any);
+            let (routes, tables) = (FlatRoutes::of(&net), PortTables::of(&net));
+            let mut k = 0;
+            for (f, flow) in net.flows.iter().enumerate() {
+                for r in &flow.routes {
+                    let ports: Vec<usize> = routes.ports(k).iter().map(|&p| p as usize).collect();
+                    assert_eq!((routes.flow[k] as usize, &ports), (f, &r.ports), "seed {seed}");
+                    assert_eq!(routes.destination[k] as usize, r.destination);
+                    assert_eq!(routes.plane[k] as usize, r.plane);
+                    assert_eq!(
+                        tables.best_case(flow, routes.ports(k), r.destination).to_bits(),
+                        best_case_delay(&net, f, &r.ports, r.destination).to_bits(),
+                        "seed {seed}"
+                    );
+                    k += 1;
+                }
+            }
+            assert_eq!(k, routes.len());
+        }
     }
 
     fn small(seed: u64, s: RandomSchedulers) -> Network {
