@@ -65,7 +65,7 @@ fn main() {
         // The bounds alone, without what every report also gets (redundancy-managed bounds and
         // the end-system jitter check, analysis::run's finishing step).
         let bounds_only: Option<fn(&_) -> _> = match name.as_str() {
-            "afdx-naive" => Some(|n| afdx_naive::analyze(n)),
+            "afdx-naive" => Some(afdx_naive::analyze),
             "tfa" => Some(|n| {
                 let opt = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
                 network_bounds::analyze(n, &opt)
