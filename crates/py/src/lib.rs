@@ -36,6 +36,17 @@ impl Network {
             .map(|report| to_json(&report))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }
+    /// The same analysis, summed up as (rows, unbounded rows, largest finite delay in µs): what
+    /// benchmarks time to compare the engine's computation alone with other implementations.
+    #[pyo3(signature = (method, grouping=false, blind=false))]
+    fn analyze_summary(&self, method: &str, grouping: bool, blind: bool) -> PyResult<(usize, usize, f64)> {
+        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        let report = rtnetlab_core::analysis::run(&self.inner, &req)
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        let unbounded = report.flows.iter().filter(|f| !f.delay_us.is_finite()).count();
+        let largest = report.flows.iter().map(|f| f.delay_us).filter(|d| d.is_finite()).fold(0.0, f64::max);
+        Ok((report.flows.len(), unbounded, largest))
+    }
     /// A simulation of this network; `config_json` is a `rtnetlab_core::sim::SimConfig`.
     fn simulation(&self, config_json: &str) -> PyResult<Simulation> {
         let config: rtnetlab_core::sim::SimConfig = serde_json::from_str(config_json)

@@ -13,8 +13,9 @@
 //!
 //! It is sound for FIFO ports but loose; `tfa --grouping` is never looser on FIFO ports.
 
+use super::network_bounds::FifoTfa;
 use super::results::*;
-use crate::model::{Network, NodeKind};
+use crate::model::Network;
 
 /// Ceiling that ignores floating-point noise just above a whole number (85.36 + 93.64 = 179.0000…1).
 pub(crate) fn ceil_clean(x: f64) -> f64 {
@@ -43,7 +44,11 @@ pub fn applies(net: &Network) -> Result<(), String> {
 pub fn analyze(net: &Network) -> AnalysisReport {
     // TFA without grouping on FIFO ports computes exactly these port delays and bursts (a
     // property test checks it); the WOPANet rules below only round and report them.
-    let tfa = super::network_bounds::fifo_tfa(net);
+    report(net, super::network_bounds::fifo_tfa(net))
+}
+
+/// The report from TFA's port delays and bursts.
+pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
     let delay = &tfa.port_delay;
     let notes = tfa.notes;
     let loads = net.port_loads();
@@ -78,36 +83,40 @@ pub fn analyze(net: &Network) -> AnalysisReport {
         })
         .collect();
 
-    let mut flows = Vec::new();
-    for (f, flow) in net.flows.iter().enumerate() {
-        for r in &flow.routes {
-            // Propagation is a constant delay: it adds to the path but grows no burst.
-            let raw: f64 = r.ports.iter().map(|&p| delay[p] + net.ports[p].propagation_delay).sum::<f64>()
-                + net.nodes[r.destination].receive_latency;
-            let delay_us = if raw.is_finite() { ceil_clean(raw * 1e6) } else { f64::INFINITY };
-            // Shortest possible time: Lmin serialised once per switch hop.
-            let switch_hops =
-                r.ports.iter().filter(|&&p| net.nodes[net.ports[p].node].kind == NodeKind::Switch);
-            let min_us: f64 =
-                switch_hops.map(|&p| flow.min_frame_wire / net.ports[p].rate).sum::<f64>() * 1e6;
-            let jitter_us = if min_us > 0.0 { delay_us - floor_clean(min_us) } else { delay_us };
-            let reason = r.ports.iter().find(|&&p| !delay[p].is_finite()).map(|&p| {
-                format!("no finite bound at {}: offered load exceeds the link rate", net.port_label(p))
-            });
-            flows.push(FlowBound {
-                flow: names.flows[f].clone(),
-                destination: names.nodes[r.destination].clone(),
-                plane: names.planes[r.plane].clone(),
-                delay_us,
-                jitter_us,
-                best_case_us: super::network_bounds::best_case_delay(net, f, &r.ports, r.destination) * 1e6,
-                deadline_us: flow.deadline.map(|d| d * 1e6),
-                slack_us: flow.deadline.map(|d| d * 1e6 - delay_us),
-                status: status_of(delay_us, flow.deadline.map(|d| d * 1e6)),
-                method: method.clone(),
-                reason,
-            });
-        }
+    // Rows over the flattened routes, with what they read of ports and nodes side by side.
+    let tables = super::network_bounds::PortTables::of(net);
+    let routes = &tfa.routes;
+    let mut flows = Vec::with_capacity(routes.len());
+    for k in 0..routes.len() {
+        let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
+        let flow = &net.flows[f];
+        let ports = routes.ports(k);
+        // Propagation is a constant delay: it adds to the path but grows no burst.
+        let raw: f64 = ports.iter().map(|&p| delay[p as usize] + tables.propagation[p as usize]).sum::<f64>()
+            + tables.receive[destination];
+        let delay_us = if raw.is_finite() { ceil_clean(raw * 1e6) } else { f64::INFINITY };
+        // Shortest possible time: Lmin serialised once per switch hop.
+        let switch_hops = ports.iter().filter(|&&p| tables.switch[p as usize]);
+        let min_us: f64 =
+            switch_hops.map(|&p| flow.min_frame_wire / tables.rate[p as usize]).sum::<f64>() * 1e6;
+        let jitter_us = if min_us > 0.0 { delay_us - floor_clean(min_us) } else { delay_us };
+        let reason = ports.iter().find(|&&p| !delay[p as usize].is_finite()).map(|&p| {
+            format!("no finite bound at {}: offered load exceeds the link rate", net.port_label(p as usize))
+        });
+        let deadline_us = flow.deadline.map(|d| d * 1e6);
+        flows.push(FlowBound {
+            flow: names.flows[f].clone(),
+            destination: names.nodes[destination].clone(),
+            plane: names.planes[routes.plane[k] as usize].clone(),
+            delay_us,
+            jitter_us,
+            best_case_us: tables.best_case(flow, ports, destination) * 1e6,
+            deadline_us,
+            slack_us: deadline_us.map(|d| d - delay_us),
+            status: status_of(delay_us, deadline_us),
+            method: method.clone(),
+            reason,
+        });
     }
     AnalysisReport {
         method: "afdx-naive".into(),

@@ -24,6 +24,9 @@ use crate::model::{FlowId, Network, PortId, SchedulerConfig, TableEntry, TableKi
 use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
+mod fifo_pass;
+pub(crate) use fifo_pass::{FlatRoutes, PortTables};
+
 /// Total flow analysis or separated flow analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -679,14 +682,28 @@ fn sfa_route(
 }
 
 /// TFA on FIFO ports without grouping, as afdx-naive reports it: each port's delay (infinite
-/// when unbounded) and the sum of the bursts entering it.
+/// when unbounded) and the sum of the bursts entering it, with the routes flattened.
 pub(crate) struct FifoTfa {
     pub port_delay: Vec<f64>,
     pub port_bursts: Vec<f64>,
     pub notes: Vec<String>,
+    pub routes: FlatRoutes,
 }
 
 pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
+    match fifo_pass::pass(net) {
+        Some(pass) => FifoTfa {
+            port_delay: pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect(),
+            port_bursts: pass.bursts,
+            notes: Vec::new(),
+            routes: pass.routes,
+        },
+        None => fifo_tfa_general(net),
+    }
+}
+
+/// [`fifo_tfa`] on the general path (curves, queues and groups).
+pub(crate) fn fifo_tfa_general(net: &Network) -> FifoTfa {
     let lay = layout(net);
     let opt = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let (st, notes) = tfa(net, &lay, &opt);
@@ -696,7 +713,7 @@ pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
         .map(|qs| qs.iter().flat_map(|&q| &lay.queues[q].crossings).fold(0.0, |s, &c| s + st.burst[c]))
         .collect();
     let port_delay = st.port_delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
-    FifoTfa { port_delay, port_bursts, notes }
+    FifoTfa { port_delay, port_bursts, notes, routes: FlatRoutes::of(net) }
 }
 
 /// TFA's bound for one route: the sum of its queues' delays.
@@ -706,20 +723,24 @@ fn tfa_route(lay: &Layout, st: &TfaState, f: FlowId, ports: &[PortId]) -> Result
         .try_fold(0.0, |acc, &p| st.delay[lay.crossings[lay.crossing(f, p)].queue].clone().map(|d| acc + d))
 }
 
-fn port_bounds(net: &Network, st: &TfaState) -> Vec<PortBound> {
+fn port_bounds(
+    net: &Network,
+    delay: &[Result<f64, Unbounded>],
+    backlog: &[Result<f64, Unbounded>],
+) -> Vec<PortBound> {
     let loads = net.port_loads();
     net.ports
         .iter()
         .enumerate()
         .map(|(p, port)| {
-            let reason = st.port_delay[p].as_ref().err().map(|u| u.to_string());
+            let reason = delay[p].as_ref().err().map(|u| u.to_string());
             PortBound {
                 node: net.nodes[port.node].name.clone(),
                 port: port.name.clone(),
                 plane: net.planes[port.plane].clone(),
                 load: loads[p] / port.rate,
-                delay_us: st.port_delay[p].as_ref().map_or(f64::INFINITY, |d| d * 1e6),
-                backlog_bytes: st.port_backlog[p].as_ref().map_or(f64::INFINITY, |b| b / 8.0),
+                delay_us: delay[p].as_ref().map_or(f64::INFINITY, |d| d * 1e6),
+                backlog_bytes: backlog[p].as_ref().map_or(f64::INFINITY, |b| b / 8.0),
                 buffer_bytes: port.buffer.map(|b| b / 8.0),
                 es_jitter_us: None,
                 status: if reason.is_none() { Status::Ok } else { Status::Unbounded },
@@ -802,15 +823,21 @@ fn run_candidates(
         method: name.to_string(),
         network: net.spec.name.clone(),
         flows,
-        ports: port_bounds(net, &st),
+        ports: port_bounds(net, &st.port_delay, &st.port_backlog),
         redundancy: Vec::new(),
         notes,
         fixed_priority: None,
     }
 }
 
-/// Runs TFA or SFA with the given options.
+/// Runs TFA or SFA with the given options. TFA without grouping on FIFO ports takes a
+/// curve-free pass over flat arrays ([`fifo_pass`]), with the same results.
 pub fn analyze(net: &Network, opt: &Options) -> AnalysisReport {
+    fifo_pass::analyze(net, opt).unwrap_or_else(|| analyze_general(net, opt))
+}
+
+/// [`analyze`] on the general path (curves, queues and groups).
+fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
     run_candidates(net, opt.grouping, opt.multiplexing, &[(opt.method, opt.multiplexing)], &opt.name())
 }
 
@@ -851,14 +878,29 @@ pub(crate) fn flow_bound(
     reason: Option<String>,
     method: &Name,
 ) -> FlowBound {
-    let flow = &net.flows[f];
+    let best_case = best_case_delay(net, f, &r.ports, r.destination);
+    row(names, &net.flows[f], f, (r.destination, r.plane), delay, best_case, reason, method)
+}
+
+/// The row of flow `f` on `route` (destination, plane), from its delay and best-case delay (s).
+#[allow(clippy::too_many_arguments)]
+fn row(
+    names: &Names,
+    flow: &crate::model::FlowModel,
+    f: FlowId,
+    (destination, plane): (usize, usize),
+    delay: f64,
+    best_case: f64,
+    reason: Option<String>,
+    method: &Name,
+) -> FlowBound {
     let delay_us = delay * 1e6;
-    let bcd_us = best_case_delay(net, f, &r.ports, r.destination) * 1e6;
+    let bcd_us = best_case * 1e6;
     let deadline_us = flow.deadline.map(|d| d * 1e6);
     FlowBound {
         flow: names.flows[f].clone(),
-        destination: names.nodes[r.destination].clone(),
-        plane: names.planes[r.plane].clone(),
+        destination: names.nodes[destination].clone(),
+        plane: names.planes[plane].clone(),
         delay_us,
         jitter_us: (delay_us - bcd_us).max(0.0),
         best_case_us: bcd_us,

@@ -1,0 +1,594 @@
+//! TFA on FIFO ports without grouping, over flat arrays.
+//!
+//! A FIFO port whose flows are token buckets, behind the rate-latency service β_{C,T}, has TFA's
+//! bounds in closed form (Le Boudec & Thiran Thm 1.4.1-1.4.2): delay T + B/C and backlog B + R·T,
+//! with B and R the sums of the bursts and rates entering the port; each flow leaves with its
+//! burst grown by its rate × that delay. No curve is needed: one pass over the ports in
+//! feed-forward order, with the (flow, port) crossings in one flat array grouped by port,
+//! computes what the general path computes, with the same operations in the same order, so every
+//! bound is the same to the last bit (`tests` below check it on many networks).
+//!
+//! It applies to TFA without grouping with FIFO multiplexing, when every port carrying traffic
+//! has one FIFO queue (shaped or not), the port dependencies are feed-forward, and every route of
+//! a multicast flow reaches a port through the same upstream port. Anything else (priorities,
+//! per-class schedulers, grouping, cycles) takes the general path.
+
+use super::*;
+
+const NONE: u32 = u32::MAX;
+
+/// Per-port results of the pass, as the general path reports them, and the routes it read.
+pub(super) struct FifoPass {
+    /// Delay of each port (s), or why there is none.
+    pub delay: Vec<Result<f64, Unbounded>>,
+    /// Backlog of each port (bits), or why there is none.
+    pub backlog: Vec<Result<f64, Unbounded>>,
+    /// Σ bursts entering each port (bits).
+    pub bursts: Vec<f64>,
+    pub routes: FlatRoutes,
+}
+
+/// Every route of every flow, in flow then route order, as flat arrays: route `k` is
+/// `flow[k]`'s route to `destination[k]` on `plane[k]` through `ports[start[k]..start[k + 1]]`.
+/// Result rows read these instead of walking the network's nested vectors a second time.
+pub(crate) struct FlatRoutes {
+    pub start: Vec<u32>,
+    pub ports: Vec<u32>,
+    pub flow: Vec<u32>,
+    pub destination: Vec<u32>,
+    pub plane: Vec<u32>,
+}
+
+impl FlatRoutes {
+    fn with_capacity(routes: usize, hops: usize) -> FlatRoutes {
+        let mut start = Vec::with_capacity(routes + 1);
+        start.push(0);
+        FlatRoutes {
+            start,
+            ports: Vec::with_capacity(hops),
+            flow: Vec::with_capacity(routes),
+            destination: Vec::with_capacity(routes),
+            plane: Vec::with_capacity(routes),
+        }
+    }
+
+    /// Appends `r`, a route of flow `f`, once its ports are in `ports`.
+    fn close(&mut self, f: FlowId, r: &crate::model::Route) {
+        self.start.push(self.ports.len() as u32);
+        self.flow.push(f as u32);
+        self.destination.push(r.destination as u32);
+        self.plane.push(r.plane as u32);
+    }
+
+    /// The routes of `net` (what the pass builds on its way).
+    pub fn of(net: &Network) -> FlatRoutes {
+        let routes = net.flows.iter().flat_map(|f| &f.routes);
+        let mut out = FlatRoutes::with_capacity(routes.clone().count(), routes.map(|r| r.ports.len()).sum());
+        for (f, flow) in net.flows.iter().enumerate() {
+            for r in &flow.routes {
+                out.ports.extend(r.ports.iter().map(|&p| p as u32));
+                out.close(f, r);
+            }
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.flow.len()
+    }
+
+    pub fn ports(&self, k: usize) -> &[u32] {
+        &self.ports[self.start[k] as usize..self.start[k + 1] as usize]
+    }
+}
+
+/// What result rows read of each port and node, side by side.
+pub(crate) struct PortTables {
+    pub propagation: Vec<f64>,
+    pub rate: Vec<f64>,
+    /// Technological latency of the port's node.
+    pub latency: Vec<f64>,
+    /// Whether the port is a switch's.
+    pub switch: Vec<bool>,
+    /// Receive latency of each node.
+    pub receive: Vec<f64>,
+}
+
+impl PortTables {
+    pub fn of(net: &Network) -> PortTables {
+        PortTables {
+            propagation: net.ports.iter().map(|p| p.propagation_delay).collect(),
+            rate: net.ports.iter().map(|p| p.rate).collect(),
+            latency: net.ports.iter().map(|p| net.nodes[p.node].technological_latency).collect(),
+            switch: net
+                .ports
+                .iter()
+                .map(|p| net.nodes[p.node].kind == crate::model::NodeKind::Switch)
+                .collect(),
+            receive: net.nodes.iter().map(|n| n.receive_latency).collect(),
+        }
+    }
+
+    /// [`best_case_delay`] of `flow` through `ports` to `destination`, term by term.
+    pub fn best_case(&self, flow: &crate::model::FlowModel, ports: &[u32], destination: usize) -> f64 {
+        ports
+            .iter()
+            .map(|&p| {
+                let p = p as usize;
+                self.latency[p] + flow.min_frame_wire / self.rate[p] + self.propagation[p]
+            })
+            .sum::<f64>()
+            + self.receive[destination]
+    }
+}
+
+/// Crossings of the network, grouped by port in flow order (the order of the general path's
+/// queues): the slots of port `p` are `start[p]..start[p + 1]`, sized by
+/// [`Network::flows_per_port`].
+struct Slots {
+    start: Vec<u32>,
+    /// Upstream slot of the same flow, and its port (`NONE` at the source).
+    up: Vec<u32>,
+    up_port: Vec<u32>,
+    /// Rate of each slot's flow, and its burst at the source (read while the flow is at hand).
+    rate: Vec<f64>,
+    burst: Vec<f64>,
+}
+
+/// The crossings and the routes, or `None` when a route reaches a port through another upstream
+/// port than an earlier route of the same flow, or the routes do not match
+/// [`Network::flows_per_port`] (the general path handles both).
+fn slots(net: &Network) -> Option<(Slots, FlatRoutes)> {
+    let per_port = net.flows_per_port();
+    let np = net.ports.len();
+    if per_port.len() != np || np >= NONE as usize || net.flows.len() >= NONE as usize {
+        return None;
+    }
+    let mut start = Vec::with_capacity(np + 1);
+    let mut n = 0usize;
+    start.push(0u32);
+    for flows in per_port {
+        n += flows.len();
+        start.push(u32::try_from(n).ok().filter(|&n| n != NONE)?);
+    }
+    let mut next: Vec<u32> = start[..np].to_vec();
+    let mut up = vec![NONE; n];
+    let mut up_port = vec![NONE; n];
+    let mut rate = vec![0.0; n];
+    let mut burst = vec![0.0; n];
+    let n_routes = net.flows.iter().map(|f| f.routes.len()).sum();
+    let mut routes = FlatRoutes::with_capacity(n_routes, n + n_routes);
+    // The last flow met at each port: routes of a multicast flow share their crossings.
+    let mut last = vec![usize::MAX; np];
+    for (f, fl) in net.flows.iter().enumerate() {
+        prefetch_routes(&net.flows, f);
+        for r in &fl.routes {
+            let (mut prev, mut prev_port) = (NONE, NONE);
+            for &p in &r.ports {
+                let s = if last[p] == f {
+                    let s = next[p] - 1;
+                    if up[s as usize] != prev {
+                        return None;
+                    }
+                    s
+                } else {
+                    last[p] = f;
+                    let s = next[p];
+                    if s == start[p + 1] {
+                        return None;
+                    }
+                    next[p] += 1;
+                    up[s as usize] = prev;
+                    up_port[s as usize] = prev_port;
+                    rate[s as usize] = fl.rate;
+                    burst[s as usize] = fl.burst;
+                    s
+                };
+                prev = s;
+                prev_port = p as u32;
+                routes.ports.push(p as u32);
+            }
+            routes.close(f, r);
+        }
+    }
+    if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {
+        return None;
+    }
+    Some((Slots { start, up, up_port, rate, burst }, routes))
+}
+
+/// Routes are two pointers away from their flow (the flow's route vector, each route's port
+/// vector), so the walk over them waits on memory at every route unless it asks ahead: the route
+/// vector of flow `f + 2` and the port vectors of flow `f + 1`.
+#[inline]
+fn prefetch_routes(flows: &[crate::model::FlowModel], f: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let line = |p: *const u8| {
+            // SAFETY: a prefetch is a hint that never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
+        };
+        if let Some(later) = flows.get(f + 2) {
+            let bytes = std::mem::size_of_val(later.routes.as_slice());
+            let start = later.routes.as_ptr() as *const u8;
+            (0..bytes).step_by(64).for_each(|k| line(start.wrapping_add(k)));
+        }
+        if let Some(next) = flows.get(f + 1) {
+            next.routes.iter().for_each(|r| line(r.ports.as_ptr() as *const u8));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (flows, f);
+}
+
+/// TFA without grouping on FIFO ports, or `None` when the general path must run.
+pub(super) fn pass(net: &Network) -> Option<FifoPass> {
+    let np = net.ports.len();
+    let per_port = net.flows_per_port();
+    // Service rate of every port carrying traffic: one FIFO queue, or the general path.
+    let mut rate = vec![0.0; np];
+    for (p, flows) in per_port.iter().enumerate() {
+        if !flows.is_empty() {
+            match port_model(net, p, flows) {
+                Ok(PortModel { rate: r, discipline: Discipline::Fifo }) => rate[p] = r,
+                _ => return None,
+            }
+        }
+    }
+    let (mut sl, routes) = slots(net)?;
+    // Bursts entering each crossing: the source burst, grown below at every later port.
+    let mut burst = std::mem::take(&mut sl.burst);
+    let slot_rate = &sl.rate;
+    let mut out = FifoPass {
+        delay: (0..np).map(|_| Ok(0.0)).collect(),
+        backlog: (0..np).map(|_| Ok(0.0)).collect(),
+        bursts: vec![0.0; np],
+        routes,
+    };
+    // Delay of each finished port, and whether it is bounded.
+    let mut delay = vec![0.0; np];
+    let mut bounded = vec![true; np];
+    // Depth-first over upstream ports; a port is computed once every port feeding it is.
+    const NEW: u8 = 0;
+    const OPEN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; np];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for root in 0..np {
+        if state[root] != NEW {
+            continue;
+        }
+        state[root] = OPEN;
+        stack.push((root, sl.start[root] as usize));
+        while let Some(top) = stack.last_mut() {
+            let (p, k) = *top;
+            if k < sl.start[p + 1] as usize {
+                top.1 += 1;
+                let u = sl.up_port[k];
+                if u != NONE {
+                    let u = u as usize;
+                    match state[u] {
+                        DONE => {}
+                        // Cyclic dependencies: TFA iterates to a fixed point on the general path.
+                        OPEN => return None,
+                        _ => {
+                            state[u] = OPEN;
+                            stack.push((u, sl.start[u] as usize));
+                        }
+                    }
+                }
+                continue;
+            }
+            stack.pop();
+            state[p] = DONE;
+            let slots = sl.start[p] as usize..sl.start[p + 1] as usize;
+            // Bursts entering p: upstream burst grown by the upstream port's delay.
+            for k in slots.clone() {
+                let u = sl.up[k];
+                if u != NONE {
+                    let pu = sl.up_port[k] as usize;
+                    burst[k] = if bounded[pu] {
+                        burst[u as usize] + slot_rate[k] * delay[pu]
+                    } else {
+                        f64::INFINITY
+                    };
+                }
+            }
+            out.bursts[p] = burst[slots.clone()].iter().fold(0.0, |s, &b| s + b);
+            let port = &net.ports[p];
+            let latency = net.nodes[port.node].technological_latency;
+            if slots.is_empty() {
+                // No traffic: the general path's curves give the backlog.
+                let model = port_model(net, p, &[])
+                    .unwrap_or(PortModel { rate: port.rate, discipline: Discipline::Fifo });
+                let beta = Curve::rate_latency(model.rate, latency);
+                out.backlog[p] = curves::vertical_deviation(&Curve::zero(), &beta)
+                    .map_err(|u| u.context(&net.port_label(p)));
+                continue;
+            }
+            let load: f64 = slot_rate[slots.clone()].iter().sum();
+            let why = if load > rate[p] {
+                Some(format!(
+                    "{} overloaded: offered {:.6} Mb/s > {} rate {} Mb/s",
+                    net.port_label(p),
+                    load / 1e6,
+                    if rate[p] < port.rate { "shaped" } else { "link" },
+                    rate[p] / 1e6
+                ))
+            } else if burst[slots.clone()].iter().any(|b| !b.is_finite()) {
+                Some(format!("{}: an upstream port has no finite bound", net.port_label(p)))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                bounded[p] = false;
+                out.delay[p] = Err(Unbounded::new(why.clone()));
+                out.backlog[p] = Err(Unbounded::new(why));
+                continue;
+            }
+            let (b, r) = slots.fold((0.0, 0.0), |(b, r), k| (b + burst[k], r + slot_rate[k]));
+            delay[p] = latency + b / rate[p];
+            out.delay[p] = Ok(delay[p]);
+            out.backlog[p] = Ok(b + r * latency);
+        }
+    }
+    Some(out)
+}
+
+/// TFA without grouping by the pass, or `None` when the general path must run.
+pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
+    if opt.method != Method::Tfa || opt.grouping || opt.multiplexing != Multiplexing::Fifo {
+        return None;
+    }
+    let pass = pass(net)?;
+    let names = Names::of(net);
+    let method = Name::from(opt.name());
+    let tables = PortTables::of(net);
+    let routes = &pass.routes;
+    let mut flows = Vec::with_capacity(routes.len());
+    for k in 0..routes.len() {
+        let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
+        let flow = &net.flows[f];
+        let ports = routes.ports(k);
+        // As run_candidates computes it, term by term.
+        let fixed: f64 =
+            ports.iter().map(|&p| tables.propagation[p as usize]).sum::<f64>() + tables.receive[destination];
+        let mut sum = 0.0;
+        let mut reason = None;
+        for &p in ports {
+            match &pass.delay[p as usize] {
+                Ok(d) => sum += d,
+                Err(u) => {
+                    reason = Some(u.to_string());
+                    break;
+                }
+            }
+        }
+        let delay = if reason.is_none() { sum + fixed } else { f64::INFINITY };
+        let reason = if delay.is_finite() { None } else { reason };
+        let best_case = tables.best_case(flow, ports, destination);
+        let route = (destination, routes.plane[k] as usize);
+        flows.push(row(&names, flow, f, route, delay, best_case, reason, &method));
+    }
+    Some(AnalysisReport {
+        method: opt.name(),
+        network: net.spec.name.clone(),
+        flows,
+        ports: port_bounds(net, &pass.delay, &pass.backlog),
+        redundancy: Vec::new(),
+        notes: Vec::new(),
+        fixed_priority: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::afdx_naive;
+    use crate::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
+    use crate::model::validate_spec;
+    use crate::units::{DataRate, DataSize};
+
+    const TFA: Options = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
+
+    fn bits(x: Option<f64>) -> Option<u64> {
+        x.map(f64::to_bits)
+    }
+
+    /// The pass and the general path give the same report, bit for bit, and the same port
+    /// delays and bursts to afdx-naive; `false` when the pass does not apply.
+    fn same_as_general(net: &Network, what: &str) -> bool {
+        let general = analyze_general(net, &TFA);
+        let Some(fast) = analyze(net, &TFA) else {
+            assert!(pass(net).is_none(), "{what}");
+            assert_eq!(
+                serde_json::to_string(&super::super::analyze(net, &TFA)).unwrap(),
+                serde_json::to_string(&general).unwrap(),
+                "{what}"
+            );
+            return false;
+        };
+        assert_eq!(fast.flows.len(), general.flows.len(), "{what}");
+        for (a, b) in fast.flows.iter().zip(&general.flows) {
+            let row = format!("{what}: {} -> {} ({})", b.flow, b.destination, b.plane);
+            assert_eq!((&a.flow, &a.destination, &a.plane), (&b.flow, &b.destination, &b.plane), "{row}");
+            assert_eq!(a.delay_us.to_bits(), b.delay_us.to_bits(), "{row}: {} vs {}", a.delay_us, b.delay_us);
+            assert_eq!(a.jitter_us.to_bits(), b.jitter_us.to_bits(), "{row}");
+            assert_eq!(a.best_case_us.to_bits(), b.best_case_us.to_bits(), "{row}");
+            assert_eq!(bits(a.deadline_us), bits(b.deadline_us), "{row}");
+            assert_eq!(bits(a.slack_us), bits(b.slack_us), "{row}");
+            assert_eq!((a.status, &a.method, &a.reason), (b.status, &b.method, &b.reason), "{row}");
+        }
+        assert_eq!(fast.ports.len(), general.ports.len(), "{what}");
+        for (k, (a, b)) in fast.ports.iter().zip(&general.ports).enumerate() {
+            let port = format!("{what}: port {k} {}:{}", b.node, b.port);
+            assert_eq!(
+                a.delay_us.to_bits(),
+                b.delay_us.to_bits(),
+                "{port}: {} vs {}",
+                a.delay_us,
+                b.delay_us
+            );
+            assert_eq!(a.backlog_bytes.to_bits(), b.backlog_bytes.to_bits(), "{port}");
+            assert_eq!(a.load.to_bits(), b.load.to_bits(), "{port}");
+            assert_eq!((a.status, &a.reason), (b.status, &b.reason), "{port}");
+        }
+        assert_eq!((&fast.method, &fast.notes), (&general.method, &general.notes), "{what}");
+        assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&general).unwrap(), "{what}");
+        // afdx-naive's inputs, and its report.
+        let (a, b) = (fifo_tfa(net), fifo_tfa_general(net));
+        let v = |x: &[f64]| x.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
+        assert_eq!(v(&a.port_delay), v(&b.port_delay), "{what}: afdx-naive port delays");
+        assert_eq!(v(&a.port_bursts), v(&b.port_bursts), "{what}: afdx-naive port bursts");
+        assert_eq!(a.notes, b.notes, "{what}");
+        let (x, y) = (&a.routes, &b.routes);
+        assert_eq!((&x.start, &x.ports, &x.flow), (&y.start, &y.ports, &y.flow), "{what}: routes");
+        assert_eq!((&x.destination, &x.plane), (&y.destination, &y.plane), "{what}: routes");
+        let (a, b) = (afdx_naive::report(net, a), afdx_naive::report(net, b));
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{what}");
+        true
+    }
+
+    /// Flattened routes and port tables give what the nested routes and `best_case_delay` give.
+    #[test]
+    fn flat_routes_and_best_case() {
+        for seed in 0..100 {
+            let net = small(seed, RandomSchedulers::Any);
+            let (routes, tables) = (FlatRoutes::of(&net), PortTables::of(&net));
+            let mut k = 0;
+            for (f, flow) in net.flows.iter().enumerate() {
+                for r in &flow.routes {
+                    let ports: Vec<usize> = routes.ports(k).iter().map(|&p| p as usize).collect();
+                    assert_eq!((routes.flow[k] as usize, &ports), (f, &r.ports), "seed {seed}");
+                    assert_eq!(routes.destination[k] as usize, r.destination);
+                    assert_eq!(routes.plane[k] as usize, r.plane);
+                    assert_eq!(
+                        tables.best_case(flow, routes.ports(k), r.destination).to_bits(),
+                        best_case_delay(&net, f, &r.ports, r.destination).to_bits(),
+                        "seed {seed}"
+                    );
+                    k += 1;
+                }
+            }
+            assert_eq!(k, routes.len());
+        }
+    }
+
+    fn small(seed: u64, s: RandomSchedulers) -> Network {
+        validate_spec(random_small(seed, s)).0.expect("random networks validate")
+    }
+
+    /// Every random FIFO network, the same with its flows' rates scaled up until ports overload
+    /// (infinite bounds downstream, with reasons), and with a third of its ports shaped by a token
+    /// bucket (one FIFO queue at the shaped rate; a shaper burst below the largest frame has no
+    /// model and leaves the network to the general path).
+    #[test]
+    fn same_bounds_as_the_general_path_on_random_fifo_networks() {
+        let (mut overloaded, mut shaped) = (0, 0);
+        for seed in 0..300 {
+            let net = small(seed, RandomSchedulers::Fifo);
+            assert!(same_as_general(&net, &format!("seed {seed}")));
+
+            let mut heavy = net.clone();
+            for (f, flow) in heavy.flows.iter_mut().enumerate() {
+                flow.rate *= [1.0, 3.0, 7.0][f % 3];
+            }
+            assert!(same_as_general(&heavy, &format!("seed {seed}, rates scaled")));
+            let r = analyze(&heavy, &TFA).expect("FIFO");
+            overloaded += r.flows.iter().filter(|f| f.reason.is_some()).count();
+
+            let mut net = net;
+            for (p, port) in net.ports.iter_mut().enumerate() {
+                if p % 3 == 1 {
+                    let burst = if seed % 5 == 0 { 100.0 } else { 3000.0 };
+                    port.scheduler = SchedulerConfig::TokenBucket {
+                        rate: DataRate::from_bps(port.rate * 0.6),
+                        burst: DataSize::from_bytes(burst),
+                        inner: if p % 2 == 0 { None } else { Some("fifo".into()) },
+                    };
+                }
+            }
+            shaped += same_as_general(&net, &format!("seed {seed}, shaped")) as usize;
+        }
+        assert!(overloaded > 100 && shaped > 200, "{overloaded} unbounded rows, {shaped} shaped networks");
+    }
+
+    /// Priorities and per-class schedulers take the general path unless no port carrying traffic
+    /// has one.
+    #[test]
+    fn other_schedulers_take_the_general_path() {
+        for seed in 0..60 {
+            for s in [RandomSchedulers::StaticPriority, RandomSchedulers::Mixed, RandomSchedulers::Any] {
+                same_as_general(&small(seed, s), &format!("seed {seed}, {s:?}"));
+            }
+        }
+    }
+
+    #[test]
+    fn same_bounds_as_the_general_path_on_generated_afdx_networks() {
+        for (vls, switches, planes, seed) in
+            [(100, 4, 2, 1), (300, 6, 1, 2), (1000, 8, 2, 3), (5000, 16, 2, 1)]
+        {
+            let spec = afdx(&AfdxParams { virtual_links: vls, switches, planes, seed, ..Default::default() });
+            let net = validate_spec(spec).0.expect("generated networks validate");
+            assert!(same_as_general(&net, &format!("afdx {vls} VLs, seed {seed}")));
+        }
+    }
+
+    fn load(doc: serde_json::Value) -> Network {
+        let (n, d) = crate::model::load_network(&doc.to_string());
+        n.unwrap_or_else(|| panic!("{:?}", d.0))
+    }
+
+    /// Cyclic port dependencies (a ring of switches) and a multicast flow reaching one port
+    /// through two upstream ports: the general path, with its fixed point and notes.
+    #[test]
+    fn cycles_and_diverging_routes_take_the_general_path() {
+        let vl = |name: &str, src: &str, dst: &str, path: &[&str]| {
+            serde_json::json!({"name": name, "type": "virtual_link", "bag": "1ms", "lmin": "64B",
+                "lmax": "1000B", "source": src, "destinations": [{"node": dst, "path": path}]})
+        };
+        let ring = load(serde_json::json!({
+            "name": "ring",
+            "end_systems": [{"name": "E1"}, {"name": "E2"}, {"name": "E3"}],
+            "switches": [{"name": "S1"}, {"name": "S2"}, {"name": "S3"}],
+            "links": [
+                {"from": "E1", "to": "S1"}, {"from": "E2", "to": "S2"}, {"from": "E3", "to": "S3"},
+                {"from": "S1", "to": "S2"}, {"from": "S2", "to": "S3"}, {"from": "S3", "to": "S1"}],
+            "flows": [
+                vl("A", "E1", "E3", &["E1", "S1", "S2", "S3", "E3"]),
+                vl("B", "E2", "E1", &["E2", "S2", "S3", "S1", "E1"]),
+                vl("C", "E3", "E2", &["E3", "S3", "S1", "S2", "E2"])]
+        }));
+        assert!(!same_as_general(&ring, "ring"));
+        assert!(super::super::analyze(&ring, &TFA).notes.iter().any(|n| n.contains("fixed point")));
+
+        // M goes to E2 through S2 and to E3 through S3, N from E2 to E3 through S2 and S3.
+        let doc = serde_json::json!({
+            "name": "diverging",
+            "end_systems": [{"name": "E1"}, {"name": "E2"}, {"name": "E3"}],
+            "switches": [{"name": "S1"}, {"name": "S2"}, {"name": "S3"}],
+            "links": [
+                {"from": "E1", "to": "S1"}, {"from": "E2", "to": "S2"}, {"from": "E3", "to": "S3"},
+                {"from": "S1", "to": "S2"}, {"from": "S2", "to": "S3"}, {"from": "S1", "to": "S3"}],
+            "flows": [{"name": "M", "type": "virtual_link", "bag": "1ms", "lmin": "64B", "lmax": "1000B",
+                "source": "E1", "destinations": [
+                    {"node": "E2", "path": ["E1", "S1", "S2", "E2"]},
+                    {"node": "E3", "path": ["E1", "S1", "S3", "E3"]}]},
+                vl("N", "E2", "E3", &["E2", "S2", "S3", "E3"])]
+        });
+        let mut net = load(doc);
+        assert!(same_as_general(&net, "tree"));
+        // By hand (validation would refuse it), M's first route goes on from S2 to S3 and E3, so
+        // that S3's port to E3 is reached from S2 on one route and from S1 on the other.
+        let s2 = net.nodes.iter().position(|n| n.name == "S2").unwrap();
+        let s2_s3 = net.nodes[s2].ports.iter().copied().find(|&p| net.nodes[net.ports[p].peer].name == "S3");
+        let to_e3 = *net.flows[0].routes[1].ports.last().unwrap();
+        let first = &mut net.flows[0].routes[0];
+        first.ports.pop();
+        first.ports.extend([s2_s3.unwrap(), to_e3]);
+        net.index_port_flows();
+        assert!(!same_as_general(&net, "diverging"));
+    }
+}
