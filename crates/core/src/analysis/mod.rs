@@ -81,17 +81,21 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
     }
     let best_case: Vec<f64> = report.flows.iter().map(|f| f.best_case_us).collect();
     report.redundancy = redundancy::combine(net, &report.flows, &best_case);
-    let late: Vec<String> = report
-        .redundancy
-        .iter()
-        .filter(|r| !r.skew_ok)
-        .map(|r| format!("{} -> {}", r.flow, r.destination))
-        .collect();
+    // Every late pair is in `redundancy` (skew_ok = false); the note names the first few.
+    const NAMED: usize = 10;
+    let late: Vec<&redundancy::RedundantBound> = report.redundancy.iter().filter(|r| !r.skew_ok).collect();
     if !late.is_empty() {
+        let mut named = String::new();
+        for (k, r) in late.iter().take(NAMED).enumerate() {
+            let sep = if k == 0 { "" } else { ", " };
+            named.push_str(&format!("{sep}{} -> {}", r.flow, r.destination));
+        }
+        if late.len() > NAMED {
+            named.push_str(&format!(" and {} more", late.len() - NAMED));
+        }
         report.notes.push(format!(
-            "copies may arrive further apart than SkewMax for {} (flow -> destination): {}",
-            late.len(),
-            late.join(", ")
+            "copies may arrive further apart than SkewMax for {} (flow -> destination): {named}",
+            late.len()
         ));
     }
     let per_port = net.flows_per_port();
