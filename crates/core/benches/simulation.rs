@@ -1,26 +1,40 @@
 //! Engine-side simulator speed on a generated 5000-VL, 16-switch, two-plane AFDX network
 //! (`cargo bench -p rtnetlab-core --bench simulation`): frame-hops per second of wall time.
-//! benchmarks/sim_bench.py runs the SimPy peer beside it.
+//! `VLS` sets the number of VLs, `SIM_S` the simulated seconds, `RUNS` the repetitions (the
+//! median is printed last). Each run also prints a hash of its JSON report (wall time zeroed):
+//! an optimisation must leave it unchanged. benchmarks/sim_bench.py runs the SimPy peer beside it.
 
 use rtnetlab_core::generate::{afdx, AfdxParams};
 use rtnetlab_core::model::validate_spec;
 use rtnetlab_core::sim::{simulate, SimConfig};
 
+/// FNV-1a, 64 bits.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 fn main() {
-    let vls: usize = std::env::var("VLS").ok().and_then(|s| s.parse().ok()).unwrap_or(5000);
-    let secs: f64 = std::env::var("SIM_S").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let env = |k: &str| std::env::var(k).ok();
+    let vls: usize = env("VLS").and_then(|s| s.parse().ok()).unwrap_or(5000);
+    let secs: f64 = env("SIM_S").and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let runs: usize = env("RUNS").and_then(|s| s.parse().ok()).unwrap_or(3);
     let spec = afdx(&AfdxParams { virtual_links: vls, switches: 16, ..Default::default() });
     let net = validate_spec(spec).0.expect("generated networks validate");
     let cfg = SimConfig { duration_ns: (secs * 1e9) as i64, ..Default::default() };
-    for _ in 0..3 {
-        let r = simulate(&net, &cfg).expect("simulates");
-        let s = r.stats;
+    let mut rates = Vec::new();
+    for _ in 0..runs {
+        let mut r = simulate(&net, &cfg).expect("simulates");
+        let s = r.stats.clone();
+        let rate = s.frame_hops as f64 / s.wall_s / 1e6;
+        rates.push(rate);
+        r.stats.wall_s = 0.0;
+        let hash = fnv1a(serde_json::to_string(&r).expect("serialises").as_bytes());
         println!(
-            "{vls} VLs, {secs} s simulated: {} frame-hops, {} events in {:.3} s: {:.2} M frame-hops/s",
-            s.frame_hops,
-            s.events,
-            s.wall_s,
-            s.frame_hops as f64 / s.wall_s / 1e6
+            "{vls} VLs, {secs} s simulated: {} frame-hops, {} events in {:.3} s: {rate:.2} M frame-hops/s \
+             (report {hash:016x})",
+            s.frame_hops, s.events, s.wall_s,
         );
     }
+    rates.sort_by(f64::total_cmp);
+    println!("median: {:.2} M frame-hops/s", rates[rates.len() / 2]);
 }
