@@ -195,7 +195,10 @@ pub struct Simulator {
     hot: Hot,
     cfg: SimConfig,
     rng: ChaCha8Rng,
+    /// Events in flight (frames in ports and links, regulators, shapers): a small heap.
     heap: BinaryHeap<Event>,
+    /// The sources' next releases, one per flow: apart, so that the in-flight heap stays small.
+    releases: BinaryHeap<Event>,
     seq: u64,
     now: i64,
     crossings: Vec<Crossing>,
@@ -340,6 +343,7 @@ impl Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
             heap: BinaryHeap::new(),
+            releases: BinaryHeap::new(),
             seq: 0,
             now: 0,
             crossings,
@@ -421,7 +425,26 @@ impl Simulator {
 
     fn push(&mut self, time: i64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Event { time, seq: self.seq, ev });
+        let e = Event { time, seq: self.seq, ev };
+        match ev {
+            Ev::Release { .. } => self.releases.push(e),
+            _ => self.heap.push(e),
+        }
+    }
+
+    /// The earliest event of both queues by (time, sequence number), if due by `end`.
+    fn pop_due(&mut self, end: i64) -> Option<Event> {
+        let from_releases = match (self.heap.peek(), self.releases.peek()) {
+            (Some(a), Some(b)) => b > a,
+            (None, Some(_)) => true,
+            (Some(_), None) => false,
+            (None, None) => return None,
+        };
+        let q = if from_releases { &mut self.releases } else { &mut self.heap };
+        if q.peek().expect("non-empty").time > end {
+            return None;
+        }
+        q.pop()
     }
 
     /// Plane names, in plane order.
@@ -439,11 +462,7 @@ impl Simulator {
     pub fn run_until(&mut self, until_ns: i64) {
         let wall = std::time::Instant::now();
         let end = until_ns.min(self.cfg.duration_ns);
-        while let Some(e) = self.heap.peek() {
-            if e.time > end {
-                break;
-            }
-            let e = self.heap.pop().expect("peeked");
+        while let Some(e) = self.pop_due(end) {
             self.now = e.time;
             self.events += 1;
             match e.ev {
