@@ -50,7 +50,8 @@ impl Ord for Event {
     }
 }
 
-/// One flow crossing one port (once per multicast tree), with where copies go next.
+/// One flow crossing one port (once per multicast tree), with where copies go next, as built
+/// from the routes; [`lay_out`] turns them into [`Hop`]s.
 struct Crossing {
     port: u32,
     /// Crossings at the next node's ports (a switch forwarding the copy).
@@ -59,9 +60,81 @@ struct Crossing {
     deliver: Option<u32>,
     /// Every route downstream of this crossing (losses here are losses there).
     reach: Vec<u32>,
-    /// Policing at this crossing's port input (switch ports fed by a link): (credit bits, last
-    /// update ns), with the VL's refill rate and ceiling in [`Simulator::police`].
-    account: (f64, i64),
+}
+
+/// No route delivered at a hop.
+const NO_ROUTE: u32 = u32::MAX;
+
+/// What a copy's crossing of a port needs on the hot path, 16 bytes. Crossings are numbered
+/// breadth-first per flow, so the crossings a copy goes to next are `first_next..first_next +
+/// n_next`, and a flow's crossings lie together.
+#[derive(Clone, Copy)]
+struct Hop {
+    port: u32,
+    /// The route (stats index) delivered when the next node is that route's destination, or
+    /// [`NO_ROUTE`].
+    deliver: u32,
+    first_next: u32,
+    n_next: u32,
+}
+
+/// Crossings as hops, renumbered breadth-first per flow from its first crossings, plane by plane
+/// (so a plane's first crossings are consecutive too, and every list of next crossings keeps its
+/// order); with every crossing's reach (routes downstream) as offsets into one array, and each
+/// flow's (plane, first crossing, count).
+#[allow(clippy::type_complexity)]
+fn lay_out(
+    crossings: &[Crossing],
+    starts: &[Vec<(u8, Vec<u32>)>],
+) -> (Vec<Hop>, Vec<u32>, Vec<u32>, Vec<Vec<(u8, u32, u32)>>) {
+    let mut new_id = vec![u32::MAX; crossings.len()];
+    let mut order: Vec<u32> = Vec::with_capacity(crossings.len());
+    let mut sources = Vec::with_capacity(starts.len());
+    for planes in starts {
+        let head = order.len();
+        let mut src = Vec::with_capacity(planes.len());
+        for (plane, firsts) in planes {
+            src.push((*plane, order.len() as u32, firsts.len() as u32));
+            for &c in firsts {
+                new_id[c as usize] = order.len() as u32;
+                order.push(c);
+            }
+        }
+        let mut i = head;
+        while i < order.len() {
+            for &d in &crossings[order[i] as usize].next {
+                new_id[d as usize] = order.len() as u32;
+                order.push(d);
+            }
+            i += 1;
+        }
+        sources.push(src);
+    }
+    assert_eq!(order.len(), crossings.len(), "every crossing follows from a flow's first crossings");
+    let mut reach_at = Vec::with_capacity(crossings.len() + 1);
+    let mut reach = Vec::new();
+    let hops = order
+        .iter()
+        .map(|&c| {
+            let c = &crossings[c as usize];
+            reach_at.push(reach.len() as u32);
+            reach.extend_from_slice(&c.reach);
+            let first_next = c.next.first().map_or(0, |&d| new_id[d as usize]);
+            debug_assert!(c
+                .next
+                .iter()
+                .enumerate()
+                .all(|(k, &d)| new_id[d as usize] == first_next + k as u32));
+            Hop {
+                port: c.port,
+                deliver: c.deliver.unwrap_or(NO_ROUTE),
+                first_next,
+                n_next: c.next.len() as u32,
+            }
+        })
+        .collect();
+    reach_at.push(reach.len() as u32);
+    (hops, reach_at, reach, sources)
 }
 
 /// One copy of one frame on one plane.
@@ -145,6 +218,8 @@ struct Hot {
     node_receive_ns: Vec<i64>,
     node_cut_through: Vec<bool>,
     ifg_bits: u32,
+    /// Switches police VLs at their inputs.
+    policing: bool,
 }
 
 impl Hot {
@@ -182,6 +257,7 @@ impl Hot {
             node_receive_ns: net.nodes.iter().map(|n| ns(n.receive_latency)).collect(),
             node_cut_through: net.nodes.iter().map(|n| n.switching == Switching::CutThrough).collect(),
             ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as u32,
+            policing: net.spec.defaults.policing_jitter.is_some(),
         }
     }
 }
@@ -201,9 +277,16 @@ pub struct Simulator {
     releases: BinaryHeap<Event>,
     seq: u64,
     now: i64,
-    crossings: Vec<Crossing>,
-    /// For each flow: (plane index, first crossings) per plane it is sent on.
-    sources_of: Vec<Vec<(u8, Vec<u32>)>>,
+    hops: Vec<Hop>,
+    /// The routes downstream of hop `h`: `reach[reach_at[h]..reach_at[h + 1]]` (losses at a hop
+    /// are losses on each of them).
+    reach_at: Vec<u32>,
+    reach: Vec<u32>,
+    /// Policing at each hop's port input (switch ports fed by a link): (credit bits, last update
+    /// ns), with the VL's refill rate and ceiling in [`Simulator::police`].
+    accounts: Vec<(f64, i64)>,
+    /// For each flow: (plane index, first hop, number of first hops) per plane it is sent on.
+    sources_of: Vec<Vec<(u8, u32, u32)>>,
     sources: Vec<Source>,
     ports: Vec<PortSim>,
     copies: Vec<Copy>,
@@ -295,7 +378,6 @@ impl Simulator {
                                 next: Vec::new(),
                                 deliver: None,
                                 reach: Vec::new(),
-                                account: (f64::INFINITY, 0),
                             });
                             let c = crossings.len() as u32 - 1;
                             seen.push((p, c));
@@ -339,6 +421,7 @@ impl Simulator {
             })
             .collect();
         let n_routes = routes.len();
+        let (hops, reach_at, reach, sources_of) = lay_out(&crossings, &sources_of);
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
@@ -346,7 +429,10 @@ impl Simulator {
             releases: BinaryHeap::new(),
             seq: 0,
             now: 0,
-            crossings,
+            accounts: vec![(f64::INFINITY, 0); hops.len()],
+            hops,
+            reach_at,
+            reach,
             sources_of,
             sources,
             ports,
@@ -635,7 +721,7 @@ impl Simulator {
         let frame_no = self.sources[f].next_frame;
         self.sources[f].next_frame += 1;
         let starts = std::mem::take(&mut self.sources_of[f]);
-        for (k, (plane, firsts)) in starts.iter().enumerate() {
+        for (k, &(plane, first, n)) in starts.iter().enumerate() {
             let skew = if k == 0 { 0 } else { plane_skew };
             let start = emit_ns + jitter + skew;
             let copy = self.new_copy(Copy {
@@ -646,10 +732,10 @@ impl Simulator {
                 start_ns: start,
                 frame_bits,
                 wire_bits: frame_bits + ifg,
-                plane: *plane,
+                plane,
                 refs: 0,
             });
-            for &c in firsts {
+            for c in first..first + n {
                 let p = self.new_packet(copy, c);
                 if start + source_latency == self.now {
                     // Due now: no need to go through the event queue.
@@ -705,7 +791,7 @@ impl Simulator {
 
     fn enqueue(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
-        let port = self.crossings[crossing as usize].port as usize;
+        let port = self.hops[crossing as usize].port as usize;
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
         let class = self.hot.flow_class[flow];
@@ -714,9 +800,7 @@ impl Simulator {
         if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
             ps.drops += 1;
             self.packets_dropped += 1;
-            for &r in &self.crossings[crossing as usize].reach {
-                self.route_losses[r as usize] += 1;
-            }
+            self.count_loss(crossing);
             let frame = self.copies[copy as usize].frame;
             self.free_packet(packet);
             self.maybe_retransmit(flow, frame);
@@ -792,10 +876,11 @@ impl Simulator {
         self.ports[port].busy = false;
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing } = self.packets[packet as usize];
-        if self.crossings[crossing as usize].deliver.is_some() {
+        let hop = self.hops[crossing as usize];
+        if hop.deliver != NO_ROUTE {
             self.push(self.now + prop, Ev::Arrive { packet });
         } else {
-            self.forward(packet, copy, crossing, self.now + prop);
+            self.forward(packet, copy, crossing, hop, self.now + prop);
         }
         self.try_start(port);
     }
@@ -803,15 +888,14 @@ impl Simulator {
     // ---- nodes ----------------------------------------------------------------------------
 
     /// A switch receives the packet's last bit at `at` and queues a copy at each next port.
-    fn forward(&mut self, packet: u32, copy: u32, crossing: u32, at: i64) {
+    fn forward(&mut self, packet: u32, copy: u32, crossing: u32, hop: Hop, at: i64) {
         self.packets_forwarded += 1;
-        let node = self.hot.port_peer[self.crossings[crossing as usize].port as usize] as usize;
-        let next = std::mem::take(&mut self.crossings[crossing as usize].next);
+        let node = self.hot.port_peer[hop.port as usize] as usize;
         debug_assert_eq!(self.net.nodes[node].kind, NodeKind::Switch);
         let latency = self.hot.node_latency_ns[node];
         let cut_through = self.hot.node_cut_through[node];
-        for &d in &next {
-            if !self.police(d, copy, at) {
+        for d in hop.first_next..hop.first_next + hop.n_next {
+            if self.hot.policing && !self.police(d, copy, at) {
                 continue;
             }
             let p = self.new_packet(copy, d);
@@ -821,7 +905,6 @@ impl Simulator {
             }
             self.push(when, Ev::Enqueue { packet: p });
         }
-        self.crossings[crossing as usize].next = next;
         self.free_packet(packet);
     }
 
@@ -836,32 +919,39 @@ impl Simulator {
         };
         let (lmax, bag) = (lmax.bits(), bag.secs());
         let ceiling = lmax * (1.0 + jitter.secs() / bag);
-        let (credit, last) = self.crossings[d as usize].account;
+        let (credit, last) = self.accounts[d as usize];
         let credit = if credit.is_infinite() {
             ceiling
         } else {
             (credit + lmax * (at - last) as f64 / (bag * 1e9)).min(ceiling)
         };
         if credit + 1e-6 < c.frame_bits as f64 {
-            self.crossings[d as usize].account = (credit, at);
+            self.accounts[d as usize] = (credit, at);
             self.packets_policed += 1;
-            let port = self.crossings[d as usize].port as usize;
+            let port = self.hops[d as usize].port as usize;
             self.ports[port].policed += 1;
-            for &r in &self.crossings[d as usize].reach {
-                self.route_losses[r as usize] += 1;
-            }
+            self.count_loss(d);
             return false;
         }
-        self.crossings[d as usize].account = (credit - c.frame_bits as f64, at);
+        self.accounts[d as usize] = (credit - c.frame_bits as f64, at);
         true
+    }
+
+    /// A copy lost at hop `h` is lost on every route downstream.
+    fn count_loss(&mut self, h: u32) {
+        let (a, b) = (self.reach_at[h as usize] as usize, self.reach_at[h as usize + 1] as usize);
+        for &r in &self.reach[a..b] {
+            self.route_losses[r as usize] += 1;
+        }
     }
 
     /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
-        let cr = &self.crossings[crossing as usize];
-        let node = self.hot.port_peer[cr.port as usize] as usize;
-        let route = cr.deliver.expect("arrival events are for destinations");
+        let hop = self.hops[crossing as usize];
+        let node = self.hot.port_peer[hop.port as usize] as usize;
+        let route = hop.deliver;
+        debug_assert_ne!(route, NO_ROUTE, "arrival events are for destinations");
         self.deliver(route as usize, copy, node);
         self.packets_delivered += 1;
         self.free_packet(packet);
@@ -872,8 +962,8 @@ impl Simulator {
     fn cut_through_gain(&self, from: usize, to: usize, copy: u32) -> i64 {
         const HEADER_BITS: f64 = (8.0 + 14.0) * 8.0; // preamble+SFD and the Ethernet header
         let c = &self.copies[copy as usize];
-        let rx = &self.ports[self.crossings[from].port as usize];
-        let tx = &self.ports[self.crossings[to].port as usize];
+        let rx = &self.ports[self.hops[from].port as usize];
+        let tx = &self.ports[self.hops[to].port as usize];
         let rx_ns = c.wire_bits as f64 * rx.ps_per_bit / 1e3;
         let tx_ns = c.wire_bits as f64 * tx.ps_per_bit / 1e3;
         let header_ns = HEADER_BITS * rx.ps_per_bit / 1e3;
