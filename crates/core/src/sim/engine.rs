@@ -175,23 +175,54 @@ struct PortSim {
     wake_at: Option<i64>,
 }
 
-/// A flow's source: its application process and its regulator.
+/// `Source::last_emit` before the first emission.
+const NEVER: i64 = i64::MIN;
+
+/// A flow's source, its application process and its regulator, as each release reads it: one
+/// cache line (the rest is in [`SourceCold`]).
+#[repr(C, align(64))]
 struct Source {
+    /// Nominal time between two frames of the flow's contract, ns.
+    period_ns: i64,
+    /// Last emission by the regulator, or [`NEVER`].
+    last_emit: i64,
+    next_frame: u64,
+    /// Release jitter bound, ns.
+    jitter_ns: i64,
+    /// The source end system's technological latency, ns.
+    source_latency_ns: i64,
+    /// Offset of the copies on the second and later planes (drawn once per flow, up to the
+    /// sending skew): a constant offset keeps each plane's arrival pattern that of the contract.
+    plane_skew_ns: i64,
+    /// Frames produced but not yet emitted (held in [`SourceCold::waiting`]).
+    waiting: u32,
+    /// Smallest and largest frame, whole bytes.
+    lmin_bytes: u32,
+    lmax_bytes: u32,
+    token_bucket: bool,
+    regulate_pending: bool,
+}
+
+impl Source {
+    /// Minimum spacing of emissions (BAG or period), ns; 0 for token buckets (already shaped).
+    fn gap_ns(&self) -> i64 {
+        if self.token_bucket {
+            0
+        } else {
+            self.period_ns
+        }
+    }
+}
+
+/// What a source's fast path does not read.
+#[derive(Default)]
+struct SourceCold {
     /// Frames produced but not yet emitted: (production time, frame bits).
     waiting: VecDeque<(i64, u32)>,
-    last_emit: Option<i64>,
-    /// Minimum spacing of emissions (BAG or period), ns; 0 for token buckets (already shaped).
-    gap_ns: i64,
-    regulate_pending: bool,
-    next_frame: u64,
-    released: u64,
     retransmissions: u64,
     /// Token-bucket flows: frames released so far, and when the (full) bucket started.
     tb_sent: u64,
     start_ns: i64,
-    /// Offset of the copies on the second and later planes (drawn once per flow, up to the
-    /// sending skew): a constant offset keeps each plane's arrival pattern that of the contract.
-    plane_skew_ns: i64,
 }
 
 /// Redundancy management at one (flow, destination): sequence numbers accepted and when.
@@ -208,8 +239,6 @@ struct Receiver {
 /// are large; reaching into them for each frame costs a cache miss).
 struct Hot {
     flow_class: Vec<u16>,
-    flow_jitter_ns: Vec<i64>,
-    flow_source_latency_ns: Vec<i64>,
     flow_deadline_ns: Vec<i64>,
     flow_skew_max_ns: Vec<i64>,
     port_prop_ns: Vec<i64>,
@@ -227,20 +256,6 @@ impl Hot {
         let ns = |s: f64| (s * 1e9).round() as i64;
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
-            flow_jitter_ns: net
-                .flows
-                .iter()
-                .map(|f| match &f.traffic {
-                    Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
-                    Traffic::Periodic { jitter, .. } => jitter.as_ns(),
-                    Traffic::TokenBucket { .. } => 0,
-                })
-                .collect(),
-            flow_source_latency_ns: net
-                .flows
-                .iter()
-                .map(|f| ns(net.nodes[f.source].technological_latency))
-                .collect(),
             flow_deadline_ns: net.flows.iter().map(|f| f.deadline.map_or(i64::MAX, ns)).collect(),
             flow_skew_max_ns: net
                 .flows
@@ -259,6 +274,26 @@ impl Hot {
             ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as u32,
             policing: net.spec.defaults.policing_jitter.is_some(),
         }
+    }
+}
+
+/// Nominal time between two frames of a flow's contract, ns.
+fn period_ns(traffic: &Traffic) -> i64 {
+    match traffic {
+        Traffic::VirtualLink { bag, .. } => bag.as_ns(),
+        Traffic::Periodic { period, .. } => period.as_ns(),
+        Traffic::TokenBucket { max_packet, rate, .. } => {
+            (max_packet.bits() / rate.bps() * 1e9).round() as i64
+        }
+    }
+}
+
+/// A flow's smallest and largest frame, bytes.
+fn size_range(traffic: &Traffic) -> (f64, f64) {
+    match traffic {
+        Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
+        Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
+        Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
     }
 }
 
@@ -285,9 +320,12 @@ pub struct Simulator {
     /// Policing at each hop's port input (switch ports fed by a link): (credit bits, last update
     /// ns), with the VL's refill rate and ceiling in [`Simulator::police`].
     accounts: Vec<(f64, i64)>,
-    /// For each flow: (plane index, first hop, number of first hops) per plane it is sent on.
-    sources_of: Vec<Vec<(u8, u32, u32)>>,
+    /// (plane index, first hop, number of first hops) per plane a flow is sent on: flow `f`'s
+    /// are `starts[starts_at[f]..starts_at[f + 1]]`.
+    starts_at: Vec<u32>,
+    starts: Vec<(u8, u32, u32)>,
     sources: Vec<Source>,
+    sources_cold: Vec<SourceCold>,
     ports: Vec<PortSim>,
     copies: Vec<Copy>,
     free_copies: Vec<u32>,
@@ -400,28 +438,38 @@ impl Simulator {
             }
             sources_of.push(starts);
         }
-        let sources = net
+        let hot = Hot::of(&net);
+        let sources: Vec<Source> = net
             .flows
             .iter()
-            .map(|f| Source {
-                waiting: VecDeque::new(),
-                last_emit: None,
-                gap_ns: match &f.traffic {
-                    Traffic::VirtualLink { bag, .. } => bag.as_ns(),
-                    Traffic::Periodic { period, .. } => period.as_ns(),
-                    Traffic::TokenBucket { .. } => 0,
-                },
-                regulate_pending: false,
-                next_frame: 0,
-                released: 0,
-                retransmissions: 0,
-                tb_sent: 0,
-                start_ns: 0,
-                plane_skew_ns: 0,
+            .map(|flow| {
+                let (lo, hi) = size_range(&flow.traffic);
+                Source {
+                    period_ns: period_ns(&flow.traffic),
+                    last_emit: NEVER,
+                    next_frame: 0,
+                    jitter_ns: match &flow.traffic {
+                        Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
+                        Traffic::Periodic { jitter, .. } => jitter.as_ns(),
+                        Traffic::TokenBucket { .. } => 0,
+                    },
+                    source_latency_ns: hot.node_latency_ns[flow.source],
+                    plane_skew_ns: 0,
+                    waiting: 0,
+                    lmin_bytes: lo.round() as u32,
+                    lmax_bytes: hi.round() as u32,
+                    token_bucket: matches!(flow.traffic, Traffic::TokenBucket { .. }),
+                    regulate_pending: false,
+                }
             })
             .collect();
         let n_routes = routes.len();
         let (hops, reach_at, reach, sources_of) = lay_out(&crossings, &sources_of);
+        let mut starts_at = vec![0];
+        for s in &sources_of {
+            starts_at.push(starts_at.last().unwrap() + s.len() as u32);
+        }
+        let starts = sources_of.concat();
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
@@ -433,7 +481,9 @@ impl Simulator {
             hops,
             reach_at,
             reach,
-            sources_of,
+            starts_at,
+            starts,
+            sources_cold: (0..sources.len()).map(|_| SourceCold::default()).collect(),
             sources,
             ports,
             copies: Vec::new(),
@@ -456,13 +506,13 @@ impl Simulator {
             packets_policed: 0,
             wall_s: 0.0,
             trace: Vec::new(),
-            hot: Hot::of(&net),
+            hot,
             net,
         };
         sim.dedups = sim.build_dedups()?;
         for f in 0..sim.net.flows.len() {
             let start = sim.first_release(f);
-            sim.sources[f].start_ns = start;
+            sim.sources_cold[f].start_ns = start;
             let skew_ns = (sim.net.sending_skew * 1e9).round() as i64;
             if sim.cfg.release == Release::Random && skew_ns > 0 {
                 sim.sources[f].plane_skew_ns = sim.rng.gen_range(0..=skew_ns);
@@ -588,7 +638,7 @@ impl Simulator {
     // ---- sources --------------------------------------------------------------------------
 
     fn first_release(&mut self, f: usize) -> i64 {
-        let period = self.period_ns(f);
+        let period = self.sources[f].period_ns;
         match self.cfg.release {
             Release::Synchronized => 0,
             Release::Random => match self.net.flows[f].traffic {
@@ -599,41 +649,50 @@ impl Simulator {
         }
     }
 
-    /// Nominal time between two frames of the flow's contract, ns.
-    fn period_ns(&self, f: usize) -> i64 {
-        let flow = &self.net.flows[f];
-        match &flow.traffic {
-            Traffic::VirtualLink { bag, .. } => bag.as_ns(),
-            Traffic::Periodic { period, .. } => period.as_ns(),
-            Traffic::TokenBucket { max_packet, rate, .. } => {
-                (max_packet.bits() / rate.bps() * 1e9).round() as i64
+    /// The size of the flow's next frame, bits.
+    fn frame_bits(&mut self, f: usize) -> u32 {
+        let src = &self.sources[f];
+        let bytes = match self.cfg.frame_sizes {
+            FrameSizes::Max => src.lmax_bytes,
+            FrameSizes::Min => src.lmin_bytes,
+            FrameSizes::Uniform => self.rng.gen_range(src.lmin_bytes..=src.lmax_bytes),
+            FrameSizes::Trace => {
+                let (lo, hi) = size_range(&self.net.flows[f].traffic);
+                let trace = &self.cfg.size_trace;
+                let k = (f as u64 * 7919 + src.next_frame) as usize % trace.len().max(1);
+                trace.get(k).map_or(hi, |&b| (b as f64).clamp(lo, hi)).round() as u32
             }
-        }
+        };
+        bytes * 8
     }
 
-    fn frame_bits(&mut self, f: usize) -> u32 {
-        let (lo, hi) = match &self.net.flows[f].traffic {
-            Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
-            Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
-            Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
-        };
-        let bytes = match self.cfg.frame_sizes {
-            FrameSizes::Max => hi,
-            FrameSizes::Min => lo,
-            FrameSizes::Uniform => self.rng.gen_range(lo.round() as u32..=hi.round() as u32) as f64,
-            FrameSizes::Trace => {
-                let trace = &self.cfg.size_trace;
-                let k = (f as u64 * 7919 + self.sources[f].next_frame) as usize % trace.len().max(1);
-                trace.get(k).map_or(hi, |&b| (b as f64).clamp(lo, hi))
-            }
-        };
-        (bytes.round() as u32) * 8
+    /// A frame produced by the application joins the regulator's queue.
+    fn produce(&mut self, f: usize, now: i64, bits: u32) {
+        self.sources_cold[f].waiting.push_back((now, bits));
+        self.sources[f].waiting += 1;
     }
 
     /// The application produces frame(s); the next release is scheduled.
     fn release(&mut self, f: usize) {
         let now = self.now;
-        let period = self.period_ns(f).max(1);
+        let src = &self.sources[f];
+        let period = src.period_ns.max(1);
+        if !src.token_bucket && matches!(self.cfg.workload, Workload::Periodic) {
+            // One frame per period: with nothing queued and the gap passed, the regulator emits
+            // it at once, as `regulate` would after queueing it.
+            let bits = self.frame_bits(f);
+            self.push(now + period, Ev::Release { flow: f as u32 });
+            let src = &mut self.sources[f];
+            if src.waiting == 0 && (src.last_emit == NEVER || now >= src.last_emit + src.gap_ns()) {
+                src.regulate_pending = false;
+                src.last_emit = now;
+                self.emit(f, bits, now);
+            } else {
+                self.produce(f, now, bits);
+                self.regulate(f);
+            }
+            return;
+        }
         let bucket = match &self.net.flows[f].traffic {
             Traffic::TokenBucket { burst, rate, max_packet, .. } => {
                 Some((burst.bits(), rate.bps(), max_packet.bits()))
@@ -644,21 +703,22 @@ impl Simulator {
             (Some((burst, rate, max_packet)), _) => {
                 // Greedy: frame k goes when the bucket (full at the start) holds it.
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 // Frame k (from 0) may go once (k + 1) largest packets fit in b + r·t.
-                let k = self.sources[f].tb_sent + 1;
-                self.sources[f].tb_sent = k;
+                let cold = &mut self.sources_cold[f];
+                let k = cold.tb_sent + 1;
+                cold.tb_sent = k;
                 let due = ((k + 1) as f64 * max_packet - burst) / rate;
-                self.sources[f].start_ns + (due.max(0.0) * 1e9).ceil() as i64
+                cold.start_ns + (due.max(0.0) * 1e9).ceil() as i64
             }
             (_, Workload::Periodic) => {
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 now + period
             }
             (_, Workload::Poisson { load }) => {
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 now + self.exponential(period as f64 / load)
             }
             (_, Workload::ParetoBursts { load, alpha, mean_frames }) => {
@@ -668,12 +728,11 @@ impl Simulator {
                 let n = (xm / u.powf(1.0 / alpha)).round().clamp(1.0, 1e4) as usize;
                 for _ in 0..n {
                     let bits = self.frame_bits(f);
-                    self.sources[f].waiting.push_back((now, bits));
+                    self.produce(f, now, bits);
                 }
                 now + self.exponential(period as f64 * mean_frames / load)
             }
         };
-        self.sources[f].released += 1;
         self.push(next, Ev::Release { flow: f as u32 });
         self.regulate(f);
     }
@@ -689,21 +748,23 @@ impl Simulator {
         let now = self.now;
         let src = &mut self.sources[f];
         src.regulate_pending = false;
-        let Some(&(_, bits)) = src.waiting.front() else { return };
-        if let Some(last) = src.last_emit {
-            if now < last + src.gap_ns {
-                let at = last + src.gap_ns;
-                src.regulate_pending = true;
-                self.push(at, Ev::Regulate { flow: f as u32 });
-                return;
-            }
+        if src.waiting == 0 {
+            return;
         }
-        src.waiting.pop_front();
-        src.last_emit = Some(now);
-        let more = !src.waiting.is_empty();
+        let gap = src.gap_ns();
+        if src.last_emit != NEVER && now < src.last_emit + gap {
+            let at = src.last_emit + gap;
+            src.regulate_pending = true;
+            self.push(at, Ev::Regulate { flow: f as u32 });
+            return;
+        }
+        let (_, bits) = self.sources_cold[f].waiting.pop_front().expect("counted");
+        src.waiting -= 1;
+        src.last_emit = now;
+        let more = src.waiting > 0;
         self.emit(f, bits, now);
         if more && !self.sources[f].regulate_pending {
-            let at = now + self.sources[f].gap_ns;
+            let at = now + gap;
             self.sources[f].regulate_pending = true;
             self.push(at, Ev::Regulate { flow: f as u32 });
         }
@@ -712,16 +773,17 @@ impl Simulator {
     /// Sends one frame: one copy per plane, each entering its source port after the plane skew,
     /// the release jitter and the end system's technological latency.
     fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64) {
-        let jitter_ns = self.hot.flow_jitter_ns[f];
-        let plane_skew = self.sources[f].plane_skew_ns;
+        let src = &mut self.sources[f];
+        let (jitter_ns, plane_skew, source_latency) =
+            (src.jitter_ns, src.plane_skew_ns, src.source_latency_ns);
+        let frame_no = src.next_frame;
+        src.next_frame += 1;
         let synchronized = self.cfg.release == Release::Synchronized;
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
-        let source_latency = self.hot.flow_source_latency_ns[f];
         let ifg = self.hot.ifg_bits;
-        let frame_no = self.sources[f].next_frame;
-        self.sources[f].next_frame += 1;
-        let starts = std::mem::take(&mut self.sources_of[f]);
-        for (k, &(plane, first, n)) in starts.iter().enumerate() {
+        for k in self.starts_at[f]..self.starts_at[f + 1] {
+            let (plane, first, n) = self.starts[k as usize];
+            let k = k - self.starts_at[f];
             let skew = if k == 0 { 0 } else { plane_skew };
             let start = emit_ns + jitter + skew;
             let copy = self.new_copy(Copy {
@@ -745,7 +807,6 @@ impl Simulator {
                 }
             }
         }
-        self.sources_of[f] = starts;
     }
 
     fn new_copy(&mut self, c: Copy) -> u32 {
@@ -1048,8 +1109,8 @@ impl Simulator {
             return;
         }
         let bits = self.frame_bits(f);
-        self.sources[f].retransmissions += 1;
-        self.sources[f].waiting.push_back((self.now, bits));
+        self.sources_cold[f].retransmissions += 1;
+        self.produce(f, self.now, bits);
         if !self.sources[f].regulate_pending {
             self.sources[f].regulate_pending = true;
             self.push(self.now, Ev::Regulate { flow: f as u32 });
@@ -1072,7 +1133,7 @@ impl Simulator {
                     plane: net.planes[plane as usize].clone(),
                     latency: LatencySummary::from(l),
                     losses: self.route_losses[r],
-                    retransmissions: self.sources[f as usize].retransmissions,
+                    retransmissions: self.sources_cold[f as usize].retransmissions,
                     histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),
                 }
             })
