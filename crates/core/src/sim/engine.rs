@@ -225,14 +225,51 @@ struct SourceCold {
     start_ns: i64,
 }
 
-/// Redundancy management at one (flow, destination): sequence numbers accepted and when.
+/// Redundancy management at one (flow, destination): frames accepted within the last SkewMax
+/// and when, one cache line (the latencies delivered are in `Simulator::delivered`).
 #[derive(Default)]
+#[repr(align(64))]
 struct Receiver {
-    /// Frames accepted within the last SkewMax, in acceptance order: (frame, time). A copy
-    /// arrives close to its twin, so a short scan from the back finds it.
-    accepted: VecDeque<(u64, i64)>,
-    delivered: Latency,
+    /// The accepted frames, in acceptance order, (frame, time): `recent[..len]` while they fit
+    /// (SkewMax is usually shorter than two periods), else all in `spill`.
+    recent: [(u64, i64); 2],
+    len: u8,
+    spill: Option<Box<VecDeque<(u64, i64)>>>,
     duplicates: u64,
+}
+
+impl Receiver {
+    /// Forgets the frames accepted more than `skew_max` before `at`, then tells whether `frame`
+    /// is among those left. A copy arrives close to its twin, so the scan runs from the back.
+    fn seen(&mut self, frame: u64, at: i64, skew_max: i64) -> bool {
+        if let Some(q) = self.spill.as_mut() {
+            while q.front().is_some_and(|&(_, t)| at - t > skew_max) {
+                q.pop_front();
+            }
+            return q.iter().rev().any(|&(k, _)| k == frame);
+        }
+        let mut n = self.len as usize;
+        while n > 0 && at - self.recent[0].1 > skew_max {
+            self.recent[0] = self.recent[1];
+            n -= 1;
+        }
+        self.len = n as u8;
+        self.recent[..n].iter().rev().any(|&(k, _)| k == frame)
+    }
+
+    fn accept(&mut self, frame: u64, at: i64) {
+        if let Some(q) = self.spill.as_mut() {
+            q.push_back((frame, at));
+        } else if (self.len as usize) < self.recent.len() {
+            self.recent[self.len as usize] = (frame, at);
+            self.len += 1;
+        } else {
+            let mut q: VecDeque<(u64, i64)> = self.recent.iter().copied().collect();
+            q.push_back((frame, at));
+            self.spill = Some(Box::new(q));
+            self.len = 0;
+        }
+    }
 }
 
 /// What the hot path reads, copied out of the model into small flat arrays (the model's records
@@ -336,6 +373,8 @@ pub struct Simulator {
     /// Route index -> (flow, destination node, plane, receiver index).
     routes: Vec<(u32, u32, u8, u32)>,
     receivers: Vec<Receiver>,
+    /// Per receiver: the latencies of the frames delivered after redundancy management.
+    delivered: Vec<Latency>,
     retransmitted: HashSet<u64>,
     /// Bloom-filter deduplication per destination node (empty when not asked for).
     dedups: Vec<Option<(Dedup, Remembered)>>,
@@ -493,6 +532,7 @@ impl Simulator {
             route_stats: vec![Latency::default(); n_routes],
             route_losses: vec![0; n_routes],
             routes,
+            delivered: (0..receivers.len()).map(|_| Latency::default()).collect(),
             receivers,
             retransmitted: HashSet::new(),
             dedups: Vec::new(),
@@ -628,7 +668,7 @@ impl Simulator {
                 if let Some((r, e, first)) = known.remove(&k) {
                     if d.mode() == DeliveryMode::HoldUntilTwin {
                         let due = first + d.skew_max_ns(k) as i64 + 1;
-                        self.receivers[r as usize].delivered.record(due - e);
+                        self.delivered[r as usize].record(due - e);
                     }
                 }
             }
@@ -1046,15 +1086,12 @@ impl Simulator {
         // within SkewMax is discarded.
         let skew_max = self.hot.flow_skew_max_ns[f as usize];
         let r = &mut self.receivers[rx as usize];
-        while r.accepted.front().is_some_and(|&(_, t)| at - t > skew_max) {
-            r.accepted.pop_front();
-        }
-        if r.accepted.iter().rev().any(|&(k, _)| k == frame) {
+        if r.seen(frame, at, skew_max) {
             r.duplicates += 1;
             return;
         }
-        r.accepted.push_back((frame, at));
-        r.delivered.record(at - emit);
+        r.accept(frame, at);
+        self.delivered[rx as usize].record(at - emit);
         if at - emit > self.hot.flow_deadline_ns[f as usize] {
             self.maybe_retransmit(f as usize, frame);
         }
@@ -1073,7 +1110,7 @@ impl Simulator {
             if let Some((r, e, first)) = known.remove(&k) {
                 if d.mode() == DeliveryMode::HoldUntilTwin {
                     let due = first + d.skew_max_ns(k) as i64 + 1;
-                    self.receivers[r as usize].delivered.record(due - e);
+                    self.delivered[r as usize].record(due - e);
                 }
             }
         }
@@ -1084,7 +1121,7 @@ impl Simulator {
             Decision::Deliver => {
                 // A twin completing a held frame is delivered now, measured from the frame's emission.
                 let first = known.remove(&key);
-                r.delivered.record(at - first.map_or(emit, |(_, e, _)| e));
+                self.delivered[rx as usize].record(at - first.map_or(emit, |(_, e, _)| e));
                 match first {
                     // The twin of a held frame: one of the pair is delivered, the other discarded.
                     Some(_) => r.duplicates += 1,
@@ -1146,7 +1183,7 @@ impl Simulator {
                 delivered.push(DeliveredStats {
                     flow: net.flows[f as usize].name.clone(),
                     destination: net.nodes[dest as usize].name.clone(),
-                    latency: LatencySummary::from(&r.delivered),
+                    latency: LatencySummary::from(&self.delivered[rx as usize]),
                     duplicates_discarded: r.duplicates,
                 });
             }
