@@ -1,5 +1,6 @@
 //! The event loop and the state of sources, ports and destinations.
 
+use super::queue::EventQueue;
 use super::stats::{Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
@@ -7,8 +8,7 @@ use crate::model::{Network, NodeKind, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -24,30 +24,6 @@ enum Ev {
     Arrive { packet: u32 },
     /// A shaper may let a frame go.
     Wake { port: u32 },
-}
-
-struct Event {
-    time: i64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    // Reversed: BinaryHeap is a max-heap and the earliest (time, sequence) must come out first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
 }
 
 /// One flow crossing one port (once per multicast tree), with where copies go next, as built
@@ -334,6 +310,27 @@ fn size_range(traffic: &Traffic) -> (f64, f64) {
     }
 }
 
+/// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
+/// regulators and shapers due now), and the three most frequent delays from a port's end of
+/// transmission to the copy's next event (a store-and-forward switch's propagation plus
+/// technological latency, a destination's propagation), counted over the hops.
+fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
+    let mut count: BTreeMap<i64, u64> = BTreeMap::new();
+    for h in hops {
+        let prop = hot.port_prop_ns[h.port as usize];
+        let node = hot.port_peer[h.port as usize] as usize;
+        if h.deliver != NO_ROUTE {
+            *count.entry(prop).or_default() += 1;
+        } else if h.n_next > 0 && !hot.node_cut_through[node] {
+            *count.entry(prop + hot.node_latency_ns[node]).or_default() += 1;
+        }
+    }
+    count.remove(&0);
+    let mut by_count: Vec<(u64, i64)> = count.into_iter().map(|(d, n)| (n, d)).collect();
+    by_count.sort_by_key(|&(n, d)| (std::cmp::Reverse(n), d));
+    std::iter::once(0).chain(by_count.iter().take(3).map(|&(_, d)| d)).collect()
+}
+
 /// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
 type Remembered = HashMap<u64, (u32, i64, i64)>;
 
@@ -343,11 +340,7 @@ pub struct Simulator {
     hot: Hot,
     cfg: SimConfig,
     rng: ChaCha8Rng,
-    /// Events in flight (frames in ports and links, regulators, shapers): a small heap.
-    heap: BinaryHeap<Event>,
-    /// The sources' next releases, one per flow: apart, so that the in-flight heap stays small.
-    releases: BinaryHeap<Event>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     now: i64,
     hops: Vec<Hop>,
     /// The routes downstream of hop `h`: `reach[reach_at[h]..reach_at[h + 1]]` (losses at a hop
@@ -512,9 +505,7 @@ impl Simulator {
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
-            heap: BinaryHeap::new(),
-            releases: BinaryHeap::new(),
-            seq: 0,
+            queue: EventQueue::new(&lane_delays(&hot, &hops)),
             now: 0,
             accounts: vec![(f64::INFINITY, 0); hops.len()],
             hops,
@@ -600,27 +591,7 @@ impl Simulator {
     }
 
     fn push(&mut self, time: i64, ev: Ev) {
-        self.seq += 1;
-        let e = Event { time, seq: self.seq, ev };
-        match ev {
-            Ev::Release { .. } => self.releases.push(e),
-            _ => self.heap.push(e),
-        }
-    }
-
-    /// The earliest event of both queues by (time, sequence number), if due by `end`.
-    fn pop_due(&mut self, end: i64) -> Option<Event> {
-        let from_releases = match (self.heap.peek(), self.releases.peek()) {
-            (Some(a), Some(b)) => b > a,
-            (None, Some(_)) => true,
-            (Some(_), None) => false,
-            (None, None) => return None,
-        };
-        let q = if from_releases { &mut self.releases } else { &mut self.heap };
-        if q.peek().expect("non-empty").time > end {
-            return None;
-        }
-        q.pop()
+        self.queue.push(self.now, time, ev, matches!(ev, Ev::Release { .. }));
     }
 
     /// Plane names, in plane order.
@@ -638,7 +609,7 @@ impl Simulator {
     pub fn run_until(&mut self, until_ns: i64) {
         let wall = std::time::Instant::now();
         let end = until_ns.min(self.cfg.duration_ns);
-        while let Some(e) = self.pop_due(end) {
+        while let Some(e) = self.queue.pop_due(end) {
             self.now = e.time;
             self.events += 1;
             match e.ev {

@@ -18,6 +18,7 @@
 
 mod engine;
 pub mod pcap;
+mod queue;
 pub mod stats;
 
 pub use engine::{Simulator, TraceRecord};
