@@ -1,7 +1,7 @@
 //! The event loop and the state of sources, ports and destinations.
 
 use super::queue::EventQueue;
-use super::stats::{Latency, LatencySummary};
+use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
 use crate::model::{Network, NodeKind, Switching, Traffic};
@@ -50,6 +50,8 @@ struct Hop {
     /// The route (stats index) delivered when the next node is that route's destination, or
     /// [`NO_ROUTE`].
     deliver: u32,
+    /// The first next crossing; for a hop that delivers (it has no next crossings), the
+    /// route's receiver.
     first_next: u32,
     n_next: u32,
 }
@@ -496,7 +498,11 @@ impl Simulator {
             })
             .collect();
         let n_routes = routes.len();
-        let (hops, reach_at, reach, sources_of) = lay_out(&crossings, &sources_of);
+        let (mut hops, reach_at, reach, sources_of) = lay_out(&crossings, &sources_of);
+        for h in hops.iter_mut().filter(|h| h.deliver != NO_ROUTE) {
+            debug_assert_eq!(h.n_next, 0, "a destination forwards nothing");
+            h.first_next = routes[h.deliver as usize].3;
+        }
         let mut starts_at = vec![0];
         for s in &sources_of {
             starts_at.push(starts_at.last().unwrap() + s.len() as u32);
@@ -863,7 +869,17 @@ impl Simulator {
 
     fn enqueue(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
-        let port = self.hops[crossing as usize].port as usize;
+        let hop = self.hops[crossing as usize];
+        let port = hop.port as usize;
+        if hop.deliver != NO_ROUTE {
+            // The copy's last port: its destination's records will be needed on arrival.
+            let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
+            prefetch(&self.route_stats[route]);
+            prefetch((&self.route_stats[route] as *const Latency).wrapping_add(1) as *const u8);
+            prefetch(&self.receivers[rx]);
+            prefetch(&self.delivered[rx]);
+            prefetch((&self.delivered[rx] as *const Latency).wrapping_add(1) as *const u8);
+        }
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
         let class = self.hot.flow_class[flow];
@@ -908,6 +924,7 @@ impl Simulator {
                     self.record_trace(port, item.frame, now);
                 }
                 self.push(tx_end, Ev::TxEnd { port: port as u32 });
+                self.prefetch_counts(item.frame, port, tx_end);
             }
             None => {
                 if let Some(t) = ps.sched.next_ready(now) {
@@ -918,6 +935,21 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// A copy starts on its last link: the histogram counts its arrival will increment (the
+    /// latencies are known now) are fetched while other events run.
+    fn prefetch_counts(&self, packet: u32, port: usize, tx_end: i64) {
+        let Packet { copy, crossing } = self.packets[packet as usize];
+        let hop = self.hops[crossing as usize];
+        if hop.deliver == NO_ROUTE {
+            return;
+        }
+        let node = self.hot.port_peer[port] as usize;
+        let at = tx_end + self.hot.port_prop_ns[port] + self.hot.node_receive_ns[node];
+        let c = &self.copies[copy as usize];
+        self.route_stats[hop.deliver as usize].prefetch_record(at - c.start_ns);
+        self.delivered[hop.first_next as usize].prefetch_record(at - c.emit_ns);
     }
 
     fn record_trace(&mut self, port: usize, packet: u32, now: i64) {
