@@ -254,8 +254,8 @@ impl Receiver {
 /// are large; reaching into them for each frame costs a cache miss).
 struct Hot {
     flow_class: Vec<u16>,
-    flow_deadline_ns: Vec<i64>,
-    flow_skew_max_ns: Vec<i64>,
+    /// What a destination checks per flow: (SkewMax, deadline), ns.
+    flow_rm: Vec<(i64, i64)>,
     port_prop_ns: Vec<i64>,
     port_peer: Vec<u32>,
     node_latency_ns: Vec<i64>,
@@ -271,14 +271,16 @@ impl Hot {
         let ns = |s: f64| (s * 1e9).round() as i64;
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
-            flow_deadline_ns: net.flows.iter().map(|f| f.deadline.map_or(i64::MAX, ns)).collect(),
-            flow_skew_max_ns: net
+            flow_rm: net
                 .flows
                 .iter()
-                .map(|f| match &f.traffic {
-                    Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
-                    _ if net.skew_max > 0.0 => ns(net.skew_max),
-                    _ => i64::MAX,
+                .map(|f| {
+                    let skew_max = match &f.traffic {
+                        Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
+                        _ if net.skew_max > 0.0 => ns(net.skew_max),
+                        _ => i64::MAX,
+                    };
+                    (skew_max, f.deadline.map_or(i64::MAX, ns))
                 })
                 .collect(),
             port_prop_ns: net.ports.iter().map(|p| ns(p.propagation_delay)).collect(),
@@ -619,7 +621,12 @@ impl Simulator {
             self.now = e.time;
             self.events += 1;
             match e.ev {
-                Ev::Release { flow } => self.release(flow as usize),
+                Ev::Release { flow } => {
+                    self.release(flow as usize);
+                    if let Some(Ev::Release { flow }) = self.queue.next_release() {
+                        prefetch(&self.sources[flow as usize]);
+                    }
+                }
                 Ev::Regulate { flow } => self.regulate(flow as usize),
                 Ev::Enqueue { packet } => self.enqueue(packet),
                 Ev::TxEnd { port } => self.tx_end(port as usize),
@@ -871,15 +878,6 @@ impl Simulator {
         let Packet { copy, crossing } = self.packets[packet as usize];
         let hop = self.hops[crossing as usize];
         let port = hop.port as usize;
-        if hop.deliver != NO_ROUTE {
-            // The copy's last port: its destination's records will be needed on arrival.
-            let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
-            prefetch(&self.route_stats[route]);
-            prefetch((&self.route_stats[route] as *const Latency).wrapping_add(1) as *const u8);
-            prefetch(&self.receivers[rx]);
-            prefetch(&self.delivered[rx]);
-            prefetch((&self.delivered[rx] as *const Latency).wrapping_add(1) as *const u8);
-        }
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
         let class = self.hot.flow_class[flow];
@@ -935,6 +933,20 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// A copy heads for its last port: its destination's records will be needed on arrival and
+    /// are fetched while other events run.
+    fn prefetch_destination(&self, hop: Hop, copy: u32) {
+        let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
+        let stats: *const Latency = &self.route_stats[route];
+        prefetch(stats);
+        prefetch(stats.wrapping_add(1) as *const u8);
+        let delivered: *const Latency = &self.delivered[rx];
+        prefetch(delivered);
+        prefetch(delivered.wrapping_add(1) as *const u8);
+        prefetch(&self.receivers[rx]);
+        prefetch(&self.hot.flow_rm[self.copies[copy as usize].flow as usize]);
     }
 
     /// A copy starts on its last link: the histogram counts its arrival will increment (the
@@ -1003,6 +1015,10 @@ impl Simulator {
                 continue;
             }
             let p = self.new_packet(copy, d);
+            let next = self.hops[d as usize];
+            if next.deliver != NO_ROUTE {
+                self.prefetch_destination(next, copy);
+            }
             let mut when = at + latency;
             if cut_through {
                 when -= self.cut_through_gain(crossing as usize, d as usize, copy);
@@ -1054,9 +1070,8 @@ impl Simulator {
         let Packet { copy, crossing } = self.packets[packet as usize];
         let hop = self.hops[crossing as usize];
         let node = self.hot.port_peer[hop.port as usize] as usize;
-        let route = hop.deliver;
-        debug_assert_ne!(route, NO_ROUTE, "arrival events are for destinations");
-        self.deliver(route as usize, copy, node);
+        debug_assert_ne!(hop.deliver, NO_ROUTE, "arrival events are for destinations");
+        self.deliver(hop.deliver as usize, hop.first_next, copy, node);
         self.packets_delivered += 1;
         self.free_packet(packet);
     }
@@ -1074,9 +1089,10 @@ impl Simulator {
         (rx_ns - header_ns).min(tx_ns).max(0.0).floor() as i64
     }
 
-    fn deliver(&mut self, route: usize, copy: u32, node: usize) {
-        let (f, _, _, rx) = self.routes[route];
+    /// A copy of a frame reaches receiver `rx` of `route` at `node`.
+    fn deliver(&mut self, route: usize, rx: u32, copy: u32, node: usize) {
         let c = &self.copies[copy as usize];
+        let f = c.flow;
         let receive = self.hot.node_receive_ns[node];
         let at = self.now + receive;
         self.route_stats[route].record(at - c.start_ns);
@@ -1087,7 +1103,7 @@ impl Simulator {
         }
         // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
         // within SkewMax is discarded.
-        let skew_max = self.hot.flow_skew_max_ns[f as usize];
+        let (skew_max, deadline) = self.hot.flow_rm[f as usize];
         let r = &mut self.receivers[rx as usize];
         if r.seen(frame, at, skew_max) {
             r.duplicates += 1;
@@ -1095,7 +1111,7 @@ impl Simulator {
         }
         r.accept(frame, at);
         self.delivered[rx as usize].record(at - emit);
-        if at - emit > self.hot.flow_deadline_ns[f as usize] {
+        if at - emit > deadline {
             self.maybe_retransmit(f as usize, frame);
         }
     }

@@ -84,6 +84,11 @@ impl<T: Copy> EventQueue<T> {
         }
     }
 
+    /// The next release, without taking it.
+    pub fn next_release(&self) -> Option<T> {
+        self.releases.peek().map(|e| e.ev)
+    }
+
     /// The earliest event, if it is due by `end`.
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
         let mut best = (i64::MAX, u64::MAX);
