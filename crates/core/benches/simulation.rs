@@ -55,9 +55,5 @@ fn main() {
             s.frame_hops, s.events, s.wall_s,
         );
     }
-    println!(
-        "median: {:.2} M frame-hops/s, {:.2} M per CPU second",
-        median(wall_rates),
-        median(cpu_rates)
-    );
+    println!("median: {:.2} M frame-hops/s, {:.2} M per CPU second", median(wall_rates), median(cpu_rates));
 }

@@ -1,6 +1,6 @@
 //! The event loop and the state of sources, ports and destinations.
 
-use super::queue::EventQueue;
+use super::queue::{EventQueue, Kind};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
@@ -264,6 +264,10 @@ struct Hot {
     ifg_bits: u32,
     /// Switches police VLs at their inputs.
     policing: bool,
+    /// Per port, the event queue's lane of a delivery after it and of a forwarding switch's
+    /// next port, or [`NO_LANE`].
+    port_arrive_lane: Vec<u8>,
+    port_forward_lane: Vec<u8>,
 }
 
 impl Hot {
@@ -290,6 +294,8 @@ impl Hot {
             node_cut_through: net.nodes.iter().map(|n| n.switching == Switching::CutThrough).collect(),
             ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as u32,
             policing: net.spec.defaults.policing_jitter.is_some(),
+            port_arrive_lane: Vec::new(),
+            port_forward_lane: Vec::new(),
         }
     }
 }
@@ -314,8 +320,11 @@ fn size_range(traffic: &Traffic) -> (f64, f64) {
     }
 }
 
+/// No lane in the event queue.
+const NO_LANE: u8 = u8::MAX;
+
 /// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
-/// regulators and shapers due now), and the three most frequent delays from a port's end of
+/// regulators and shapers due now); the three most frequent delays from a port's end of
 /// transmission to the copy's next event (a store-and-forward switch's propagation plus
 /// technological latency, a destination's propagation), counted over the hops.
 fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
@@ -474,7 +483,7 @@ impl Simulator {
             }
             sources_of.push(starts);
         }
-        let hot = Hot::of(&net);
+        let mut hot = Hot::of(&net);
         let sources: Vec<Source> = net
             .flows
             .iter()
@@ -510,10 +519,22 @@ impl Simulator {
             starts_at.push(starts_at.last().unwrap() + s.len() as u32);
         }
         let starts = sources_of.concat();
+        let delays = lane_delays(&hot, &hops);
+        let lane_of = |d: i64| delays.iter().position(|&x| x == d).map_or(NO_LANE, |l| l as u8);
+        for p in 0..net.ports.len() {
+            let node = hot.port_peer[p] as usize;
+            let prop = hot.port_prop_ns[p];
+            hot.port_arrive_lane.push(lane_of(prop));
+            hot.port_forward_lane.push(if hot.node_cut_through[node] {
+                NO_LANE
+            } else {
+                lane_of(prop + hot.node_latency_ns[node])
+            });
+        }
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
-            queue: EventQueue::new(&lane_delays(&hot, &hops)),
+            queue: EventQueue::new(&delays),
             now: 0,
             accounts: vec![(f64::INFINITY, 0); hops.len()],
             hops,
@@ -599,7 +620,13 @@ impl Simulator {
     }
 
     fn push(&mut self, time: i64, ev: Ev) {
-        self.queue.push(self.now, time, ev, matches!(ev, Ev::Release { .. }));
+        let kind = if matches!(ev, Ev::Release { .. }) { Kind::Release } else { Kind::Other };
+        self.queue.push(self.now, time, ev, kind);
+    }
+
+    /// Pushes an event due `lane`'s delay from now.
+    fn push_lane(&mut self, lane: u8, time: i64, ev: Ev) {
+        self.queue.push(self.now, time, ev, Kind::Lane(lane));
     }
 
     /// Plane names, in plane order.
@@ -623,7 +650,7 @@ impl Simulator {
             match e.ev {
                 Ev::Release { flow } => {
                     self.release(flow as usize);
-                    if let Some(Ev::Release { flow }) = self.queue.next_release() {
+                    if let Some(Ev::Release { flow }) = self.queue.peek_release() {
                         prefetch(&self.sources[flow as usize]);
                     }
                 }
@@ -994,7 +1021,7 @@ impl Simulator {
         let Packet { copy, crossing } = self.packets[packet as usize];
         let hop = self.hops[crossing as usize];
         if hop.deliver != NO_ROUTE {
-            self.push(self.now + prop, Ev::Arrive { packet });
+            self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
         } else {
             self.forward(packet, copy, crossing, hop, self.now + prop);
         }
@@ -1010,6 +1037,7 @@ impl Simulator {
         debug_assert_eq!(self.net.nodes[node].kind, NodeKind::Switch);
         let latency = self.hot.node_latency_ns[node];
         let cut_through = self.hot.node_cut_through[node];
+        let lane = self.hot.port_forward_lane[hop.port as usize];
         for d in hop.first_next..hop.first_next + hop.n_next {
             if self.hot.policing && !self.police(d, copy, at) {
                 continue;
@@ -1023,7 +1051,7 @@ impl Simulator {
             if cut_through {
                 when -= self.cut_through_gain(crossing as usize, d as usize, copy);
             }
-            self.push(when, Ev::Enqueue { packet: p });
+            self.push_lane(lane, when, Ev::Enqueue { packet: p });
         }
         self.free_packet(packet);
     }
