@@ -1,14 +1,14 @@
 //! The event loop and the state of sources, ports and destinations.
 
-use super::stats::{Latency, LatencySummary};
+use super::queue::{EventQueue, Kind};
+use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
 use crate::model::{Network, NodeKind, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -26,31 +26,8 @@ enum Ev {
     Wake { port: u32 },
 }
 
-struct Event {
-    time: i64,
-    seq: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    // Reversed: BinaryHeap is a max-heap and the earliest (time, sequence) must come out first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
-
-/// One flow crossing one port (once per multicast tree), with where copies go next.
+/// One flow crossing one port (once per multicast tree), with where copies go next, as built
+/// from the routes; [`lay_out`] turns them into [`Hop`]s.
 struct Crossing {
     port: u32,
     /// Crossings at the next node's ports (a switch forwarding the copy).
@@ -59,9 +36,83 @@ struct Crossing {
     deliver: Option<u32>,
     /// Every route downstream of this crossing (losses here are losses there).
     reach: Vec<u32>,
-    /// Policing at this crossing's port input (switch ports fed by a link): (credit bits, last
-    /// update ns), with the VL's refill rate and ceiling in [`Simulator::police`].
-    account: (f64, i64),
+}
+
+/// No route delivered at a hop.
+const NO_ROUTE: u32 = u32::MAX;
+
+/// What a copy's crossing of a port needs on the hot path, 16 bytes. Crossings are numbered
+/// breadth-first per flow, so the crossings a copy goes to next are `first_next..first_next +
+/// n_next`, and a flow's crossings lie together.
+#[derive(Clone, Copy)]
+struct Hop {
+    port: u32,
+    /// The route (stats index) delivered when the next node is that route's destination, or
+    /// [`NO_ROUTE`].
+    deliver: u32,
+    /// The first next crossing; for a hop that delivers (it has no next crossings), the
+    /// route's receiver.
+    first_next: u32,
+    n_next: u32,
+}
+
+/// Crossings as hops, renumbered breadth-first per flow from its first crossings, plane by plane
+/// (so a plane's first crossings are consecutive too, and every list of next crossings keeps its
+/// order); with every crossing's reach (routes downstream) as offsets into one array, and each
+/// flow's (plane, first crossing, count).
+#[allow(clippy::type_complexity)]
+fn lay_out(
+    crossings: &[Crossing],
+    starts: &[Vec<(u8, Vec<u32>)>],
+) -> (Vec<Hop>, Vec<u32>, Vec<u32>, Vec<Vec<(u8, u32, u32)>>) {
+    let mut new_id = vec![u32::MAX; crossings.len()];
+    let mut order: Vec<u32> = Vec::with_capacity(crossings.len());
+    let mut sources = Vec::with_capacity(starts.len());
+    for planes in starts {
+        let head = order.len();
+        let mut src = Vec::with_capacity(planes.len());
+        for (plane, firsts) in planes {
+            src.push((*plane, order.len() as u32, firsts.len() as u32));
+            for &c in firsts {
+                new_id[c as usize] = order.len() as u32;
+                order.push(c);
+            }
+        }
+        let mut i = head;
+        while i < order.len() {
+            for &d in &crossings[order[i] as usize].next {
+                new_id[d as usize] = order.len() as u32;
+                order.push(d);
+            }
+            i += 1;
+        }
+        sources.push(src);
+    }
+    assert_eq!(order.len(), crossings.len(), "every crossing follows from a flow's first crossings");
+    let mut reach_at = Vec::with_capacity(crossings.len() + 1);
+    let mut reach = Vec::new();
+    let hops = order
+        .iter()
+        .map(|&c| {
+            let c = &crossings[c as usize];
+            reach_at.push(reach.len() as u32);
+            reach.extend_from_slice(&c.reach);
+            let first_next = c.next.first().map_or(0, |&d| new_id[d as usize]);
+            debug_assert!(c
+                .next
+                .iter()
+                .enumerate()
+                .all(|(k, &d)| new_id[d as usize] == first_next + k as u32));
+            Hop {
+                port: c.port,
+                deliver: c.deliver.unwrap_or(NO_ROUTE),
+                first_next,
+                n_next: c.next.len() as u32,
+            }
+        })
+        .collect();
+    reach_at.push(reach.len() as u32);
+    (hops, reach_at, reach, sources)
 }
 
 /// One copy of one frame on one plane.
@@ -102,49 +153,121 @@ struct PortSim {
     wake_at: Option<i64>,
 }
 
-/// A flow's source: its application process and its regulator.
+/// `Source::last_emit` before the first emission.
+const NEVER: i64 = i64::MIN;
+
+/// A flow's source, its application process and its regulator, as each release reads it: one
+/// cache line (the rest is in [`SourceCold`]).
+#[repr(C, align(64))]
 struct Source {
+    /// Nominal time between two frames of the flow's contract, ns.
+    period_ns: i64,
+    /// Last emission by the regulator, or [`NEVER`].
+    last_emit: i64,
+    next_frame: u64,
+    /// Release jitter bound, ns.
+    jitter_ns: i64,
+    /// The source end system's technological latency, ns.
+    source_latency_ns: i64,
+    /// Offset of the copies on the second and later planes (drawn once per flow, up to the
+    /// sending skew): a constant offset keeps each plane's arrival pattern that of the contract.
+    plane_skew_ns: i64,
+    /// Frames produced but not yet emitted (held in [`SourceCold::waiting`]).
+    waiting: u32,
+    /// Smallest and largest frame, whole bytes.
+    lmin_bytes: u32,
+    lmax_bytes: u32,
+    token_bucket: bool,
+    regulate_pending: bool,
+}
+
+impl Source {
+    /// Minimum spacing of emissions (BAG or period), ns; 0 for token buckets (already shaped).
+    fn gap_ns(&self) -> i64 {
+        if self.token_bucket {
+            0
+        } else {
+            self.period_ns
+        }
+    }
+}
+
+/// What a source's fast path does not read.
+#[derive(Default)]
+struct SourceCold {
     /// Frames produced but not yet emitted: (production time, frame bits).
     waiting: VecDeque<(i64, u32)>,
-    last_emit: Option<i64>,
-    /// Minimum spacing of emissions (BAG or period), ns; 0 for token buckets (already shaped).
-    gap_ns: i64,
-    regulate_pending: bool,
-    next_frame: u64,
-    released: u64,
     retransmissions: u64,
     /// Token-bucket flows: frames released so far, and when the (full) bucket started.
     tb_sent: u64,
     start_ns: i64,
-    /// Offset of the copies on the second and later planes (drawn once per flow, up to the
-    /// sending skew): a constant offset keeps each plane's arrival pattern that of the contract.
-    plane_skew_ns: i64,
 }
 
-/// Redundancy management at one (flow, destination): sequence numbers accepted and when.
+/// Redundancy management at one (flow, destination): frames accepted within the last SkewMax
+/// and when, one cache line (the latencies delivered are in `Simulator::delivered`).
 #[derive(Default)]
+#[repr(align(64))]
 struct Receiver {
-    /// Frames accepted within the last SkewMax, in acceptance order: (frame, time). A copy
-    /// arrives close to its twin, so a short scan from the back finds it.
-    accepted: VecDeque<(u64, i64)>,
-    delivered: Latency,
+    /// The accepted frames, in acceptance order, (frame, time): `recent[..len]` while they fit
+    /// (SkewMax is usually shorter than two periods), else all in `spill`.
+    recent: [(u64, i64); 2],
+    len: u8,
+    spill: Option<Box<VecDeque<(u64, i64)>>>,
     duplicates: u64,
+}
+
+impl Receiver {
+    /// Forgets the frames accepted more than `skew_max` before `at`, then tells whether `frame`
+    /// is among those left. A copy arrives close to its twin, so the scan runs from the back.
+    fn seen(&mut self, frame: u64, at: i64, skew_max: i64) -> bool {
+        if let Some(q) = self.spill.as_mut() {
+            while q.front().is_some_and(|&(_, t)| at - t > skew_max) {
+                q.pop_front();
+            }
+            return q.iter().rev().any(|&(k, _)| k == frame);
+        }
+        let mut n = self.len as usize;
+        while n > 0 && at - self.recent[0].1 > skew_max {
+            self.recent[0] = self.recent[1];
+            n -= 1;
+        }
+        self.len = n as u8;
+        self.recent[..n].iter().rev().any(|&(k, _)| k == frame)
+    }
+
+    fn accept(&mut self, frame: u64, at: i64) {
+        if let Some(q) = self.spill.as_mut() {
+            q.push_back((frame, at));
+        } else if (self.len as usize) < self.recent.len() {
+            self.recent[self.len as usize] = (frame, at);
+            self.len += 1;
+        } else {
+            let mut q: VecDeque<(u64, i64)> = self.recent.iter().copied().collect();
+            q.push_back((frame, at));
+            self.spill = Some(Box::new(q));
+            self.len = 0;
+        }
+    }
 }
 
 /// What the hot path reads, copied out of the model into small flat arrays (the model's records
 /// are large; reaching into them for each frame costs a cache miss).
 struct Hot {
     flow_class: Vec<u16>,
-    flow_jitter_ns: Vec<i64>,
-    flow_source_latency_ns: Vec<i64>,
-    flow_deadline_ns: Vec<i64>,
-    flow_skew_max_ns: Vec<i64>,
+    /// What a destination checks per flow: (SkewMax, deadline), ns.
+    flow_rm: Vec<(i64, i64)>,
     port_prop_ns: Vec<i64>,
     port_peer: Vec<u32>,
     node_latency_ns: Vec<i64>,
     node_receive_ns: Vec<i64>,
     node_cut_through: Vec<bool>,
     ifg_bits: u32,
+    /// Switches police VLs at their inputs.
+    policing: bool,
+    /// Per port, the event queue's lane of a delivery after it and of a forwarding switch's
+    /// next port, or [`NO_LANE`].
+    port_arrive_lane: Vec<u8>,
+    port_forward_lane: Vec<u8>,
 }
 
 impl Hot {
@@ -152,28 +275,16 @@ impl Hot {
         let ns = |s: f64| (s * 1e9).round() as i64;
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
-            flow_jitter_ns: net
+            flow_rm: net
                 .flows
                 .iter()
-                .map(|f| match &f.traffic {
-                    Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
-                    Traffic::Periodic { jitter, .. } => jitter.as_ns(),
-                    Traffic::TokenBucket { .. } => 0,
-                })
-                .collect(),
-            flow_source_latency_ns: net
-                .flows
-                .iter()
-                .map(|f| ns(net.nodes[f.source].technological_latency))
-                .collect(),
-            flow_deadline_ns: net.flows.iter().map(|f| f.deadline.map_or(i64::MAX, ns)).collect(),
-            flow_skew_max_ns: net
-                .flows
-                .iter()
-                .map(|f| match &f.traffic {
-                    Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
-                    _ if net.skew_max > 0.0 => ns(net.skew_max),
-                    _ => i64::MAX,
+                .map(|f| {
+                    let skew_max = match &f.traffic {
+                        Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
+                        _ if net.skew_max > 0.0 => ns(net.skew_max),
+                        _ => i64::MAX,
+                    };
+                    (skew_max, f.deadline.map_or(i64::MAX, ns))
                 })
                 .collect(),
             port_prop_ns: net.ports.iter().map(|p| ns(p.propagation_delay)).collect(),
@@ -182,8 +293,55 @@ impl Hot {
             node_receive_ns: net.nodes.iter().map(|n| ns(n.receive_latency)).collect(),
             node_cut_through: net.nodes.iter().map(|n| n.switching == Switching::CutThrough).collect(),
             ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as u32,
+            policing: net.spec.defaults.policing_jitter.is_some(),
+            port_arrive_lane: Vec::new(),
+            port_forward_lane: Vec::new(),
         }
     }
+}
+
+/// Nominal time between two frames of a flow's contract, ns.
+fn period_ns(traffic: &Traffic) -> i64 {
+    match traffic {
+        Traffic::VirtualLink { bag, .. } => bag.as_ns(),
+        Traffic::Periodic { period, .. } => period.as_ns(),
+        Traffic::TokenBucket { max_packet, rate, .. } => {
+            (max_packet.bits() / rate.bps() * 1e9).round() as i64
+        }
+    }
+}
+
+/// A flow's smallest and largest frame, bytes.
+fn size_range(traffic: &Traffic) -> (f64, f64) {
+    match traffic {
+        Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
+        Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
+        Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
+    }
+}
+
+/// No lane in the event queue.
+const NO_LANE: u8 = u8::MAX;
+
+/// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
+/// regulators and shapers due now); the three most frequent delays from a port's end of
+/// transmission to the copy's next event (a store-and-forward switch's propagation plus
+/// technological latency, a destination's propagation), counted over the hops.
+fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
+    let mut count: BTreeMap<i64, u64> = BTreeMap::new();
+    for h in hops {
+        let prop = hot.port_prop_ns[h.port as usize];
+        let node = hot.port_peer[h.port as usize] as usize;
+        if h.deliver != NO_ROUTE {
+            *count.entry(prop).or_default() += 1;
+        } else if h.n_next > 0 && !hot.node_cut_through[node] {
+            *count.entry(prop + hot.node_latency_ns[node]).or_default() += 1;
+        }
+    }
+    count.remove(&0);
+    let mut by_count: Vec<(u64, i64)> = count.into_iter().map(|(d, n)| (n, d)).collect();
+    by_count.sort_by_key(|&(n, d)| (std::cmp::Reverse(n), d));
+    std::iter::once(0).chain(by_count.iter().take(3).map(|&(_, d)| d)).collect()
 }
 
 /// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
@@ -195,13 +353,22 @@ pub struct Simulator {
     hot: Hot,
     cfg: SimConfig,
     rng: ChaCha8Rng,
-    heap: BinaryHeap<Event>,
-    seq: u64,
+    queue: EventQueue<Ev>,
     now: i64,
-    crossings: Vec<Crossing>,
-    /// For each flow: (plane index, first crossings) per plane it is sent on.
-    sources_of: Vec<Vec<(u8, Vec<u32>)>>,
+    hops: Vec<Hop>,
+    /// The routes downstream of hop `h`: `reach[reach_at[h]..reach_at[h + 1]]` (losses at a hop
+    /// are losses on each of them).
+    reach_at: Vec<u32>,
+    reach: Vec<u32>,
+    /// Policing at each hop's port input (switch ports fed by a link): (credit bits, last update
+    /// ns), with the VL's refill rate and ceiling in [`Simulator::police`].
+    accounts: Vec<(f64, i64)>,
+    /// (plane index, first hop, number of first hops) per plane a flow is sent on: flow `f`'s
+    /// are `starts[starts_at[f]..starts_at[f + 1]]`.
+    starts_at: Vec<u32>,
+    starts: Vec<(u8, u32, u32)>,
     sources: Vec<Source>,
+    sources_cold: Vec<SourceCold>,
     ports: Vec<PortSim>,
     copies: Vec<Copy>,
     free_copies: Vec<u32>,
@@ -212,6 +379,8 @@ pub struct Simulator {
     /// Route index -> (flow, destination node, plane, receiver index).
     routes: Vec<(u32, u32, u8, u32)>,
     receivers: Vec<Receiver>,
+    /// Per receiver: the latencies of the frames delivered after redundancy management.
+    delivered: Vec<Latency>,
     retransmitted: HashSet<u64>,
     /// Bloom-filter deduplication per destination node (empty when not asked for).
     dedups: Vec<Option<(Dedup, Remembered)>>,
@@ -292,7 +461,6 @@ impl Simulator {
                                 next: Vec::new(),
                                 deliver: None,
                                 reach: Vec::new(),
-                                account: (f64::INFINITY, 0),
                             });
                             let c = crossings.len() as u32 - 1;
                             seen.push((p, c));
@@ -315,35 +483,66 @@ impl Simulator {
             }
             sources_of.push(starts);
         }
-        let sources = net
+        let mut hot = Hot::of(&net);
+        let sources: Vec<Source> = net
             .flows
             .iter()
-            .map(|f| Source {
-                waiting: VecDeque::new(),
-                last_emit: None,
-                gap_ns: match &f.traffic {
-                    Traffic::VirtualLink { bag, .. } => bag.as_ns(),
-                    Traffic::Periodic { period, .. } => period.as_ns(),
-                    Traffic::TokenBucket { .. } => 0,
-                },
-                regulate_pending: false,
-                next_frame: 0,
-                released: 0,
-                retransmissions: 0,
-                tb_sent: 0,
-                start_ns: 0,
-                plane_skew_ns: 0,
+            .map(|flow| {
+                let (lo, hi) = size_range(&flow.traffic);
+                Source {
+                    period_ns: period_ns(&flow.traffic),
+                    last_emit: NEVER,
+                    next_frame: 0,
+                    jitter_ns: match &flow.traffic {
+                        Traffic::VirtualLink { release_jitter, .. } => release_jitter.as_ns(),
+                        Traffic::Periodic { jitter, .. } => jitter.as_ns(),
+                        Traffic::TokenBucket { .. } => 0,
+                    },
+                    source_latency_ns: hot.node_latency_ns[flow.source],
+                    plane_skew_ns: 0,
+                    waiting: 0,
+                    lmin_bytes: lo.round() as u32,
+                    lmax_bytes: hi.round() as u32,
+                    token_bucket: matches!(flow.traffic, Traffic::TokenBucket { .. }),
+                    regulate_pending: false,
+                }
             })
             .collect();
         let n_routes = routes.len();
+        let (mut hops, reach_at, reach, sources_of) = lay_out(&crossings, &sources_of);
+        for h in hops.iter_mut().filter(|h| h.deliver != NO_ROUTE) {
+            debug_assert_eq!(h.n_next, 0, "a destination forwards nothing");
+            h.first_next = routes[h.deliver as usize].3;
+        }
+        let mut starts_at = vec![0];
+        for s in &sources_of {
+            starts_at.push(starts_at.last().unwrap() + s.len() as u32);
+        }
+        let starts = sources_of.concat();
+        let delays = lane_delays(&hot, &hops);
+        let lane_of = |d: i64| delays.iter().position(|&x| x == d).map_or(NO_LANE, |l| l as u8);
+        for p in 0..net.ports.len() {
+            let node = hot.port_peer[p] as usize;
+            let prop = hot.port_prop_ns[p];
+            hot.port_arrive_lane.push(lane_of(prop));
+            hot.port_forward_lane.push(if hot.node_cut_through[node] {
+                NO_LANE
+            } else {
+                lane_of(prop + hot.node_latency_ns[node])
+            });
+        }
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
-            heap: BinaryHeap::new(),
-            seq: 0,
+            queue: EventQueue::new(&delays),
             now: 0,
-            crossings,
-            sources_of,
+            accounts: vec![(f64::INFINITY, 0); hops.len()],
+            hops,
+            reach_at,
+            reach,
+            starts_at,
+            starts,
+            sources_cold: (0..sources.len()).map(|_| SourceCold::default()).collect(),
             sources,
             ports,
             copies: Vec::new(),
@@ -353,6 +552,7 @@ impl Simulator {
             route_stats: vec![Latency::default(); n_routes],
             route_losses: vec![0; n_routes],
             routes,
+            delivered: (0..receivers.len()).map(|_| Latency::default()).collect(),
             receivers,
             retransmitted: HashSet::new(),
             dedups: Vec::new(),
@@ -366,13 +566,13 @@ impl Simulator {
             packets_policed: 0,
             wall_s: 0.0,
             trace: Vec::new(),
-            hot: Hot::of(&net),
+            hot,
             net,
         };
         sim.dedups = sim.build_dedups()?;
         for f in 0..sim.net.flows.len() {
             let start = sim.first_release(f);
-            sim.sources[f].start_ns = start;
+            sim.sources_cold[f].start_ns = start;
             let skew_ns = (sim.net.sending_skew * 1e9).round() as i64;
             if sim.cfg.release == Release::Random && skew_ns > 0 {
                 sim.sources[f].plane_skew_ns = sim.rng.gen_range(0..=skew_ns);
@@ -420,8 +620,13 @@ impl Simulator {
     }
 
     fn push(&mut self, time: i64, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Event { time, seq: self.seq, ev });
+        let kind = if matches!(ev, Ev::Release { .. }) { Kind::Release } else { Kind::Other };
+        self.queue.push(self.now, time, ev, kind);
+    }
+
+    /// Pushes an event due `lane`'s delay from now.
+    fn push_lane(&mut self, lane: u8, time: i64, ev: Ev) {
+        self.queue.push(self.now, time, ev, Kind::Lane(lane));
     }
 
     /// Plane names, in plane order.
@@ -439,15 +644,16 @@ impl Simulator {
     pub fn run_until(&mut self, until_ns: i64) {
         let wall = std::time::Instant::now();
         let end = until_ns.min(self.cfg.duration_ns);
-        while let Some(e) = self.heap.peek() {
-            if e.time > end {
-                break;
-            }
-            let e = self.heap.pop().expect("peeked");
+        while let Some(e) = self.queue.pop_due(end) {
             self.now = e.time;
             self.events += 1;
             match e.ev {
-                Ev::Release { flow } => self.release(flow as usize),
+                Ev::Release { flow } => {
+                    self.release(flow as usize);
+                    if let Some(Ev::Release { flow }) = self.queue.peek_release() {
+                        prefetch(&self.sources[flow as usize]);
+                    }
+                }
                 Ev::Regulate { flow } => self.regulate(flow as usize),
                 Ev::Enqueue { packet } => self.enqueue(packet),
                 Ev::TxEnd { port } => self.tx_end(port as usize),
@@ -473,7 +679,7 @@ impl Simulator {
                 if let Some((r, e, first)) = known.remove(&k) {
                     if d.mode() == DeliveryMode::HoldUntilTwin {
                         let due = first + d.skew_max_ns(k) as i64 + 1;
-                        self.receivers[r as usize].delivered.record(due - e);
+                        self.delivered[r as usize].record(due - e);
                     }
                 }
             }
@@ -483,7 +689,7 @@ impl Simulator {
     // ---- sources --------------------------------------------------------------------------
 
     fn first_release(&mut self, f: usize) -> i64 {
-        let period = self.period_ns(f);
+        let period = self.sources[f].period_ns;
         match self.cfg.release {
             Release::Synchronized => 0,
             Release::Random => match self.net.flows[f].traffic {
@@ -494,41 +700,50 @@ impl Simulator {
         }
     }
 
-    /// Nominal time between two frames of the flow's contract, ns.
-    fn period_ns(&self, f: usize) -> i64 {
-        let flow = &self.net.flows[f];
-        match &flow.traffic {
-            Traffic::VirtualLink { bag, .. } => bag.as_ns(),
-            Traffic::Periodic { period, .. } => period.as_ns(),
-            Traffic::TokenBucket { max_packet, rate, .. } => {
-                (max_packet.bits() / rate.bps() * 1e9).round() as i64
+    /// The size of the flow's next frame, bits.
+    fn frame_bits(&mut self, f: usize) -> u32 {
+        let src = &self.sources[f];
+        let bytes = match self.cfg.frame_sizes {
+            FrameSizes::Max => src.lmax_bytes,
+            FrameSizes::Min => src.lmin_bytes,
+            FrameSizes::Uniform => self.rng.gen_range(src.lmin_bytes..=src.lmax_bytes),
+            FrameSizes::Trace => {
+                let (lo, hi) = size_range(&self.net.flows[f].traffic);
+                let trace = &self.cfg.size_trace;
+                let k = (f as u64 * 7919 + src.next_frame) as usize % trace.len().max(1);
+                trace.get(k).map_or(hi, |&b| (b as f64).clamp(lo, hi)).round() as u32
             }
-        }
+        };
+        bytes * 8
     }
 
-    fn frame_bits(&mut self, f: usize) -> u32 {
-        let (lo, hi) = match &self.net.flows[f].traffic {
-            Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
-            Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
-            Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
-        };
-        let bytes = match self.cfg.frame_sizes {
-            FrameSizes::Max => hi,
-            FrameSizes::Min => lo,
-            FrameSizes::Uniform => self.rng.gen_range(lo.round() as u32..=hi.round() as u32) as f64,
-            FrameSizes::Trace => {
-                let trace = &self.cfg.size_trace;
-                let k = (f as u64 * 7919 + self.sources[f].next_frame) as usize % trace.len().max(1);
-                trace.get(k).map_or(hi, |&b| (b as f64).clamp(lo, hi))
-            }
-        };
-        (bytes.round() as u32) * 8
+    /// A frame produced by the application joins the regulator's queue.
+    fn produce(&mut self, f: usize, now: i64, bits: u32) {
+        self.sources_cold[f].waiting.push_back((now, bits));
+        self.sources[f].waiting += 1;
     }
 
     /// The application produces frame(s); the next release is scheduled.
     fn release(&mut self, f: usize) {
         let now = self.now;
-        let period = self.period_ns(f).max(1);
+        let src = &self.sources[f];
+        let period = src.period_ns.max(1);
+        if !src.token_bucket && matches!(self.cfg.workload, Workload::Periodic) {
+            // One frame per period: with nothing queued and the gap passed, the regulator emits
+            // it at once, as `regulate` would after queueing it.
+            let bits = self.frame_bits(f);
+            self.push(now + period, Ev::Release { flow: f as u32 });
+            let src = &mut self.sources[f];
+            if src.waiting == 0 && (src.last_emit == NEVER || now >= src.last_emit + src.gap_ns()) {
+                src.regulate_pending = false;
+                src.last_emit = now;
+                self.emit(f, bits, now);
+            } else {
+                self.produce(f, now, bits);
+                self.regulate(f);
+            }
+            return;
+        }
         let bucket = match &self.net.flows[f].traffic {
             Traffic::TokenBucket { burst, rate, max_packet, .. } => {
                 Some((burst.bits(), rate.bps(), max_packet.bits()))
@@ -539,21 +754,22 @@ impl Simulator {
             (Some((burst, rate, max_packet)), _) => {
                 // Greedy: frame k goes when the bucket (full at the start) holds it.
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 // Frame k (from 0) may go once (k + 1) largest packets fit in b + r·t.
-                let k = self.sources[f].tb_sent + 1;
-                self.sources[f].tb_sent = k;
+                let cold = &mut self.sources_cold[f];
+                let k = cold.tb_sent + 1;
+                cold.tb_sent = k;
                 let due = ((k + 1) as f64 * max_packet - burst) / rate;
-                self.sources[f].start_ns + (due.max(0.0) * 1e9).ceil() as i64
+                cold.start_ns + (due.max(0.0) * 1e9).ceil() as i64
             }
             (_, Workload::Periodic) => {
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 now + period
             }
             (_, Workload::Poisson { load }) => {
                 let bits = self.frame_bits(f);
-                self.sources[f].waiting.push_back((now, bits));
+                self.produce(f, now, bits);
                 now + self.exponential(period as f64 / load)
             }
             (_, Workload::ParetoBursts { load, alpha, mean_frames }) => {
@@ -563,12 +779,11 @@ impl Simulator {
                 let n = (xm / u.powf(1.0 / alpha)).round().clamp(1.0, 1e4) as usize;
                 for _ in 0..n {
                     let bits = self.frame_bits(f);
-                    self.sources[f].waiting.push_back((now, bits));
+                    self.produce(f, now, bits);
                 }
                 now + self.exponential(period as f64 * mean_frames / load)
             }
         };
-        self.sources[f].released += 1;
         self.push(next, Ev::Release { flow: f as u32 });
         self.regulate(f);
     }
@@ -584,21 +799,23 @@ impl Simulator {
         let now = self.now;
         let src = &mut self.sources[f];
         src.regulate_pending = false;
-        let Some(&(_, bits)) = src.waiting.front() else { return };
-        if let Some(last) = src.last_emit {
-            if now < last + src.gap_ns {
-                let at = last + src.gap_ns;
-                src.regulate_pending = true;
-                self.push(at, Ev::Regulate { flow: f as u32 });
-                return;
-            }
+        if src.waiting == 0 {
+            return;
         }
-        src.waiting.pop_front();
-        src.last_emit = Some(now);
-        let more = !src.waiting.is_empty();
+        let gap = src.gap_ns();
+        if src.last_emit != NEVER && now < src.last_emit + gap {
+            let at = src.last_emit + gap;
+            src.regulate_pending = true;
+            self.push(at, Ev::Regulate { flow: f as u32 });
+            return;
+        }
+        let (_, bits) = self.sources_cold[f].waiting.pop_front().expect("counted");
+        src.waiting -= 1;
+        src.last_emit = now;
+        let more = src.waiting > 0;
         self.emit(f, bits, now);
         if more && !self.sources[f].regulate_pending {
-            let at = now + self.sources[f].gap_ns;
+            let at = now + gap;
             self.sources[f].regulate_pending = true;
             self.push(at, Ev::Regulate { flow: f as u32 });
         }
@@ -607,16 +824,17 @@ impl Simulator {
     /// Sends one frame: one copy per plane, each entering its source port after the plane skew,
     /// the release jitter and the end system's technological latency.
     fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64) {
-        let jitter_ns = self.hot.flow_jitter_ns[f];
-        let plane_skew = self.sources[f].plane_skew_ns;
+        let src = &mut self.sources[f];
+        let (jitter_ns, plane_skew, source_latency) =
+            (src.jitter_ns, src.plane_skew_ns, src.source_latency_ns);
+        let frame_no = src.next_frame;
+        src.next_frame += 1;
         let synchronized = self.cfg.release == Release::Synchronized;
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
-        let source_latency = self.hot.flow_source_latency_ns[f];
         let ifg = self.hot.ifg_bits;
-        let frame_no = self.sources[f].next_frame;
-        self.sources[f].next_frame += 1;
-        let starts = std::mem::take(&mut self.sources_of[f]);
-        for (k, (plane, firsts)) in starts.iter().enumerate() {
+        for k in self.starts_at[f]..self.starts_at[f + 1] {
+            let (plane, first, n) = self.starts[k as usize];
+            let k = k - self.starts_at[f];
             let skew = if k == 0 { 0 } else { plane_skew };
             let start = emit_ns + jitter + skew;
             let copy = self.new_copy(Copy {
@@ -627,10 +845,10 @@ impl Simulator {
                 start_ns: start,
                 frame_bits,
                 wire_bits: frame_bits + ifg,
-                plane: *plane,
+                plane,
                 refs: 0,
             });
-            for &c in firsts {
+            for c in first..first + n {
                 let p = self.new_packet(copy, c);
                 if start + source_latency == self.now {
                     // Due now: no need to go through the event queue.
@@ -640,7 +858,6 @@ impl Simulator {
                 }
             }
         }
-        self.sources_of[f] = starts;
     }
 
     fn new_copy(&mut self, c: Copy) -> u32 {
@@ -686,7 +903,8 @@ impl Simulator {
 
     fn enqueue(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
-        let port = self.crossings[crossing as usize].port as usize;
+        let hop = self.hops[crossing as usize];
+        let port = hop.port as usize;
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
         let class = self.hot.flow_class[flow];
@@ -695,9 +913,7 @@ impl Simulator {
         if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
             ps.drops += 1;
             self.packets_dropped += 1;
-            for &r in &self.crossings[crossing as usize].reach {
-                self.route_losses[r as usize] += 1;
-            }
+            self.count_loss(crossing);
             let frame = self.copies[copy as usize].frame;
             self.free_packet(packet);
             self.maybe_retransmit(flow, frame);
@@ -733,6 +949,7 @@ impl Simulator {
                     self.record_trace(port, item.frame, now);
                 }
                 self.push(tx_end, Ev::TxEnd { port: port as u32 });
+                self.prefetch_counts(item.frame, port, tx_end);
             }
             None => {
                 if let Some(t) = ps.sched.next_ready(now) {
@@ -743,6 +960,35 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// A copy heads for its last port: its destination's records will be needed on arrival and
+    /// are fetched while other events run.
+    fn prefetch_destination(&self, hop: Hop, copy: u32) {
+        let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
+        let stats: *const Latency = &self.route_stats[route];
+        prefetch(stats);
+        prefetch(stats.wrapping_add(1) as *const u8);
+        let delivered: *const Latency = &self.delivered[rx];
+        prefetch(delivered);
+        prefetch(delivered.wrapping_add(1) as *const u8);
+        prefetch(&self.receivers[rx]);
+        prefetch(&self.hot.flow_rm[self.copies[copy as usize].flow as usize]);
+    }
+
+    /// A copy starts on its last link: the histogram counts its arrival will increment (the
+    /// latencies are known now) are fetched while other events run.
+    fn prefetch_counts(&self, packet: u32, port: usize, tx_end: i64) {
+        let Packet { copy, crossing } = self.packets[packet as usize];
+        let hop = self.hops[crossing as usize];
+        if hop.deliver == NO_ROUTE {
+            return;
+        }
+        let node = self.hot.port_peer[port] as usize;
+        let at = tx_end + self.hot.port_prop_ns[port] + self.hot.node_receive_ns[node];
+        let c = &self.copies[copy as usize];
+        self.route_stats[hop.deliver as usize].prefetch_record(at - c.start_ns);
+        self.delivered[hop.first_next as usize].prefetch_record(at - c.emit_ns);
     }
 
     fn record_trace(&mut self, port: usize, packet: u32, now: i64) {
@@ -773,10 +1019,11 @@ impl Simulator {
         self.ports[port].busy = false;
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing } = self.packets[packet as usize];
-        if self.crossings[crossing as usize].deliver.is_some() {
-            self.push(self.now + prop, Ev::Arrive { packet });
+        let hop = self.hops[crossing as usize];
+        if hop.deliver != NO_ROUTE {
+            self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
         } else {
-            self.forward(packet, copy, crossing, self.now + prop);
+            self.forward(packet, copy, crossing, hop, self.now + prop);
         }
         self.try_start(port);
     }
@@ -784,25 +1031,28 @@ impl Simulator {
     // ---- nodes ----------------------------------------------------------------------------
 
     /// A switch receives the packet's last bit at `at` and queues a copy at each next port.
-    fn forward(&mut self, packet: u32, copy: u32, crossing: u32, at: i64) {
+    fn forward(&mut self, packet: u32, copy: u32, crossing: u32, hop: Hop, at: i64) {
         self.packets_forwarded += 1;
-        let node = self.hot.port_peer[self.crossings[crossing as usize].port as usize] as usize;
-        let next = std::mem::take(&mut self.crossings[crossing as usize].next);
+        let node = self.hot.port_peer[hop.port as usize] as usize;
         debug_assert_eq!(self.net.nodes[node].kind, NodeKind::Switch);
         let latency = self.hot.node_latency_ns[node];
         let cut_through = self.hot.node_cut_through[node];
-        for &d in &next {
-            if !self.police(d, copy, at) {
+        let lane = self.hot.port_forward_lane[hop.port as usize];
+        for d in hop.first_next..hop.first_next + hop.n_next {
+            if self.hot.policing && !self.police(d, copy, at) {
                 continue;
             }
             let p = self.new_packet(copy, d);
+            let next = self.hops[d as usize];
+            if next.deliver != NO_ROUTE {
+                self.prefetch_destination(next, copy);
+            }
             let mut when = at + latency;
             if cut_through {
                 when -= self.cut_through_gain(crossing as usize, d as usize, copy);
             }
-            self.push(when, Ev::Enqueue { packet: p });
+            self.push_lane(lane, when, Ev::Enqueue { packet: p });
         }
-        self.crossings[crossing as usize].next = next;
         self.free_packet(packet);
     }
 
@@ -817,33 +1067,39 @@ impl Simulator {
         };
         let (lmax, bag) = (lmax.bits(), bag.secs());
         let ceiling = lmax * (1.0 + jitter.secs() / bag);
-        let (credit, last) = self.crossings[d as usize].account;
+        let (credit, last) = self.accounts[d as usize];
         let credit = if credit.is_infinite() {
             ceiling
         } else {
             (credit + lmax * (at - last) as f64 / (bag * 1e9)).min(ceiling)
         };
         if credit + 1e-6 < c.frame_bits as f64 {
-            self.crossings[d as usize].account = (credit, at);
+            self.accounts[d as usize] = (credit, at);
             self.packets_policed += 1;
-            let port = self.crossings[d as usize].port as usize;
+            let port = self.hops[d as usize].port as usize;
             self.ports[port].policed += 1;
-            for &r in &self.crossings[d as usize].reach {
-                self.route_losses[r as usize] += 1;
-            }
+            self.count_loss(d);
             return false;
         }
-        self.crossings[d as usize].account = (credit - c.frame_bits as f64, at);
+        self.accounts[d as usize] = (credit - c.frame_bits as f64, at);
         true
+    }
+
+    /// A copy lost at hop `h` is lost on every route downstream.
+    fn count_loss(&mut self, h: u32) {
+        let (a, b) = (self.reach_at[h as usize] as usize, self.reach_at[h as usize + 1] as usize);
+        for &r in &self.reach[a..b] {
+            self.route_losses[r as usize] += 1;
+        }
     }
 
     /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
         let Packet { copy, crossing } = self.packets[packet as usize];
-        let cr = &self.crossings[crossing as usize];
-        let node = self.hot.port_peer[cr.port as usize] as usize;
-        let route = cr.deliver.expect("arrival events are for destinations");
-        self.deliver(route as usize, copy, node);
+        let hop = self.hops[crossing as usize];
+        let node = self.hot.port_peer[hop.port as usize] as usize;
+        debug_assert_ne!(hop.deliver, NO_ROUTE, "arrival events are for destinations");
+        self.deliver(hop.deliver as usize, hop.first_next, copy, node);
         self.packets_delivered += 1;
         self.free_packet(packet);
     }
@@ -853,17 +1109,18 @@ impl Simulator {
     fn cut_through_gain(&self, from: usize, to: usize, copy: u32) -> i64 {
         const HEADER_BITS: f64 = (8.0 + 14.0) * 8.0; // preamble+SFD and the Ethernet header
         let c = &self.copies[copy as usize];
-        let rx = &self.ports[self.crossings[from].port as usize];
-        let tx = &self.ports[self.crossings[to].port as usize];
+        let rx = &self.ports[self.hops[from].port as usize];
+        let tx = &self.ports[self.hops[to].port as usize];
         let rx_ns = c.wire_bits as f64 * rx.ps_per_bit / 1e3;
         let tx_ns = c.wire_bits as f64 * tx.ps_per_bit / 1e3;
         let header_ns = HEADER_BITS * rx.ps_per_bit / 1e3;
         (rx_ns - header_ns).min(tx_ns).max(0.0).floor() as i64
     }
 
-    fn deliver(&mut self, route: usize, copy: u32, node: usize) {
-        let (f, _, _, rx) = self.routes[route];
+    /// A copy of a frame reaches receiver `rx` of `route` at `node`.
+    fn deliver(&mut self, route: usize, rx: u32, copy: u32, node: usize) {
         let c = &self.copies[copy as usize];
+        let f = c.flow;
         let receive = self.hot.node_receive_ns[node];
         let at = self.now + receive;
         self.route_stats[route].record(at - c.start_ns);
@@ -874,18 +1131,15 @@ impl Simulator {
         }
         // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
         // within SkewMax is discarded.
-        let skew_max = self.hot.flow_skew_max_ns[f as usize];
+        let (skew_max, deadline) = self.hot.flow_rm[f as usize];
         let r = &mut self.receivers[rx as usize];
-        while r.accepted.front().is_some_and(|&(_, t)| at - t > skew_max) {
-            r.accepted.pop_front();
-        }
-        if r.accepted.iter().rev().any(|&(k, _)| k == frame) {
+        if r.seen(frame, at, skew_max) {
             r.duplicates += 1;
             return;
         }
-        r.accepted.push_back((frame, at));
-        r.delivered.record(at - emit);
-        if at - emit > self.hot.flow_deadline_ns[f as usize] {
+        r.accept(frame, at);
+        self.delivered[rx as usize].record(at - emit);
+        if at - emit > deadline {
             self.maybe_retransmit(f as usize, frame);
         }
     }
@@ -903,7 +1157,7 @@ impl Simulator {
             if let Some((r, e, first)) = known.remove(&k) {
                 if d.mode() == DeliveryMode::HoldUntilTwin {
                     let due = first + d.skew_max_ns(k) as i64 + 1;
-                    self.receivers[r as usize].delivered.record(due - e);
+                    self.delivered[r as usize].record(due - e);
                 }
             }
         }
@@ -914,7 +1168,7 @@ impl Simulator {
             Decision::Deliver => {
                 // A twin completing a held frame is delivered now, measured from the frame's emission.
                 let first = known.remove(&key);
-                r.delivered.record(at - first.map_or(emit, |(_, e, _)| e));
+                self.delivered[rx as usize].record(at - first.map_or(emit, |(_, e, _)| e));
                 match first {
                     // The twin of a held frame: one of the pair is delivered, the other discarded.
                     Some(_) => r.duplicates += 1,
@@ -939,8 +1193,8 @@ impl Simulator {
             return;
         }
         let bits = self.frame_bits(f);
-        self.sources[f].retransmissions += 1;
-        self.sources[f].waiting.push_back((self.now, bits));
+        self.sources_cold[f].retransmissions += 1;
+        self.produce(f, self.now, bits);
         if !self.sources[f].regulate_pending {
             self.sources[f].regulate_pending = true;
             self.push(self.now, Ev::Regulate { flow: f as u32 });
@@ -963,7 +1217,7 @@ impl Simulator {
                     plane: net.planes[plane as usize].clone(),
                     latency: LatencySummary::from(l),
                     losses: self.route_losses[r],
-                    retransmissions: self.sources[f as usize].retransmissions,
+                    retransmissions: self.sources_cold[f as usize].retransmissions,
                     histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),
                 }
             })
@@ -976,7 +1230,7 @@ impl Simulator {
                 delivered.push(DeliveredStats {
                     flow: net.flows[f as usize].name.clone(),
                     destination: net.nodes[dest as usize].name.clone(),
-                    latency: LatencySummary::from(&r.delivered),
+                    latency: LatencySummary::from(&self.delivered[rx as usize]),
                     duplicates_discarded: r.duplicates,
                 });
             }

@@ -18,6 +18,7 @@
 
 mod engine;
 pub mod pcap;
+mod queue;
 pub mod stats;
 
 pub use engine::{Simulator, TraceRecord};
@@ -252,5 +253,7 @@ pub fn simulate(net: &crate::model::Network, config: &SimConfig) -> Result<SimRe
     Ok(sim.report())
 }
 
+#[cfg(test)]
+mod regression;
 #[cfg(test)]
 mod tests;

@@ -40,7 +40,30 @@ fn upper_edge(b: usize) -> u64 {
     ((mantissa + 1) << exp) - 1
 }
 
+/// Asks the processor to bring the cache line holding `p` in: a hint, with no effect on results.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 impl Latency {
+    /// Prefetches the count that recording `ns` will increment, when the histogram already spans
+    /// its bucket.
+    pub fn prefetch_record(&self, ns: i64) {
+        let b = bucket_of(ns.max(0) as u64) as u32;
+        if let Some(i) = b.checked_sub(self.lo) {
+            if (i as usize) < self.counts.len() {
+                prefetch(self.counts.as_ptr().wrapping_add(i as usize));
+            }
+        }
+    }
+
     pub fn record(&mut self, ns: i64) {
         let v = ns.max(0);
         if self.count == 0 {

@@ -1,0 +1,375 @@
+//! The event queue: events come out in (time, sequence number) order, the sequence number
+//! counting pushes, whatever structure holds them.
+//!
+//! * Most events are pushed a constant delay after the current time (a switch's propagation
+//!   plus technological latency, a delivery's propagation delay, zero), and events pushed with
+//!   one delay are pushed in (time, sequence) order: they go to that delay's FIFO lane.
+//! * The rest within about a millisecond (ends of transmission, jittered first hops, shapers) go
+//!   to a timing wheel of 1.024 µs buckets; the sources' releases to a wheel of 65.5 µs buckets
+//!   spanning 268 ms (periods up to 128 ms); a bucket holds its few events unordered, and the
+//!   earliest non-empty bucket is found from a bitmap.
+//! * Anything further ahead waits in a binary heap.
+//!
+//! A pop takes the earliest of the lanes' heads, the wheels' earliest events and the heap's top.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Event<T> {
+    pub time: i64,
+    pub seq: u64,
+    pub ev: T,
+}
+
+impl<T> Event<T> {
+    /// (time, sequence number) as one integer, in the same order.
+    fn key(&self) -> i128 {
+        ((self.time as i128) << 64) | self.seq as i128
+    }
+}
+
+impl<T> PartialEq for Event<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.key() == o.key()
+    }
+}
+impl<T> Eq for Event<T> {}
+impl<T> PartialOrd for Event<T> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T> Ord for Event<T> {
+    // Reversed: BinaryHeap is a max-heap and the earliest (time, sequence) must come out first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.key().cmp(&self.key())
+    }
+}
+
+/// No node.
+const NIL: u32 = u32::MAX;
+/// No event: above every key.
+const NONE: i128 = i128::MAX;
+
+struct Node<T> {
+    e: Event<T>,
+    next: u32,
+}
+
+/// A timing wheel: `SLOTS` buckets of `1 << SHIFT` ns holding the events whose bucket lies
+/// within `SLOTS` of the current one, each bucket a short unordered list in a slab of nodes.
+struct Wheel<T, const SHIFT: u32, const SLOTS: usize> {
+    nodes: Vec<Node<T>>,
+    free: u32,
+    heads: Vec<u32>,
+    /// Non-empty buckets.
+    bits: Vec<u64>,
+    len: usize,
+    /// The bucket of the current time (never after any held event's).
+    cur: i64,
+    /// No held event's bucket is before this one.
+    first: i64,
+    /// The earliest key held, when known.
+    min: Option<i128>,
+}
+
+impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
+    fn new() -> Self {
+        assert!(SLOTS.is_power_of_two() && SLOTS >= 64);
+        Wheel {
+            nodes: Vec::new(),
+            free: NIL,
+            heads: vec![NIL; SLOTS],
+            bits: vec![0; SLOTS / 64],
+            len: 0,
+            cur: 0,
+            first: 0,
+            min: None,
+        }
+    }
+
+    /// Holds `e` (pushed at `now`) if it falls within the wheel's span, else gives it back.
+    #[inline]
+    fn push(&mut self, now: i64, e: Event<T>) -> Result<(), Event<T>> {
+        // The current bucket never moves back (see `EventQueue::push`), so that every event
+        // held stays within `SLOTS` of it; an event before it is given back.
+        self.cur = self.cur.max(now >> SHIFT);
+        let bucket = e.time >> SHIFT;
+        if (bucket - self.cur) as u64 >= SLOTS as u64 {
+            return Err(e);
+        }
+        let slot = bucket as usize & (SLOTS - 1);
+        let node = Node { e, next: self.heads[slot] };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.nodes[i as usize].next;
+            self.nodes[i as usize] = node;
+            i
+        } else {
+            self.nodes.push(node);
+            self.nodes.len() as u32 - 1
+        };
+        self.heads[slot] = i;
+        self.bits[slot / 64] |= 1 << (slot % 64);
+        self.len += 1;
+        self.first = self.first.min(bucket);
+        if let Some(m) = self.min {
+            if e.key() < m {
+                self.min = Some(e.key());
+            }
+        }
+        Ok(())
+    }
+
+    /// The first non-empty bucket from the earliest possible one, circularly (the events'
+    /// buckets all lie within `SLOTS` of the current one, so this is the earliest).
+    fn first_slot(&mut self) -> usize {
+        self.first = self.first.max(self.cur);
+        let start = self.first as usize & (SLOTS - 1);
+        let (w0, b0) = (start / 64, start % 64);
+        let words = SLOTS / 64;
+        let mut found = None;
+        let m = self.bits[w0] & (!0u64 << b0);
+        if m != 0 {
+            found = Some(w0 * 64 + m.trailing_zeros() as usize);
+        } else {
+            for k in 1..=words {
+                let w = (w0 + k) % words;
+                let m = if k == words { self.bits[w] & !(!0u64 << b0) } else { self.bits[w] };
+                if m != 0 {
+                    found = Some(w * 64 + m.trailing_zeros() as usize);
+                    break;
+                }
+            }
+        }
+        let slot = found.expect("a non-empty wheel has a non-empty bucket");
+        self.first += ((slot + SLOTS - start) % SLOTS) as i64;
+        slot
+    }
+
+    /// The earliest key held, or [`NONE`].
+    #[inline(always)]
+    fn min_key(&mut self) -> i128 {
+        match self.min {
+            Some(m) => m,
+            None if self.len == 0 => NONE,
+            None => self.find_min(),
+        }
+    }
+
+    #[inline(never)]
+    fn find_min(&mut self) -> i128 {
+        let slot = self.first_slot();
+        let mut i = self.heads[slot];
+        let mut m = NONE;
+        while i != NIL {
+            let n = &self.nodes[i as usize];
+            m = m.min(n.e.key());
+            i = n.next;
+        }
+        self.min = Some(m);
+        m
+    }
+
+    /// Where the earliest event is: (bucket, previous node or [`NIL`], node); the wheel is not
+    /// empty.
+    fn locate_min(&mut self) -> (usize, u32, u32) {
+        let key = self.min_key();
+        let slot = ((key >> 64) as i64 >> SHIFT) as usize & (SLOTS - 1);
+        let (mut prev, mut i) = (NIL, self.heads[slot]);
+        while self.nodes[i as usize].e.key() != key {
+            (prev, i) = (i, self.nodes[i as usize].next);
+        }
+        (slot, prev, i)
+    }
+
+    /// The earliest event, without taking it.
+    fn peek(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let i = self.locate_min().2;
+        Some(self.nodes[i as usize].e.ev)
+    }
+
+    /// Takes the earliest event (the wheel is not empty).
+    fn pop(&mut self) -> Event<T> {
+        let (slot, prev, i) = self.locate_min();
+        let Node { e, next } = self.nodes[i as usize];
+        self.first = e.time >> SHIFT;
+        if prev == NIL {
+            self.heads[slot] = next;
+            if next == NIL {
+                self.bits[slot / 64] &= !(1 << (slot % 64));
+            }
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        self.nodes[i as usize].next = self.free;
+        self.free = i;
+        self.len -= 1;
+        self.min = None;
+        e
+    }
+}
+
+/// Where an event goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// The lane of that index, if the event's delay is the lane's (else as `Other`).
+    Lane(u8),
+    /// A source's release.
+    Release,
+    /// Any other event: lane 0 (no delay) when due now, else a wheel or the heap.
+    Other,
+}
+
+pub(super) struct EventQueue<T> {
+    seq: u64,
+    /// Each lane's delay, and its events, pushed that long after the time they were pushed at.
+    delays: Vec<i64>,
+    lanes: Vec<VecDeque<Event<T>>>,
+    near: Wheel<T, 10, 1024>,
+    releases: Wheel<T, 16, 4096>,
+    far: BinaryHeap<Event<T>>,
+}
+
+impl<T: Copy> EventQueue<T> {
+    /// A queue with a FIFO lane for each of `lane_delays` (ns, distinct, the first 0, at most
+    /// 255).
+    pub fn new(lane_delays: &[i64]) -> Self {
+        assert!(lane_delays.first() == Some(&0) && lane_delays.len() < 256);
+        EventQueue {
+            seq: 0,
+            delays: lane_delays.to_vec(),
+            lanes: lane_delays.iter().map(|_| VecDeque::new()).collect(),
+            near: Wheel::new(),
+            releases: Wheel::new(),
+            far: BinaryHeap::new(),
+        }
+    }
+
+    /// Queues `ev` at `time`, pushed at `now`: the time of the event being processed, so not
+    /// after any event queued. `now` may go back (a cut-through switch can queue a frame's next
+    /// hop before the current time, and that event then runs next): a lane takes an event only
+    /// if it comes after its last, a wheel only if it comes after its current bucket, and
+    /// anything else goes to the heap.
+    #[inline]
+    pub fn push(&mut self, now: i64, time: i64, ev: T, kind: Kind) {
+        self.seq += 1;
+        let e = Event { time, seq: self.seq, ev };
+        let lane = match kind {
+            Kind::Lane(l) if self.delays.get(l as usize) == Some(&(time - now)) => l as usize,
+            _ if time == now => 0,
+            _ => usize::MAX,
+        };
+        if let Some(q) = self.lanes.get_mut(lane) {
+            if q.back().is_none_or(|b| b.time <= time) {
+                q.push_back(e);
+                return;
+            }
+        }
+        match kind {
+            Kind::Release => {
+                if let Err(e) = self.releases.push(now, e) {
+                    self.far.push(e);
+                }
+                return;
+            }
+            _ => {
+                if let Err(e) = self.near.push(now, e) {
+                    self.far.push(e);
+                }
+            }
+        }
+    }
+
+    /// The earliest release within the releases' wheel, without taking it.
+    pub fn peek_release(&mut self) -> Option<T> {
+        self.releases.peek()
+    }
+
+    /// The earliest event, if it is due by `end`.
+    #[inline]
+    pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
+        let (mut best, mut lane) = (NONE, usize::MAX);
+        for (k, q) in self.lanes.iter().enumerate() {
+            if let Some(e) = q.front() {
+                if e.key() < best {
+                    (best, lane) = (e.key(), k);
+                }
+            }
+        }
+        let near = self.near.min_key();
+        let releases = self.releases.min_key();
+        let far = self.far.peek().map_or(NONE, |e| e.key());
+        let min = best.min(near).min(releases).min(far);
+        if min == NONE || min >> 64 > end as i128 {
+            return None;
+        }
+        Some(if min == best {
+            self.lanes[lane].pop_front().expect("a head")
+        } else if min == near {
+            self.near.pop()
+        } else if min == releases {
+            self.releases.pop()
+        } else {
+            self.far.pop().expect("a top")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Against one plain heap: the same events in the same order, whatever holds them: lanes,
+    /// both wheels (including their wrap-around and what falls beyond them), the heap; with
+    /// events queued before the current time, after which time goes back.
+    #[test]
+    fn pops_in_time_and_sequence_order() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut q = EventQueue::new(&[0, 5, 16]);
+        let mut plain = BinaryHeap::new();
+        let mut seq = 0;
+        let mut now = 0;
+        let mut popped = 0;
+        for round in 0..200_000 {
+            let burst = if round % 1000 < 500 { 3 } else { 2 };
+            for _ in 0..rng.gen_range(0..burst) {
+                let delay = [
+                    0,
+                    5,
+                    16,
+                    rng.gen_range(0..40),
+                    rng.gen_range(0..3000),
+                    rng.gen_range(0..2_000_000),
+                    rng.gen_range(0..400_000_000),
+                    -rng.gen_range(1..5000),
+                ][rng.gen_range(0..8)];
+                let kind = [Kind::Release, Kind::Other, Kind::Lane(1), Kind::Lane(2), Kind::Lane(3)]
+                    [rng.gen_range(0..5)];
+                seq += 1;
+                q.push(now, now + delay, seq, kind);
+                plain.push(Event { time: now + delay, seq, ev: seq });
+            }
+            let end = now + rng.gen_range(0..3000);
+            let a = q.pop_due(end).map(|e| (e.time, e.ev));
+            let b = plain.peek().filter(|e| e.time <= end).map(|e| (e.time, e.ev));
+            assert_eq!(a, b, "round {round}");
+            if b.is_some() {
+                plain.pop();
+                popped += 1;
+            }
+            now = a.map_or(now, |(t, _)| t);
+        }
+        while let Some(e) = q.pop_due(i64::MAX) {
+            assert_eq!(Some(e.ev), plain.pop().map(|e| e.ev));
+            popped += 1;
+        }
+        assert!(plain.is_empty());
+        assert!(popped > 100_000, "{popped}");
+    }
+}
