@@ -212,6 +212,8 @@ struct Receiver {
     /// (SkewMax is usually shorter than two periods), else all in `spill`.
     recent: [(u64, i64); 2],
     len: u8,
+    // Boxed so that a receiver stays one cache line: the spill is rare, a bare VecDeque is 32 bytes.
+    #[allow(clippy::box_collection)]
     spill: Option<Box<VecDeque<(u64, i64)>>>,
     duplicates: u64,
 }

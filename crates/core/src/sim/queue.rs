@@ -275,7 +275,6 @@ impl<T: Copy> EventQueue<T> {
                 if let Err(e) = self.releases.push(now, e) {
                     self.far.push(e);
                 }
-                return;
             }
             _ => {
                 if let Err(e) = self.near.push(now, e) {
