@@ -130,11 +130,13 @@ struct Copy {
     refs: u32,
 }
 
-/// A copy in one port: the unit a scheduler queues.
+/// A copy in one port: the unit a scheduler queues, with its hop (copied in: packets are few
+/// and stay in cache, the hops are many).
 #[derive(Clone, Copy)]
 struct Packet {
     copy: u32,
     crossing: u32,
+    hop: Hop,
 }
 
 struct PortSim {
@@ -876,7 +878,7 @@ impl Simulator {
     fn new_packet(&mut self, copy: u32, crossing: u32) -> u32 {
         self.packets_created += 1;
         self.copies[copy as usize].refs += 1;
-        let p = Packet { copy, crossing };
+        let p = Packet { copy, crossing, hop: self.hops[crossing as usize] };
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
@@ -902,8 +904,7 @@ impl Simulator {
     // ---- ports ----------------------------------------------------------------------------
 
     fn enqueue(&mut self, packet: u32) {
-        let Packet { copy, crossing } = self.packets[packet as usize];
-        let hop = self.hops[crossing as usize];
+        let Packet { copy, crossing, hop } = self.packets[packet as usize];
         let port = hop.port as usize;
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
@@ -976,12 +977,17 @@ impl Simulator {
         prefetch(&self.hot.flow_rm[self.copies[copy as usize].flow as usize]);
     }
 
-    /// A copy starts on its last link: the histogram counts its arrival will increment (the
-    /// latencies are known now) are fetched while other events run.
+    /// A copy starts on a link: what its end of transmission will read is fetched while other
+    /// events run: the next hops, or on its last link the histogram counts its arrival will
+    /// increment (the latencies are known now).
     fn prefetch_counts(&self, packet: u32, port: usize, tx_end: i64) {
-        let Packet { copy, crossing } = self.packets[packet as usize];
-        let hop = self.hops[crossing as usize];
+        let Packet { copy, hop, .. } = self.packets[packet as usize];
         if hop.deliver == NO_ROUTE {
+            if hop.n_next > 0 {
+                let next: *const Hop = &self.hops[hop.first_next as usize];
+                prefetch(next);
+                prefetch(next.wrapping_add(hop.n_next as usize - 1));
+            }
             return;
         }
         let node = self.hot.port_peer[port] as usize;
@@ -1018,8 +1024,7 @@ impl Simulator {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
         let prop = self.hot.port_prop_ns[port];
-        let Packet { copy, crossing } = self.packets[packet as usize];
-        let hop = self.hops[crossing as usize];
+        let Packet { copy, crossing, hop } = self.packets[packet as usize];
         if hop.deliver != NO_ROUTE {
             self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
         } else {
@@ -1043,10 +1048,11 @@ impl Simulator {
                 continue;
             }
             let p = self.new_packet(copy, d);
-            let next = self.hops[d as usize];
+            let next = self.packets[p as usize].hop;
             if next.deliver != NO_ROUTE {
                 self.prefetch_destination(next, copy);
             }
+            prefetch(&self.ports[next.port as usize]);
             let mut when = at + latency;
             if cut_through {
                 when -= self.cut_through_gain(crossing as usize, d as usize, copy);
@@ -1095,8 +1101,7 @@ impl Simulator {
 
     /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
-        let Packet { copy, crossing } = self.packets[packet as usize];
-        let hop = self.hops[crossing as usize];
+        let Packet { copy, hop, .. } = self.packets[packet as usize];
         let node = self.hot.port_peer[hop.port as usize] as usize;
         debug_assert_ne!(hop.deliver, NO_ROUTE, "arrival events are for destinations");
         self.deliver(hop.deliver as usize, hop.first_next, copy, node);
