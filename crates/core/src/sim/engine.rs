@@ -346,6 +346,18 @@ fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
     std::iter::once(0).chain(by_count.iter().take(3).map(|&(_, d)| d)).collect()
 }
 
+/// `x.ceil() as i64` for `x >= 0`, without a call to libm's `ceil` (the baseline x86-64 target
+/// has no rounding instruction): the same result for every such `x`.
+#[inline(always)]
+fn ceil_ns(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
 type Remembered = HashMap<u64, (u32, i64, i64)>;
 
@@ -940,7 +952,7 @@ impl Simulator {
                 ps.busy = true;
                 ps.current = item.frame;
                 ps.queued_bits -= item.wire_bits as u64;
-                let tx_ns = (item.wire_bits as f64 * ps.ps_per_bit / 1e3).ceil() as i64;
+                let tx_ns = ceil_ns(item.wire_bits as f64 * ps.ps_per_bit / 1e3);
                 ps.tx_end = now + tx_ns;
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
@@ -1301,5 +1313,25 @@ impl Simulator {
                 packets_in_flight: (self.packets.len() - self.free_packets.len()) as u64,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceil_ns;
+
+    #[test]
+    fn ceil_ns_is_ceil() {
+        let mut x = 0.0f64;
+        for k in 0..200_000u64 {
+            for v in
+                [x, (k as f64) * 0.1, k as f64, (k * 8160) as f64 * 10_000.0 / 1e3, 1e15 + k as f64 * 0.25]
+            {
+                assert_eq!(ceil_ns(v), v.ceil() as i64, "{v}");
+            }
+            x = f64::from_bits(x.to_bits() + 1 + k * 7919);
+        }
+        assert_eq!(ceil_ns(9.3e18), 9.3e18f64.ceil() as i64);
+        assert_eq!(ceil_ns(1e30), 1e30f64.ceil() as i64);
     }
 }
