@@ -270,17 +270,12 @@ impl<T: Copy> EventQueue<T> {
                 return;
             }
         }
-        match kind {
-            Kind::Release => {
-                if let Err(e) = self.releases.push(now, e) {
-                    self.far.push(e);
-                }
-            }
-            _ => {
-                if let Err(e) = self.near.push(now, e) {
-                    self.far.push(e);
-                }
-            }
+        let held = match kind {
+            Kind::Release => self.releases.push(now, e),
+            _ => self.near.push(now, e),
+        };
+        if let Err(e) = held {
+            self.far.push(e);
         }
     }
 
