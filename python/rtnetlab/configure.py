@@ -27,14 +27,12 @@ def afdx(
     data = formats.read(path)
     request = {"objective": objective, "jitter_at": jitter_at, "check_deadlines": check_deadlines}
     try:
-        report_json, out = _core.configure_afdx(json.dumps(data), json.dumps(request))
+        report = json.loads(_core.configure_afdx(json.dumps(data), json.dumps(request)))
     except ValueError as e:
         raise ModelError(str(e).splitlines()) from None
-    report = json.loads(report_json)
-    if out is None:
+    if not report["feasible"]:
         return report, None
-    # The engine's copy of the description has its keys sorted; write the chosen values into the
-    # user's own data instead, so that the file keeps its order.
+    # The chosen values go into the user's own data, so that the file keeps its order.
     chosen = {v["flow"]: v for v in report["vls"] if v["configured"]}
     for flow in data.get("flows", []):
         v = chosen.get(flow.get("name")) if isinstance(flow, dict) else None

@@ -174,17 +174,17 @@ fn parse_quantity(kind: &str, text: &str) -> PyResult<f64> {
 
 /// Chooses BAG and MTU of the VLs that list their messages (`rtnetlab configure afdx`).
 /// `doc_json`: the description; `request_json`: a `synthesis::afdx_network::Request`.
-/// Returns (report JSON, configured description JSON or None when infeasible); a description
-/// that does not validate raises ValueError with one line per problem.
+/// Returns the report JSON (feasible or not, the chosen values); a description that does not
+/// validate raises ValueError with one line per problem.
 #[pyfunction]
-fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<(String, Option<String>)> {
+fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<String> {
     use rtnetlab_core::synthesis::afdx_network;
     let bad = |e: String| pyo3::exceptions::PyValueError::new_err(e);
     let doc: serde_json::Value = serde_json::from_str(doc_json).map_err(|e| bad(format!("(file): {e}")))?;
     let req: afdx_network::Request =
         serde_json::from_str(request_json).map_err(|e| bad(format!("configuration settings: {e}")))?;
-    let (report, out) = afdx_network::configure(doc, &req).map_err(|lines| bad(lines.join("\n")))?;
-    Ok((to_json(&report), out.map(|v| to_json(&v))))
+    let report = afdx_network::configure(doc, &req).map_err(|lines| bad(lines.join("\n")))?;
+    Ok(to_json(&report))
 }
 
 /// Decouples latency from bandwidth in a Deficit Table (`rtnetlab configure dtable`):

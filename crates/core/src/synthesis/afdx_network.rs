@@ -89,14 +89,15 @@ pub struct Report {
     pub ports: Vec<PortCheck>,
 }
 
-/// Configures a description given as JSON. Returns the report and, when feasible, the
-/// description with the chosen `bag`, `lmin` and `lmax` written in. Errors are the model's
-/// diagnostics (one line each) or a problem the configuration cannot start from.
-pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), Vec<String>> {
+/// Configures a description given as JSON. The report says whether a configuration exists and,
+/// when one does, the chosen BAG, MTU, `lmin` and `lmax` of every VL (the front writes them into
+/// the user's own file). Errors are the model's diagnostics (one line each) or a problem the
+/// configuration cannot start from.
+pub fn configure(doc: Value, req: &Request) -> Result<Report, Vec<String>> {
     let mut doc = doc;
     provisional_values(&mut doc);
     let mut diags = Diagnostics::default();
-    let net = model::load_value(doc.clone(), &mut diags);
+    let net = model::load_value(doc, &mut diags);
     let Some(net) = net else {
         return Err(diags.errors().map(|d| format!("{}: {}", d.place, d.message)).collect());
     };
@@ -209,7 +210,7 @@ pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), V
                 ),
                 other => other.to_string(),
             });
-            return Ok((report, None));
+            return Ok(report);
         }
     };
     report.feasible = true;
@@ -238,27 +239,7 @@ pub fn configure(doc: Value, req: &Request) -> Result<(Report, Option<Value>), V
             jitter_ok: load.jitter_ok,
         });
     }
-    // Written into the file as the user wrote it (only the chosen keys change).
-    let mut out = doc;
-    if let Some(flows) = out.get_mut("flows").and_then(Value::as_array_mut) {
-        for (k, c) in report.vls.iter().enumerate().filter(|(k, _)| configured[*k]) {
-            let f = vl_flows[k];
-            let index =
-                flows.iter().position(|v| v.get("name").and_then(Value::as_str) == Some(&net.flows[f].name));
-            if let Some(Value::Object(flow)) = index.map(|i| &mut flows[i]) {
-                flow.insert("bag".into(), Value::String(Duration::from_ms(c.bag_ms as f64).to_string()));
-                flow.insert(
-                    "lmax".into(),
-                    Value::String(DataSize::from_bytes(c.lmax_bytes as f64).to_string()),
-                );
-                flow.insert(
-                    "lmin".into(),
-                    Value::String(DataSize::from_bytes(c.lmin_bytes as f64).to_string()),
-                );
-            }
-        }
-    }
-    Ok((report, Some(out)))
+    Ok(report)
 }
 
 /// Ethernet frame sizes of a VL whose messages are cut into frames of at most `mtu` payload
