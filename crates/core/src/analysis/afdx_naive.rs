@@ -52,8 +52,6 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
     let delay = &tfa.port_delay;
     let notes = tfa.notes;
     let loads = net.port_loads();
-    let names = Names::of(net);
-    let method = Name::from("afdx-naive");
     let ports = net
         .ports
         .iter()
@@ -85,7 +83,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
 
     // Rows over the flattened routes, with what they read of ports and nodes side by side.
     let tables = super::network_bounds::PortTables::of(net);
-    let routes = &tfa.routes;
+    let routes = net.flat_routes();
     let mut flows = Vec::with_capacity(routes.len());
     for k in 0..routes.len() {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
@@ -105,26 +103,18 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
         });
         let deadline_us = flow.deadline.map(|d| d * 1e6);
         flows.push(FlowBound {
-            flow: names.flows[f].clone(),
-            destination: names.nodes[destination].clone(),
-            plane: names.planes[routes.plane[k] as usize].clone(),
+            flow: f,
+            destination,
+            plane: routes.plane[k] as usize,
             delay_us,
             jitter_us,
             best_case_us: tables.best_case(flow, ports, destination) * 1e6,
             deadline_us,
             slack_us: deadline_us.map(|d| d - delay_us),
             status: status_of(delay_us, deadline_us),
-            method: method.clone(),
+            method: "afdx-naive",
             reason,
         });
     }
-    AnalysisReport {
-        method: "afdx-naive".into(),
-        network: net.spec.name.clone(),
-        flows,
-        ports,
-        redundancy: Vec::new(),
-        notes,
-        fixed_priority: None,
-    }
+    AnalysisReport::new(net, "afdx-naive", flows, ports, notes)
 }

@@ -88,7 +88,7 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
         let mut named = String::new();
         for (k, r) in late.iter().take(NAMED).enumerate() {
             let sep = if k == 0 { "" } else { ", " };
-            named.push_str(&format!("{sep}{} -> {}", r.flow, r.destination));
+            named.push_str(&format!("{sep}{} -> {}", net.flows[r.flow].name, net.nodes[r.destination].name));
         }
         if late.len() > NAMED {
             named.push_str(&format!(" and {} more", late.len() - NAMED));
@@ -99,18 +99,24 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
         ));
     }
     let per_port = net.flows_per_port();
+    let overhead = net.spec.defaults.interframe_overhead.bits();
+    let mut lmax = Vec::new();
     for (p, bound) in report.ports.iter_mut().enumerate() {
         let port = &net.ports[p];
-        let vls: Vec<&crate::model::FlowModel> = per_port[p]
-            .iter()
-            .map(|&f| &net.flows[f])
-            .filter(|f| f.kind_name() == "virtual_link" && f.source == port.node)
-            .collect();
-        if net.nodes[port.node].kind == crate::model::NodeKind::EndSystem && !vls.is_empty() {
-            let lmax: Vec<f64> = vls
+        if net.nodes[port.node].kind != crate::model::NodeKind::EndSystem {
+            continue;
+        }
+        lmax.clear();
+        lmax.extend(
+            per_port[p]
                 .iter()
-                .map(|f| (f.max_frame_wire - net.spec.defaults.interframe_overhead.bits()) / 8.0)
-                .collect();
+                .map(|&f| &net.flows[f])
+                .filter(|f| {
+                    matches!(f.traffic, crate::model::Traffic::VirtualLink { .. }) && f.source == port.node
+                })
+                .map(|f| (f.max_frame_wire - overhead) / 8.0),
+        );
+        if !lmax.is_empty() {
             let unbounded = crate::schedulers::fifo::paper::afdx_jitter_mux(&lmax, port.rate);
             bound.es_jitter_us = Some(unbounded * 1e6);
             if unbounded > 500e-6 {

@@ -25,7 +25,7 @@ use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
 mod fifo_pass;
-pub(crate) use fifo_pass::{FlatRoutes, PortTables};
+pub(crate) use fifo_pass::PortTables;
 
 /// Total flow analysis or separated flow analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,14 +52,18 @@ pub struct Options {
 
 impl Options {
     /// The method's name in outputs: `tfa`, `sfa+grouping`, `sfa-blind+grouping`, ...
-    pub fn name(&self) -> String {
-        let m = match self.method {
-            Method::Tfa => "tfa",
-            Method::Sfa => "sfa",
-        };
-        let mux = if self.multiplexing == Multiplexing::Blind { "-blind" } else { "" };
-        let g = if self.grouping { "+grouping" } else { "" };
-        format!("{m}{mux}{g}")
+    pub fn name(&self) -> &'static str {
+        use {Method::*, Multiplexing::*};
+        match (self.method, self.multiplexing, self.grouping) {
+            (Tfa, Fifo, false) => "tfa",
+            (Tfa, Fifo, true) => "tfa+grouping",
+            (Tfa, Blind, false) => "tfa-blind",
+            (Tfa, Blind, true) => "tfa-blind+grouping",
+            (Sfa, Fifo, false) => "sfa",
+            (Sfa, Fifo, true) => "sfa+grouping",
+            (Sfa, Blind, false) => "sfa-blind",
+            (Sfa, Blind, true) => "sfa-blind+grouping",
+        }
     }
 }
 
@@ -682,12 +686,11 @@ fn sfa_route(
 }
 
 /// TFA on FIFO ports without grouping, as afdx-naive reports it: each port's delay (infinite
-/// when unbounded) and the sum of the bursts entering it, with the routes flattened.
+/// when unbounded) and the sum of the bursts entering it.
 pub(crate) struct FifoTfa {
     pub port_delay: Vec<f64>,
     pub port_bursts: Vec<f64>,
     pub notes: Vec<String>,
-    pub routes: FlatRoutes,
 }
 
 pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
@@ -696,7 +699,6 @@ pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
             port_delay: pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect(),
             port_bursts: pass.bursts,
             notes: Vec::new(),
-            routes: pass.routes,
         },
         None => fifo_tfa_general(net),
     }
@@ -713,7 +715,7 @@ pub(crate) fn fifo_tfa_general(net: &Network) -> FifoTfa {
         .map(|qs| qs.iter().flat_map(|&q| &lay.queues[q].crossings).fold(0.0, |s, &c| s + st.burst[c]))
         .collect();
     let port_delay = st.port_delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
-    FifoTfa { port_delay, port_bursts, notes, routes: FlatRoutes::of(net) }
+    FifoTfa { port_delay, port_bursts, notes }
 }
 
 /// TFA's bound for one route: the sum of its queues' delays.
@@ -759,7 +761,7 @@ fn run_candidates(
     grouping: bool,
     tfa_mux: Multiplexing,
     candidates: &[(Method, Multiplexing)],
-    name: &str,
+    name: &'static str,
 ) -> AnalysisReport {
     let lay = layout(net);
     let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: tfa_mux };
@@ -783,18 +785,16 @@ fn run_candidates(
             }
         })
         .collect();
-    let names = Names::of(net);
-    let method_names: Vec<Name> = candidates
+    let method_names: Vec<&'static str> = candidates
         .iter()
-        .map(|&(method, mux)| Name::from(Options { method, grouping, multiplexing: mux }.name()))
+        .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
         .collect();
-    let report_name = Name::from(name);
     let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
     for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
                 + net.nodes[r.destination].receive_latency;
-            let mut best: Option<(f64, &Name)> = None;
+            let mut best: Option<(f64, &'static str)> = None;
             let mut reason = None;
             for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
                 let bounds: Vec<Result<f64, Unbounded>> = match method {
@@ -804,30 +804,22 @@ fn run_candidates(
                 for bound in bounds {
                     match bound {
                         Ok(d) if best.as_ref().is_none_or(|(b, _)| d + fixed < *b) => {
-                            best = Some((d + fixed, cname))
+                            best = Some((d + fixed, *cname))
                         }
                         Ok(_) => {}
                         Err(u) => reason = reason.or(Some(u.to_string())),
                     }
                 }
             }
-            let (delay, method) = best.unwrap_or((f64::INFINITY, &report_name));
+            let (delay, method) = best.unwrap_or((f64::INFINITY, name));
             let reason = if delay.is_finite() { None } else { reason };
-            flows.push(flow_bound(net, &names, f, r, delay, reason, method));
+            flows.push(flow_bound(net, f, r, delay, reason, method));
         }
     }
     if candidates.iter().any(|&(_, m)| m == Multiplexing::Blind) && candidates.len() == 1 {
         notes.push("blind multiplexing: no assumption on the order of frames inside a queue".to_string());
     }
-    AnalysisReport {
-        method: name.to_string(),
-        network: net.spec.name.clone(),
-        flows,
-        ports: port_bounds(net, &st.port_delay, &st.port_backlog),
-        redundancy: Vec::new(),
-        notes,
-        fixed_priority: None,
-    }
+    AnalysisReport::new(net, name, flows, port_bounds(net, &st.port_delay, &st.port_backlog), notes)
 }
 
 /// Runs TFA or SFA with the given options. TFA without grouping on FIFO ports takes a
@@ -838,7 +830,7 @@ pub fn analyze(net: &Network, opt: &Options) -> AnalysisReport {
 
 /// [`analyze`] on the general path (curves, queues and groups).
 fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
-    run_candidates(net, opt.grouping, opt.multiplexing, &[(opt.method, opt.multiplexing)], &opt.name())
+    run_candidates(net, opt.grouping, opt.multiplexing, &[(opt.method, opt.multiplexing)], opt.name())
 }
 
 /// `best`: every sound method that applies, each with grouping (TFA, SFA with FIFO and with blind
@@ -871,43 +863,40 @@ pub fn best_case_delay(net: &Network, f: FlowId, ports: &[PortId], destination: 
 
 pub(crate) fn flow_bound(
     net: &Network,
-    names: &Names,
     f: FlowId,
     r: &crate::model::Route,
     delay: f64,
     reason: Option<String>,
-    method: &Name,
+    method: &'static str,
 ) -> FlowBound {
     let best_case = best_case_delay(net, f, &r.ports, r.destination);
-    row(names, &net.flows[f], f, (r.destination, r.plane), delay, best_case, reason, method)
+    row(&net.flows[f], f, (r.destination, r.plane), delay, best_case, reason, method)
 }
 
 /// The row of flow `f` on `route` (destination, plane), from its delay and best-case delay (s).
-#[allow(clippy::too_many_arguments)]
 fn row(
-    names: &Names,
     flow: &crate::model::FlowModel,
     f: FlowId,
     (destination, plane): (usize, usize),
     delay: f64,
     best_case: f64,
     reason: Option<String>,
-    method: &Name,
+    method: &'static str,
 ) -> FlowBound {
     let delay_us = delay * 1e6;
     let bcd_us = best_case * 1e6;
     let deadline_us = flow.deadline.map(|d| d * 1e6);
     FlowBound {
-        flow: names.flows[f].clone(),
-        destination: names.nodes[destination].clone(),
-        plane: names.planes[plane].clone(),
+        flow: f,
+        destination,
+        plane,
         delay_us,
         jitter_us: (delay_us - bcd_us).max(0.0),
         best_case_us: bcd_us,
         deadline_us,
         slack_us: deadline_us.map(|d| d - delay_us),
         status: status_of(delay_us, deadline_us),
-        method: method.clone(),
+        method,
         reason,
     }
 }
@@ -983,7 +972,7 @@ mod table_tests {
             &net,
             &Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo },
         );
-        let h = r.flows.iter().find(|f| &*f.flow == "H").unwrap();
+        let h = r.flows.iter().find(|f| r.flows.names_of(f).0 == "H").unwrap();
         let rho = 9984.0 / 43584.0 * 100e6;
         let want = 41.6 + 507.1 + 4333.056 / rho * 1e6;
         assert!((h.delay_us - want).abs() < 1e-6, "{} vs {want}", h.delay_us);

@@ -23,10 +23,8 @@ fn no_looser(a: &AnalysisReport, b: &AnalysisReport, what: &str, seed: u64) {
         assert_eq!((&x.flow, &x.destination, &x.plane), (&y.flow, &y.destination, &y.plane));
         assert!(
             x.delay_us <= y.delay_us * (1.0 + 1e-9) + 1e-9,
-            "seed {seed}: {what}: {} -> {} ({}): {} ({}) > {} ({})",
-            x.flow,
-            x.destination,
-            x.plane,
+            "seed {seed}: {what}: {:?}: {} ({}) > {} ({})",
+            a.flows.names_of(x),
             x.delay_us,
             x.method,
             y.delay_us,
@@ -83,7 +81,7 @@ fn fifo_tfa_with_grouping_is_never_looser_than_afdx_naive() {
                 (t.delay_us - 1e-6).ceil(),
                 a.delay_us,
                 "seed {seed}: {} tfa {} naive {}",
-                t.flow,
+                tfa.flows.names_of(t).0,
                 t.delay_us,
                 a.delay_us
             );
@@ -118,7 +116,7 @@ fn an_overloaded_port_gives_infinite_bounds_with_the_reason() {
     for method in ["best", "tfa", "sfa", "afdx-naive"] {
         let r = run(&n, &Request { method: method.into(), ..Default::default() }).unwrap();
         for f in &r.flows {
-            assert!(f.delay_us.is_infinite(), "{method}: {} finite", f.flow);
+            assert!(f.delay_us.is_infinite(), "{method}: {} finite", r.flows.names_of(f).0);
             assert_eq!(f.status, super::results::Status::Unbounded);
             let why = f.reason.as_deref().unwrap_or_default();
             assert!(why.contains("ES1:"), "{method}: reason '{why}' names no port");
@@ -162,7 +160,11 @@ fn redundancy_management_by_hand() {
     // Seed 002 Eq. 4 at ES1's plane-B port: (20 + 1000) * 8 / 10 Mb/s + 40 us = 856 us > 500 us.
     let es_b = r.ports.iter().find(|p| p.node == "ES1" && p.plane == "B").unwrap();
     close(es_b.es_jitter_us.unwrap(), 856.0);
-    assert!(r.notes.iter().any(|n| n.contains("exceeds the 500 us")));
+    assert!(r.notes.iter().any(|n| n.contains("exceeds the 500 us"))); // Rows hold indices; the JSON names them, names first, in the contract's order.
+    assert_eq!(r.flows.names_of(&r.flows[1]), ("VL1", "ES2", "B"));
+    let text = serde_json::to_string(&r).unwrap();
+    assert!(text.contains(r#"{"flow":"VL1","destination":"ES2","plane":"A","delay_us":169.85"#), "{text}");
+    assert!(text.contains(r#""redundancy":[{"flow":"VL1","destination":"ES2","delay_us":669.85"#), "{text}");
 }
 
 /// DRR at one switch port, by hand: VL1 (class c0, 1000 B frames = 8160 wire bits, every 1 ms)
@@ -220,7 +222,7 @@ fn every_scheduler_with_a_model_gives_finite_bounds_below_saturation() {
             assert!(
                 f.delay_us.is_finite() || f.reason.is_some(),
                 "seed {seed}: {} infinite without a reason",
-                f.flow
+                r.flows.names_of(f).0
             );
             finite += f.delay_us.is_finite() as usize;
         }
@@ -260,7 +262,12 @@ fn cyclic_dependencies_reach_a_fixed_point() {
     assert!(r.notes.iter().any(|x| x.contains("fixed point")), "{:?}", r.notes);
     for f in &r.flows {
         // Four ports, each at least two frames of 1020 B at 100 Mb/s after the source.
-        assert!(f.delay_us.is_finite() && f.delay_us > 81.6 + 3.0 * 163.2, "{}: {}", f.flow, f.delay_us);
+        assert!(
+            f.delay_us.is_finite() && f.delay_us > 81.6 + 3.0 * 163.2,
+            "{}: {}",
+            r.flows.names_of(f).0,
+            f.delay_us
+        );
     }
     // Near saturation (two 1538 B VLs per 25 Mb/s ring link, 98 %) the fixed point still exists:
     // every flow crosses two ring ports, so d (1 − r/C) = 2 b / C stays finite below overload.
@@ -276,7 +283,7 @@ fn cyclic_dependencies_reach_a_fixed_point() {
         assert!(
             f.delay_us.is_finite() && f.delay_us > g.delay_us,
             "{}: {} vs {}",
-            f.flow,
+            heavy.flows.names_of(f).0,
             f.delay_us,
             g.delay_us
         );

@@ -16,15 +16,17 @@
 //! SkewMax, else D_VL2, with VL1/VL2 the first and second plane (catalogue I-000-10: the split
 //! compares the sending skew with SkewMax instead of the real arrival skew).
 
-use super::results::{finite_or_null, FlowBound, Name};
-use crate::model::{Network, Traffic};
+use super::results::{finite_or_null, FlowBound, NamedRow, Names, Rows};
+use crate::model::{FlowId, Network, NodeId, Traffic};
 use serde::Serialize;
 
 /// The redundancy-managed bounds of one (flow, destination).
 #[derive(Clone, Debug, Serialize)]
 pub struct RedundantBound {
-    pub flow: Name,
-    pub destination: Name,
+    #[serde(skip)]
+    pub flow: FlowId,
+    #[serde(skip)]
+    pub destination: NodeId,
     /// Delivery delay with every plane healthy (first valid copy wins).
     #[serde(serialize_with = "finite_or_null")]
     pub delay_us: f64,
@@ -42,20 +44,38 @@ pub struct RedundantBound {
     pub paper_cor7_us: f64,
 }
 
-/// Combines the per-plane bounds of `flows` (any method) for every flow sent on several planes.
-pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<RedundantBound> {
+/// A redundancy row as it is written out: its names first.
+#[derive(Serialize)]
+pub struct NamedRedundantBound<'a> {
+    pub flow: &'a str,
+    pub destination: &'a str,
+    #[serde(flatten)]
+    pub bound: &'a RedundantBound,
+}
+
+impl NamedRow for RedundantBound {
+    type Named<'a> = NamedRedundantBound<'a>;
+    fn named<'a>(&'a self, names: &'a Names) -> NamedRedundantBound<'a> {
+        NamedRedundantBound {
+            flow: &names.flows[self.flow],
+            destination: &names.nodes[self.destination],
+            bound: self,
+        }
+    }
+}
+
+/// Combines the per-plane bounds of `flows` (any method, rows in route order) for every flow sent
+/// on several planes.
+pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Rows<RedundantBound> {
     let skew = net.sending_skew * 1e6;
-    let skew_max: std::collections::HashMap<&str, f64> =
-        net.flows.iter().map(|f| (f.name.as_str(), skew_max_of(net, f))).collect();
+    let same =
+        |a: usize, b: usize| flows[a].flow == flows[b].flow && flows[a].destination == flows[b].destination;
     let mut out = Vec::new();
     let mut i = 0;
     while i < flows.len() {
         // Rows of one (flow, destination) are consecutive: routes are listed destination by plane.
         let mut j = i + 1;
-        while j < flows.len()
-            && flows[j].flow == flows[i].flow
-            && flows[j].destination == flows[i].destination
-        {
+        while j < flows.len() && same(i, j) {
             j += 1;
         }
         if j - i > 1 {
@@ -72,11 +92,11 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<
                 }
             }
             let single = d.iter().copied().fold(0.0, f64::max) + skew;
-            let skew_max_us = skew_max.get(&*flows[i].flow).copied().unwrap_or(net.skew_max) * 1e6;
+            let skew_max_us = skew_max_of(net, &net.flows[flows[i].flow]) * 1e6;
             let paper = if skew > skew_max_us { d[0] + skew_max_us } else { d[1] };
             out.push(RedundantBound {
-                flow: flows[i].flow.clone(),
-                destination: flows[i].destination.clone(),
+                flow: flows[i].flow,
+                destination: flows[i].destination,
                 delay_us: both,
                 single_plane_delay_us: single,
                 arrival_skew_us: arrival_skew,
@@ -87,7 +107,7 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Vec<
         }
         i = j;
     }
-    out
+    Rows::new(net.names(), out)
 }
 
 fn skew_max_of(net: &Network, flow: &crate::model::FlowModel) -> f64 {

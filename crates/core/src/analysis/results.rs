@@ -4,30 +4,11 @@
 //! `delay_us`, `jitter_us`, `deadline_us`; `node`, `port`, `load`, `delay_us`, `backlog_bytes`.
 //! An unbounded value (overload) is written as `null` with the reason beside it.
 
-use crate::model::Network;
+use crate::model::{FlowId, NodeId, PlaneId};
 use serde::{Serialize, Serializer};
 use std::sync::Arc;
 
-/// A name shared by many result rows (a flow's name appears once per route): cloning it is a
-/// reference count, not an allocation.
-pub type Name = Arc<str>;
-
-/// The names of a network's flows, nodes and planes, shared by the rows of one report.
-pub struct Names {
-    pub flows: Vec<Name>,
-    pub nodes: Vec<Name>,
-    pub planes: Vec<Name>,
-}
-
-impl Names {
-    pub fn of(net: &Network) -> Names {
-        Names {
-            flows: net.flows.iter().map(|f| Name::from(f.name.as_str())).collect(),
-            nodes: net.nodes.iter().map(|n| Name::from(n.name.as_str())).collect(),
-            planes: net.planes.iter().map(|p| Name::from(p.as_str())).collect(),
-        }
-    }
-}
+pub use crate::model::Names;
 
 /// Infinity and NaN have no JSON form; they are written as null (the `reason` says why).
 pub fn finite_or_null<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
@@ -56,12 +37,16 @@ pub enum Status {
     Unbounded,
 }
 
-/// Bounds of one flow to one destination on one plane.
+/// Bounds of one flow to one destination on one plane. Flow, destination and plane are indices
+/// into the network (rows are many and their names few); [`Rows`] writes the names out.
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowBound {
-    pub flow: Name,
-    pub destination: Name,
-    pub plane: Name,
+    #[serde(skip)]
+    pub flow: FlowId,
+    #[serde(skip)]
+    pub destination: NodeId,
+    #[serde(skip)]
+    pub plane: PlaneId,
     #[serde(serialize_with = "finite_or_null")]
     pub delay_us: f64,
     #[serde(serialize_with = "finite_or_null")]
@@ -74,9 +59,97 @@ pub struct FlowBound {
     pub slack_us: Option<f64>,
     pub status: Status,
     /// The method that gave this bound (differs per flow under `best`).
-    pub method: Name,
+    pub method: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// A row as it is written out: its names first, then its own fields.
+#[derive(Serialize)]
+pub struct NamedFlowBound<'a> {
+    pub flow: &'a str,
+    pub destination: &'a str,
+    pub plane: &'a str,
+    #[serde(flatten)]
+    pub bound: &'a FlowBound,
+}
+
+/// Rows that name flows, nodes or planes by index, with the names they are written out with.
+pub trait NamedRow {
+    type Named<'a>: Serialize
+    where
+        Self: 'a;
+    fn named<'a>(&'a self, names: &'a Names) -> Self::Named<'a>;
+}
+
+impl NamedRow for FlowBound {
+    type Named<'a> = NamedFlowBound<'a>;
+    fn named<'a>(&'a self, names: &'a Names) -> NamedFlowBound<'a> {
+        NamedFlowBound {
+            flow: &names.flows[self.flow],
+            destination: &names.nodes[self.destination],
+            plane: &names.planes[self.plane],
+            bound: self,
+        }
+    }
+}
+
+/// A report's rows and the names of the network they index; reads as a `Vec` of rows, writes
+/// out each row with its names.
+#[derive(Clone, Debug)]
+pub struct Rows<T> {
+    pub names: Arc<Names>,
+    pub rows: Vec<T>,
+}
+
+impl<T> Rows<T> {
+    pub fn new(names: Arc<Names>, rows: Vec<T>) -> Rows<T> {
+        Rows { names, rows }
+    }
+}
+
+impl<T> std::ops::Deref for Rows<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.rows
+    }
+}
+
+impl<T> std::ops::DerefMut for Rows<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.rows
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Rows<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.rows.iter()
+    }
+}
+
+fn no_rows<T>(rows: &Rows<T>) -> bool {
+    rows.rows.is_empty()
+}
+
+impl<T: NamedRow> Serialize for Rows<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.rows.iter().map(|r| r.named(&self.names)))
+    }
+}
+
+impl Rows<FlowBound> {
+    /// The (flow, destination, plane) names of `row`.
+    pub fn names_of(&self, row: &FlowBound) -> (&str, &str, &str) {
+        let n = &self.names;
+        (&n.flows[row.flow], &n.nodes[row.destination], &n.planes[row.plane])
+    }
+
+    /// The row of `flow` to `destination` on `plane`, by names.
+    pub fn find(&self, flow: &str, destination: &str, plane: &str) -> Option<&FlowBound> {
+        self.rows.iter().find(|r| self.names_of(r) == (flow, destination, plane))
+    }
 }
 
 /// Bounds of one egress port.
@@ -109,16 +182,39 @@ pub struct PortBound {
 pub struct AnalysisReport {
     pub method: String,
     pub network: String,
-    pub flows: Vec<FlowBound>,
+    pub flows: Rows<FlowBound>,
     pub ports: Vec<PortBound>,
     /// Per (flow, destination) sent on several planes: redundancy-managed bounds.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub redundancy: Vec<super::redundancy::RedundantBound>,
+    #[serde(skip_serializing_if = "no_rows")]
+    pub redundancy: Rows<super::redundancy::RedundantBound>,
     /// Notes on what the method assumed or could not do.
     pub notes: Vec<String>,
     /// Response times of the processors and buses, when the description has any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fixed_priority: Option<super::response_time::ResponseTimes>,
+}
+
+impl AnalysisReport {
+    /// The report of `method` on `net` from its rows; redundancy and the end-system checks are
+    /// added afterwards, whatever the method.
+    pub fn new(
+        net: &crate::model::Network,
+        method: &str,
+        flows: Vec<FlowBound>,
+        ports: Vec<PortBound>,
+        notes: Vec<String>,
+    ) -> AnalysisReport {
+        let names = net.names();
+        AnalysisReport {
+            method: method.to_string(),
+            network: net.spec.name.clone(),
+            flows: Rows::new(names.clone(), flows),
+            ports,
+            redundancy: Rows::new(names, Vec::new()),
+            notes,
+            fixed_priority: None,
+        }
+    }
 }
 
 /// Classifies a delay against an optional deadline.

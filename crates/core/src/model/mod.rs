@@ -3,6 +3,7 @@
 
 pub mod diagnostics;
 pub mod fixed_priority;
+pub mod indices;
 pub mod info;
 pub mod load;
 pub mod network;
@@ -11,6 +12,7 @@ pub mod validate;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use fixed_priority::FixedPrioritySystem;
+pub use indices::{Crossings, FlatRoutes, Names};
 pub use network::*;
 pub use spec::*;
 

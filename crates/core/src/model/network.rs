@@ -128,6 +128,9 @@ pub struct Network {
     /// The flows crossing each egress port (see [`Self::flows_per_port`]).
     #[serde(skip)]
     pub port_flows: Vec<Vec<FlowId>>,
+    /// Flat routes, crossings and shared names, built on first use ([`super::indices`]).
+    #[serde(skip)]
+    pub(crate) derived: super::indices::Derived,
     /// Processors, buses, tasks, messages, servers and chains, resolved.
     pub fixed_priority: super::FixedPrioritySystem,
 }
@@ -146,14 +149,15 @@ impl Network {
 
     /// Long-term rate offered to each egress port (bits per second on the wire).
     pub fn port_loads(&self) -> Vec<f64> {
-        self.port_flows
-            .iter()
-            .map(|flows| flows.iter().fold(0.0, |sum, &f| sum + self.flows[f].rate))
-            .collect()
+        // The rates side by side first: the flow records are large and far apart.
+        let rate: Vec<f64> = self.flows.iter().map(|f| f.rate).collect();
+        self.port_flows.iter().map(|flows| flows.iter().fold(0.0, |sum, &f| sum + rate[f])).collect()
     }
 
-    /// Computes [`Self::flows_per_port`] once the routes are known.
+    /// Computes [`Self::flows_per_port`] once the routes are known, and drops the indices built
+    /// from earlier routes.
     pub(crate) fn index_port_flows(&mut self) {
+        self.derived = Default::default();
         let mut per_port: Vec<Vec<FlowId>> = vec![Vec::new(); self.ports.len()];
         for (f, flow) in self.flows.iter().enumerate() {
             for route in &flow.routes {

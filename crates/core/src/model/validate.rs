@@ -396,6 +396,7 @@ pub fn build_at(
         skew_max,
         spec,
         port_flows: Vec::new(),
+        derived: Default::default(),
         fixed_priority,
     };
     net.index_port_flows();

@@ -15,9 +15,9 @@
 
 use super::*;
 
-const NONE: u32 = u32::MAX;
+use crate::model::indices::NONE;
 
-/// Per-port results of the pass, as the general path reports them, and the routes it read.
+/// Per-port results of the pass, as the general path reports them.
 pub(super) struct FifoPass {
     /// Delay of each port (s), or why there is none.
     pub delay: Vec<Result<f64, Unbounded>>,
@@ -25,61 +25,6 @@ pub(super) struct FifoPass {
     pub backlog: Vec<Result<f64, Unbounded>>,
     /// Σ bursts entering each port (bits).
     pub bursts: Vec<f64>,
-    pub routes: FlatRoutes,
-}
-
-/// Every route of every flow, in flow then route order, as flat arrays: route `k` is
-/// `flow[k]`'s route to `destination[k]` on `plane[k]` through `ports[start[k]..start[k + 1]]`.
-/// Result rows read these instead of walking the network's nested vectors a second time.
-pub(crate) struct FlatRoutes {
-    pub start: Vec<u32>,
-    pub ports: Vec<u32>,
-    pub flow: Vec<u32>,
-    pub destination: Vec<u32>,
-    pub plane: Vec<u32>,
-}
-
-impl FlatRoutes {
-    fn with_capacity(routes: usize, hops: usize) -> FlatRoutes {
-        let mut start = Vec::with_capacity(routes + 1);
-        start.push(0);
-        FlatRoutes {
-            start,
-            ports: Vec::with_capacity(hops),
-            flow: Vec::with_capacity(routes),
-            destination: Vec::with_capacity(routes),
-            plane: Vec::with_capacity(routes),
-        }
-    }
-
-    /// Appends `r`, a route of flow `f`, once its ports are in `ports`.
-    fn close(&mut self, f: FlowId, r: &crate::model::Route) {
-        self.start.push(self.ports.len() as u32);
-        self.flow.push(f as u32);
-        self.destination.push(r.destination as u32);
-        self.plane.push(r.plane as u32);
-    }
-
-    /// The routes of `net` (what the pass builds on its way).
-    pub fn of(net: &Network) -> FlatRoutes {
-        let routes = net.flows.iter().flat_map(|f| &f.routes);
-        let mut out = FlatRoutes::with_capacity(routes.clone().count(), routes.map(|r| r.ports.len()).sum());
-        for (f, flow) in net.flows.iter().enumerate() {
-            for r in &flow.routes {
-                out.ports.extend(r.ports.iter().map(|&p| p as u32));
-                out.close(f, r);
-            }
-        }
-        out
-    }
-
-    pub fn len(&self) -> usize {
-        self.flow.len()
-    }
-
-    pub fn ports(&self, k: usize) -> &[u32] {
-        &self.ports[self.start[k] as usize..self.start[k + 1] as usize]
-    }
 }
 
 /// What result rows read of each port and node, side by side.
@@ -122,106 +67,6 @@ impl PortTables {
     }
 }
 
-/// Crossings of the network, grouped by port in flow order (the order of the general path's
-/// queues): the slots of port `p` are `start[p]..start[p + 1]`, sized by
-/// [`Network::flows_per_port`].
-struct Slots {
-    start: Vec<u32>,
-    /// Upstream slot of the same flow, and its port (`NONE` at the source).
-    up: Vec<u32>,
-    up_port: Vec<u32>,
-    /// Rate of each slot's flow, and its burst at the source (read while the flow is at hand).
-    rate: Vec<f64>,
-    burst: Vec<f64>,
-}
-
-/// The crossings and the routes, or `None` when a route reaches a port through another upstream
-/// port than an earlier route of the same flow, or the routes do not match
-/// [`Network::flows_per_port`] (the general path handles both).
-fn slots(net: &Network) -> Option<(Slots, FlatRoutes)> {
-    let per_port = net.flows_per_port();
-    let np = net.ports.len();
-    if per_port.len() != np || np >= NONE as usize || net.flows.len() >= NONE as usize {
-        return None;
-    }
-    let mut start = Vec::with_capacity(np + 1);
-    let mut n = 0usize;
-    start.push(0u32);
-    for flows in per_port {
-        n += flows.len();
-        start.push(u32::try_from(n).ok().filter(|&n| n != NONE)?);
-    }
-    let mut next: Vec<u32> = start[..np].to_vec();
-    let mut up = vec![NONE; n];
-    let mut up_port = vec![NONE; n];
-    let mut rate = vec![0.0; n];
-    let mut burst = vec![0.0; n];
-    let n_routes = net.flows.iter().map(|f| f.routes.len()).sum();
-    let mut routes = FlatRoutes::with_capacity(n_routes, n + n_routes);
-    // The last flow met at each port: routes of a multicast flow share their crossings.
-    let mut last = vec![usize::MAX; np];
-    for (f, fl) in net.flows.iter().enumerate() {
-        prefetch_routes(&net.flows, f);
-        for r in &fl.routes {
-            let (mut prev, mut prev_port) = (NONE, NONE);
-            for &p in &r.ports {
-                let s = if last[p] == f {
-                    let s = next[p] - 1;
-                    if up[s as usize] != prev {
-                        return None;
-                    }
-                    s
-                } else {
-                    last[p] = f;
-                    let s = next[p];
-                    if s == start[p + 1] {
-                        return None;
-                    }
-                    next[p] += 1;
-                    up[s as usize] = prev;
-                    up_port[s as usize] = prev_port;
-                    rate[s as usize] = fl.rate;
-                    burst[s as usize] = fl.burst;
-                    s
-                };
-                prev = s;
-                prev_port = p as u32;
-                routes.ports.push(p as u32);
-            }
-            routes.close(f, r);
-        }
-    }
-    if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {
-        return None;
-    }
-    Some((Slots { start, up, up_port, rate, burst }, routes))
-}
-
-/// Routes are two pointers away from their flow (the flow's route vector, each route's port
-/// vector), so the walk over them waits on memory at every route unless it asks ahead: the route
-/// vector of flow `f + 2` and the port vectors of flow `f + 1`.
-#[inline]
-fn prefetch_routes(flows: &[crate::model::FlowModel], f: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let line = |p: *const u8| {
-            // SAFETY: a prefetch is a hint that never faults, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) }
-        };
-        if let Some(later) = flows.get(f + 2) {
-            let bytes = std::mem::size_of_val(later.routes.as_slice());
-            let start = later.routes.as_ptr() as *const u8;
-            (0..bytes).step_by(64).for_each(|k| line(start.wrapping_add(k)));
-        }
-        if let Some(next) = flows.get(f + 1) {
-            next.routes.iter().for_each(|r| line(r.ports.as_ptr() as *const u8));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (flows, f);
-}
-
 /// TFA without grouping on FIFO ports, or `None` when the general path must run.
 pub(super) fn pass(net: &Network) -> Option<FifoPass> {
     let np = net.ports.len();
@@ -236,15 +81,17 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
             }
         }
     }
-    let (mut sl, routes) = slots(net)?;
+    let sl = net.crossings()?;
+    // Rate and source burst of each crossing's flow, gathered from per-flow arrays that stay in
+    // cache (the flow records are large and far apart).
+    let (flow_rate, flow_burst): (Vec<f64>, Vec<f64>) = net.flows.iter().map(|f| (f.rate, f.burst)).unzip();
+    let slot_rate: Vec<f64> = sl.flow.iter().map(|&f| flow_rate[f as usize]).collect();
     // Bursts entering each crossing: the source burst, grown below at every later port.
-    let mut burst = std::mem::take(&mut sl.burst);
-    let slot_rate = &sl.rate;
+    let mut burst: Vec<f64> = sl.flow.iter().map(|&f| flow_burst[f as usize]).collect();
     let mut out = FifoPass {
         delay: (0..np).map(|_| Ok(0.0)).collect(),
         backlog: (0..np).map(|_| Ok(0.0)).collect(),
         bursts: vec![0.0; np],
-        routes,
     };
     // Delay of each finished port, and whether it is bounded.
     let mut delay = vec![0.0; np];
@@ -282,7 +129,7 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
             }
             stack.pop();
             state[p] = DONE;
-            let slots = sl.start[p] as usize..sl.start[p + 1] as usize;
+            let slots = sl.of_port(p);
             // Bursts entering p: upstream burst grown by the upstream port's delay.
             for k in slots.clone() {
                 let u = sl.up[k];
@@ -342,10 +189,9 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
         return None;
     }
     let pass = pass(net)?;
-    let names = Names::of(net);
-    let method = Name::from(opt.name());
+    let method = opt.name();
     let tables = PortTables::of(net);
-    let routes = &pass.routes;
+    let routes = net.flat_routes();
     let mut flows = Vec::with_capacity(routes.len());
     for k in 0..routes.len() {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
@@ -369,17 +215,9 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
         let reason = if delay.is_finite() { None } else { reason };
         let best_case = tables.best_case(flow, ports, destination);
         let route = (destination, routes.plane[k] as usize);
-        flows.push(row(&names, flow, f, route, delay, best_case, reason, &method));
+        flows.push(row(flow, f, route, delay, best_case, reason, method));
     }
-    Some(AnalysisReport {
-        method: opt.name(),
-        network: net.spec.name.clone(),
-        flows,
-        ports: port_bounds(net, &pass.delay, &pass.backlog),
-        redundancy: Vec::new(),
-        notes: Vec::new(),
-        fixed_priority: None,
-    })
+    Some(AnalysisReport::new(net, method, flows, port_bounds(net, &pass.delay, &pass.backlog), Vec::new()))
 }
 
 #[cfg(test)]
@@ -411,7 +249,7 @@ mod tests {
         };
         assert_eq!(fast.flows.len(), general.flows.len(), "{what}");
         for (a, b) in fast.flows.iter().zip(&general.flows) {
-            let row = format!("{what}: {} -> {} ({})", b.flow, b.destination, b.plane);
+            let row = format!("{what}: {:?}", general.flows.names_of(b));
             assert_eq!((&a.flow, &a.destination, &a.plane), (&b.flow, &b.destination, &b.plane), "{row}");
             assert_eq!(a.delay_us.to_bits(), b.delay_us.to_bits(), "{row}: {} vs {}", a.delay_us, b.delay_us);
             assert_eq!(a.jitter_us.to_bits(), b.jitter_us.to_bits(), "{row}");
@@ -442,9 +280,6 @@ mod tests {
         assert_eq!(v(&a.port_delay), v(&b.port_delay), "{what}: afdx-naive port delays");
         assert_eq!(v(&a.port_bursts), v(&b.port_bursts), "{what}: afdx-naive port bursts");
         assert_eq!(a.notes, b.notes, "{what}");
-        let (x, y) = (&a.routes, &b.routes);
-        assert_eq!((&x.start, &x.ports, &x.flow), (&y.start, &y.ports, &y.flow), "{what}: routes");
-        assert_eq!((&x.destination, &x.plane), (&y.destination, &y.plane), "{what}: routes");
         let (a, b) = (afdx_naive::report(net, a), afdx_naive::report(net, b));
         assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{what}");
         true
@@ -455,7 +290,7 @@ mod tests {
     fn flat_routes_and_best_case() {
         for seed in 0..100 {
             let net = small(seed, RandomSchedulers::Any);
-            let (routes, tables) = (FlatRoutes::of(&net), PortTables::of(&net));
+            let (routes, tables) = (net.flat_routes(), PortTables::of(&net));
             let mut k = 0;
             for (f, flow) in net.flows.iter().enumerate() {
                 for r in &flow.routes {
