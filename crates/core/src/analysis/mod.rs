@@ -79,8 +79,7 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
     if !net.fixed_priority.is_empty() {
         report.fixed_priority = Some(response_time::analyze(&net.fixed_priority));
     }
-    let best_case: Vec<f64> = report.flows.iter().map(|f| f.best_case_us).collect();
-    report.redundancy = redundancy::combine(net, &report.flows, &best_case);
+    report.redundancy = redundancy::combine(net, &report.flows);
     // Every late pair is in `redundancy` (skew_ok = false); the note names the first few.
     const NAMED: usize = 10;
     let late: Vec<&redundancy::RedundantBound> = report.redundancy.iter().filter(|r| !r.skew_ok).collect();

@@ -66,7 +66,7 @@ impl NamedRow for RedundantBound {
 
 /// Combines the per-plane bounds of `flows` (any method, rows in route order) for every flow sent
 /// on several planes.
-pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Rows<RedundantBound> {
+pub fn combine(net: &Network, flows: &[FlowBound]) -> Rows<RedundantBound> {
     let skew = net.sending_skew * 1e6;
     let same =
         |a: usize, b: usize| flows[a].flow == flows[b].flow && flows[a].destination == flows[b].destination;
@@ -79,21 +79,22 @@ pub fn combine(net: &Network, flows: &[FlowBound], best_case_us: &[f64]) -> Rows
             j += 1;
         }
         if j - i > 1 {
-            let d: Vec<f64> = flows[i..j].iter().map(|f| f.delay_us).collect();
-            let b = &best_case_us[i..j];
+            // One row per plane: delay bound D_p and best case b_p.
+            let planes = &flows[i..j];
             let mut both: f64 = 0.0;
             let mut arrival_skew: f64 = 0.0;
-            for p in 0..d.len() {
-                for q in 0..d.len() {
+            for (p, first) in planes.iter().enumerate() {
+                for (q, second) in planes.iter().enumerate() {
                     if p != q {
-                        both = both.max(d[p].min(skew + d[q]));
-                        arrival_skew = arrival_skew.max(skew + d[p] - b[q]);
+                        both = both.max(first.delay_us.min(skew + second.delay_us));
+                        arrival_skew = arrival_skew.max(skew + first.delay_us - second.best_case_us);
                     }
                 }
             }
-            let single = d.iter().copied().fold(0.0, f64::max) + skew;
+            let single = planes.iter().map(|r| r.delay_us).fold(0.0, f64::max) + skew;
             let skew_max_us = skew_max_of(net, &net.flows[flows[i].flow]) * 1e6;
-            let paper = if skew > skew_max_us { d[0] + skew_max_us } else { d[1] };
+            let paper =
+                if skew > skew_max_us { planes[0].delay_us + skew_max_us } else { planes[1].delay_us };
             out.push(RedundantBound {
                 flow: flows[i].flow,
                 destination: flows[i].destination,

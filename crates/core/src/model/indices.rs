@@ -92,6 +92,8 @@ pub struct Crossings {
     /// The same flow's crossing just upstream, and its port ([`NONE`] at the source port).
     pub up: Vec<u32>,
     pub up_port: Vec<u32>,
+    /// Every port after the ports feeding it, or `None` when the port dependencies are cyclic.
+    pub feed_forward_order: Option<Vec<u32>>,
 }
 
 impl Crossings {
@@ -145,7 +147,50 @@ impl Crossings {
         if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {
             return None;
         }
-        Some(Crossings { start, flow, up, up_port })
+        let mut crossings = Crossings { start, flow, up, up_port, feed_forward_order: None };
+        crossings.feed_forward_order = crossings.order();
+        Some(crossings)
+    }
+
+    /// Ports in depth-first post-order over their upstream ports, `None` on a cycle.
+    fn order(&self) -> Option<Vec<u32>> {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let np = self.start.len() - 1;
+        let mut state = vec![NEW; np];
+        let mut order = Vec::with_capacity(np);
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for root in 0..np {
+            if state[root] != NEW {
+                continue;
+            }
+            state[root] = OPEN;
+            stack.push((root, self.start[root] as usize));
+            while let Some(top) = stack.last_mut() {
+                let (p, k) = *top;
+                if k < self.start[p + 1] as usize {
+                    top.1 += 1;
+                    let u = self.up_port[k];
+                    if u != NONE {
+                        let u = u as usize;
+                        match state[u] {
+                            DONE => {}
+                            OPEN => return None,
+                            _ => {
+                                state[u] = OPEN;
+                                stack.push((u, self.start[u] as usize));
+                            }
+                        }
+                    }
+                    continue;
+                }
+                stack.pop();
+                state[p] = DONE;
+                order.push(p as u32);
+            }
+        }
+        Some(order)
     }
 
     /// Crossings of port `p`.

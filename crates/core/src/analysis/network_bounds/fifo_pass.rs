@@ -96,89 +96,55 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
     // Delay of each finished port, and whether it is bounded.
     let mut delay = vec![0.0; np];
     let mut bounded = vec![true; np];
-    // Depth-first over upstream ports; a port is computed once every port feeding it is.
-    const NEW: u8 = 0;
-    const OPEN: u8 = 1;
-    const DONE: u8 = 2;
-    let mut state = vec![NEW; np];
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    for root in 0..np {
-        if state[root] != NEW {
+    // Cyclic dependencies: TFA iterates to a fixed point on the general path.
+    for &p in sl.feed_forward_order.as_ref()? {
+        let p = p as usize;
+        let slots = sl.of_port(p);
+        // Bursts entering p: upstream burst grown by the upstream port's delay.
+        for k in slots.clone() {
+            let u = sl.up[k];
+            if u != NONE {
+                let pu = sl.up_port[k] as usize;
+                burst[k] =
+                    if bounded[pu] { burst[u as usize] + slot_rate[k] * delay[pu] } else { f64::INFINITY };
+            }
+        }
+        out.bursts[p] = burst[slots.clone()].iter().fold(0.0, |s, &b| s + b);
+        let port = &net.ports[p];
+        let latency = net.nodes[port.node].technological_latency;
+        if slots.is_empty() {
+            // No traffic: the general path's curves give the backlog.
+            let model = port_model(net, p, &[])
+                .unwrap_or(PortModel { rate: port.rate, discipline: Discipline::Fifo });
+            let beta = Curve::rate_latency(model.rate, latency);
+            out.backlog[p] =
+                curves::vertical_deviation(&Curve::zero(), &beta).map_err(|u| u.context(&net.port_label(p)));
             continue;
         }
-        state[root] = OPEN;
-        stack.push((root, sl.start[root] as usize));
-        while let Some(top) = stack.last_mut() {
-            let (p, k) = *top;
-            if k < sl.start[p + 1] as usize {
-                top.1 += 1;
-                let u = sl.up_port[k];
-                if u != NONE {
-                    let u = u as usize;
-                    match state[u] {
-                        DONE => {}
-                        // Cyclic dependencies: TFA iterates to a fixed point on the general path.
-                        OPEN => return None,
-                        _ => {
-                            state[u] = OPEN;
-                            stack.push((u, sl.start[u] as usize));
-                        }
-                    }
-                }
-                continue;
-            }
-            stack.pop();
-            state[p] = DONE;
-            let slots = sl.of_port(p);
-            // Bursts entering p: upstream burst grown by the upstream port's delay.
-            for k in slots.clone() {
-                let u = sl.up[k];
-                if u != NONE {
-                    let pu = sl.up_port[k] as usize;
-                    burst[k] = if bounded[pu] {
-                        burst[u as usize] + slot_rate[k] * delay[pu]
-                    } else {
-                        f64::INFINITY
-                    };
-                }
-            }
-            out.bursts[p] = burst[slots.clone()].iter().fold(0.0, |s, &b| s + b);
-            let port = &net.ports[p];
-            let latency = net.nodes[port.node].technological_latency;
-            if slots.is_empty() {
-                // No traffic: the general path's curves give the backlog.
-                let model = port_model(net, p, &[])
-                    .unwrap_or(PortModel { rate: port.rate, discipline: Discipline::Fifo });
-                let beta = Curve::rate_latency(model.rate, latency);
-                out.backlog[p] = curves::vertical_deviation(&Curve::zero(), &beta)
-                    .map_err(|u| u.context(&net.port_label(p)));
-                continue;
-            }
-            let load: f64 = slot_rate[slots.clone()].iter().sum();
-            let why = if load > rate[p] {
-                Some(format!(
-                    "{} overloaded: offered {:.6} Mb/s > {} rate {} Mb/s",
-                    net.port_label(p),
-                    load / 1e6,
-                    if rate[p] < port.rate { "shaped" } else { "link" },
-                    rate[p] / 1e6
-                ))
-            } else if burst[slots.clone()].iter().any(|b| !b.is_finite()) {
-                Some(format!("{}: an upstream port has no finite bound", net.port_label(p)))
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                bounded[p] = false;
-                out.delay[p] = Err(Unbounded::new(why.clone()));
-                out.backlog[p] = Err(Unbounded::new(why));
-                continue;
-            }
-            let (b, r) = slots.fold((0.0, 0.0), |(b, r), k| (b + burst[k], r + slot_rate[k]));
-            delay[p] = latency + b / rate[p];
-            out.delay[p] = Ok(delay[p]);
-            out.backlog[p] = Ok(b + r * latency);
+        let load: f64 = slot_rate[slots.clone()].iter().sum();
+        let why = if load > rate[p] {
+            Some(format!(
+                "{} overloaded: offered {:.6} Mb/s > {} rate {} Mb/s",
+                net.port_label(p),
+                load / 1e6,
+                if rate[p] < port.rate { "shaped" } else { "link" },
+                rate[p] / 1e6
+            ))
+        } else if burst[slots.clone()].iter().any(|b| !b.is_finite()) {
+            Some(format!("{}: an upstream port has no finite bound", net.port_label(p)))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            bounded[p] = false;
+            out.delay[p] = Err(Unbounded::new(why.clone()));
+            out.backlog[p] = Err(Unbounded::new(why));
+            continue;
         }
+        let (b, r) = slots.fold((0.0, 0.0), |(b, r), k| (b + burst[k], r + slot_rate[k]));
+        delay[p] = latency + b / rate[p];
+        out.delay[p] = Ok(delay[p]);
+        out.backlog[p] = Ok(b + r * latency);
     }
     Some(out)
 }
@@ -192,28 +158,30 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
     let method = opt.name();
     let tables = PortTables::of(net);
     let routes = net.flat_routes();
+    // Port delays as plain numbers, infinite where unbounded (the reason is looked up then).
+    let port_delay: Vec<f64> = pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
     let mut flows = Vec::with_capacity(routes.len());
     for k in 0..routes.len() {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
         let flow = &net.flows[f];
         let ports = routes.ports(k);
-        // As run_candidates computes it, term by term.
-        let fixed: f64 =
-            ports.iter().map(|&p| tables.propagation[p as usize]).sum::<f64>() + tables.receive[destination];
-        let mut sum = 0.0;
-        let mut reason = None;
+        // The three sums of run_candidates and best_case_delay, term by term in the same order
+        // (so bit for bit the same), side by side in one walk.
+        let (mut propagation, mut queueing, mut best_case) = (-0.0, 0.0, -0.0);
         for &p in ports {
-            match &pass.delay[p as usize] {
-                Ok(d) => sum += d,
-                Err(u) => {
-                    reason = Some(u.to_string());
-                    break;
-                }
-            }
+            let p = p as usize;
+            propagation += tables.propagation[p];
+            queueing += port_delay[p];
+            best_case += tables.latency[p] + flow.min_frame_wire / tables.rate[p] + tables.propagation[p];
         }
-        let delay = if reason.is_none() { sum + fixed } else { f64::INFINITY };
-        let reason = if delay.is_finite() { None } else { reason };
-        let best_case = tables.best_case(flow, ports, destination);
+        let fixed = propagation + tables.receive[destination];
+        let best_case = best_case + tables.receive[destination];
+        let (delay, reason) = if queueing.is_finite() {
+            (queueing + fixed, None)
+        } else {
+            let unbounded = ports.iter().find_map(|&p| pass.delay[p as usize].as_ref().err());
+            (f64::INFINITY, unbounded.map(|u| u.to_string()))
+        };
         let route = (destination, routes.plane[k] as usize);
         flows.push(row(flow, f, route, delay, best_case, reason, method));
     }
