@@ -89,16 +89,25 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
         let flow = &net.flows[f];
         let ports = routes.ports(k);
-        // Propagation is a constant delay: it adds to the path but grows no burst.
-        let raw: f64 = ports.iter().map(|&p| delay[p as usize] + tables.propagation[p as usize]).sum::<f64>()
-            + tables.receive[destination];
+        // One walk, three sums, each term by term in its own order. Propagation is a constant
+        // delay: it adds to the path but grows no burst. The shortest possible time serialises
+        // Lmin once per switch hop.
+        let (mut raw, mut min_s, mut best_case) = (-0.0, -0.0, -0.0);
+        for &p in ports {
+            let p = p as usize;
+            raw += delay[p] + tables.propagation[p];
+            if tables.switch[p] {
+                min_s += flow.min_frame_wire / tables.rate[p];
+            }
+            best_case += tables.best_case_hop(flow, p);
+        }
+        let raw = raw + tables.receive[destination];
         let delay_us = if raw.is_finite() { ceil_clean(raw * 1e6) } else { f64::INFINITY };
-        // Shortest possible time: Lmin serialised once per switch hop.
-        let switch_hops = ports.iter().filter(|&&p| tables.switch[p as usize]);
-        let min_us: f64 =
-            switch_hops.map(|&p| flow.min_frame_wire / tables.rate[p as usize]).sum::<f64>() * 1e6;
+        let min_us = min_s * 1e6;
         let jitter_us = if min_us > 0.0 { delay_us - floor_clean(min_us) } else { delay_us };
-        let reason = ports.iter().find(|&&p| !delay[p as usize].is_finite()).map(|&p| {
+        let reason =
+            (!raw.is_finite()).then(|| ports.iter().find(|&&p| !delay[p as usize].is_finite())).flatten();
+        let reason = reason.map(|&p| {
             format!("no finite bound at {}: offered load exceeds the link rate", net.port_label(p as usize))
         });
         let deadline_us = flow.deadline.map(|d| d * 1e6);
@@ -108,7 +117,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
             plane: routes.plane[k] as usize,
             delay_us,
             jitter_us,
-            best_case_us: tables.best_case(flow, ports, destination) * 1e6,
+            best_case_us: (best_case + tables.receive[destination]) * 1e6,
             deadline_us,
             slack_us: deadline_us.map(|d| d - delay_us),
             status: status_of(delay_us, deadline_us),

@@ -56,14 +56,13 @@ impl PortTables {
 
     /// [`best_case_delay`] of `flow` through `ports` to `destination`, term by term.
     pub fn best_case(&self, flow: &crate::model::FlowModel, ports: &[u32], destination: usize) -> f64 {
-        ports
-            .iter()
-            .map(|&p| {
-                let p = p as usize;
-                self.latency[p] + flow.min_frame_wire / self.rate[p] + self.propagation[p]
-            })
-            .sum::<f64>()
-            + self.receive[destination]
+        ports.iter().map(|&p| self.best_case_hop(flow, p as usize)).sum::<f64>() + self.receive[destination]
+    }
+
+    /// One hop of [`Self::best_case`]: latency, the smallest frame, propagation.
+    #[inline]
+    pub fn best_case_hop(&self, flow: &crate::model::FlowModel, p: usize) -> f64 {
+        self.latency[p] + flow.min_frame_wire / self.rate[p] + self.propagation[p]
     }
 }
 
@@ -172,7 +171,7 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
             let p = p as usize;
             propagation += tables.propagation[p];
             queueing += port_delay[p];
-            best_case += tables.latency[p] + flow.min_frame_wire / tables.rate[p] + tables.propagation[p];
+            best_case += tables.best_case_hop(flow, p);
         }
         let fixed = propagation + tables.receive[destination];
         let best_case = best_case + tables.receive[destination];
