@@ -8,7 +8,7 @@
 //! [`Network::index_port_flows`], which drops them. Nothing here reads a flow's rate or burst, or a
 //! port's scheduler, so editing those needs no re-indexing.
 
-use super::network::{FlowId, Network};
+use super::network::Network;
 use std::sync::{Arc, OnceLock};
 
 /// "No such index" in the `u32` arrays below.
@@ -116,32 +116,34 @@ impl Crossings {
         let mut next: Vec<u32> = start[..np].to_vec();
         let (mut flow, mut up, mut up_port) = (vec![NONE; n], vec![NONE; n], vec![NONE; n]);
         // The last flow met at each port: routes of a multicast flow share their crossings.
-        let mut last = vec![FlowId::MAX; np];
-        for (f, fl) in net.flows.iter().enumerate() {
-            for r in &fl.routes {
-                let (mut prev, mut prev_port) = (NONE, NONE);
-                for &p in &r.ports {
-                    let s = if last[p] == f {
-                        let s = next[p] - 1;
-                        if up[s as usize] != prev {
-                            return None;
-                        }
-                        s
-                    } else {
-                        last[p] = f;
-                        let s = next[p];
-                        if s == start[p + 1] {
-                            return None;
-                        }
-                        next[p] += 1;
-                        flow[s as usize] = f as u32;
-                        up[s as usize] = prev;
-                        up_port[s as usize] = prev_port;
-                        s
-                    };
-                    prev = s;
-                    prev_port = p as u32;
-                }
+        let mut last = vec![u32::MAX; np];
+        // Over the flat routes (in flow order), not the nested ones: no pointer chasing.
+        let routes = net.flat_routes();
+        for k in 0..routes.len() {
+            let f = routes.flow[k];
+            let (mut prev, mut prev_port) = (NONE, NONE);
+            for &p in routes.ports(k) {
+                let pi = p as usize;
+                let s = if last[pi] == f {
+                    let s = next[pi] - 1;
+                    if up[s as usize] != prev {
+                        return None;
+                    }
+                    s
+                } else {
+                    last[pi] = f;
+                    let s = next[pi];
+                    if s == start[pi + 1] {
+                        return None;
+                    }
+                    next[pi] += 1;
+                    flow[s as usize] = f;
+                    up[s as usize] = prev;
+                    up_port[s as usize] = prev_port;
+                    s
+                };
+                prev = s;
+                prev_port = p;
             }
         }
         if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {

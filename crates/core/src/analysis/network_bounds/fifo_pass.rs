@@ -55,6 +55,7 @@ impl PortTables {
     }
 
     /// [`best_case_delay`] of `flow` through `ports` to `destination`, term by term.
+    #[cfg(test)]
     pub fn best_case(&self, flow: &crate::model::FlowModel, ports: &[u32], destination: usize) -> f64 {
         ports.iter().map(|&p| self.best_case_hop(flow, p as usize)).sum::<f64>() + self.receive[destination]
     }
