@@ -19,6 +19,7 @@ from rich.table import Table
 from rtnetlab import model
 from rtnetlab.errors import ModelError, UserError
 from rtnetlab.io import formats
+from rtnetlab.tables import DEFAULT_ROWS, ResultTable, RowsOpt, parse_limit
 
 app = typer.Typer(
     name="rtnetlab",
@@ -183,9 +184,11 @@ def analyze(
     ] = False,
     output_format: Annotated[str, typer.Option("--format", help="table, json or wopanet-res")] = "table",
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write results to this file.")] = None,
+    rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
 ) -> None:
     """Worst-case delay, jitter and backlog bounds of every flow and egress port."""
+    limit = parse_limit(rows)
     if as_json:
         output_format = "json"
     if output_format not in ("table", "json", "wopanet-res"):
@@ -211,12 +214,12 @@ def analyze(
             out.print(f"wrote {output}", markup=False)
         return
     _warn(net)
-    _print_report(report)
+    _print_report(report, limit)
 
 
-def _print_report(report: dict) -> None:
+def _print_report(report: dict, limit: int | None = None) -> None:
     if report["flows"] or report["ports"]:
-        _print_network_report(report)
+        _print_network_report(report, limit)
     if report.get("fixed_priority"):
         _print_response_times(report["fixed_priority"])
     for n in report.get("notes", []):
@@ -274,8 +277,8 @@ def _fmt_opt_us(v: float | None) -> str:
     return "-" if v is None else _fmt_us(v)
 
 
-def _print_network_report(report: dict) -> None:
-    flows = _table(
+def _print_network_report(report: dict, limit: int | None) -> None:
+    flows = ResultTable(
         f"End-to-end bounds ({report['method']})",
         [
             "flow",
@@ -290,7 +293,13 @@ def _print_network_report(report: dict) -> None:
         left=("flow", "destination", "plane", "status"),
     )
     order = {"unbounded": 0, "miss": 1, "ok": 2}
-    for f in sorted(report["flows"], key=lambda f: order[f["status"]]):
+
+    def critical(f: dict) -> tuple:
+        # Unbounded, then missed, then the smallest slack, then (no deadline) the largest delay.
+        slack = f["slack_us"]
+        return (order[f["status"]], slack is None, slack or 0.0, -(f["delay_us"] or 0.0))
+
+    for f in sorted(report["flows"], key=critical):
         style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
         flows.add_row(
             f["flow"],
@@ -303,17 +312,23 @@ def _print_network_report(report: dict) -> None:
             f["status"] + (f" ({f['reason']})" if f.get("reason") else ""),
             style=style,
         )
-    out.print(flows)
-    ports = _table(
+    flows.print(out, limit, "(flow, destination, plane) rows")
+    ports = ResultTable(
         "Egress ports",
         ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"],
         left=("port", "plane", "status"),
     )
+    port_rows = []
     for p in report["ports"]:
         if p["load"] == 0:
             continue
         buffer = p.get("buffer_bytes")
         over = buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
+        port_rows.append((p, over))
+    # Unbounded or overflowing first, then the most loaded.
+    port_rows.sort(key=lambda r: (not (r[0]["status"] == "unbounded" or r[1]), -r[0]["load"]))
+    for p, over in port_rows:
+        buffer = p.get("buffer_bytes")
         status = (
             p["status"]
             + (f" ({p['reason']})" if p.get("reason") else "")
@@ -329,9 +344,9 @@ def _print_network_report(report: dict) -> None:
             status,
             style="bold red" if p["status"] == "unbounded" or over else None,
         )
-    out.print(ports)
+    ports.print(out, limit, "ports")
     if report.get("redundancy"):
-        red = _table(
+        red = ResultTable(
             "Redundancy management (first valid copy wins)",
             [
                 "flow",
@@ -344,7 +359,8 @@ def _print_network_report(report: dict) -> None:
             ],
             left=("flow", "destination"),
         )
-        for r in report["redundancy"]:
+        # Copies that may arrive further apart than SkewMax first, then the largest delay.
+        for r in sorted(report["redundancy"], key=lambda r: (r["skew_ok"], -(r["delay_us"] or float("inf")))):
             red.add_row(
                 r["flow"],
                 r["destination"],
@@ -355,7 +371,7 @@ def _print_network_report(report: dict) -> None:
                 _fmt_us(r["paper_cor7_us"]),
                 style=None if r["skew_ok"] else "red",
             )
-        out.print(red)
+        red.print(out, limit, "(flow, destination) rows")
 
 
 def _quantity(kind: str, text: str, option: str) -> float:
@@ -394,11 +410,13 @@ def simulate(
     histograms: Annotated[
         Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
     ] = None,
+    rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
 ) -> None:
     """Simulate the network packet by packet; per-flow latencies and per-port backlog."""
     from rtnetlab import simulate as sim_mod
 
+    limit = parse_limit(rows)
     seconds = _quantity("duration", duration, "--duration")
     if seconds <= 0:
         raise UserError(f"--duration: must be positive, got {duration}")
@@ -460,7 +478,7 @@ def simulate(
         return
     _warn(net)
     if report["flows"]:
-        _print_sim(report)
+        _print_sim(report, limit)
     if report.get("buses"):
         _print_bus_sim(report["buses"])
 
@@ -508,7 +526,7 @@ def _read_sizes(path: Path) -> list[int]:
     return sizes
 
 
-def _print_sim(report: dict) -> None:
+def _print_sim(report: dict, limit: int | None) -> None:
     cols = [
         "flow",
         "destination",
@@ -524,8 +542,9 @@ def _print_sim(report: dict) -> None:
         "losses",
         "retx",
     ]
-    flows = _table("Simulated latency (us)", cols, left=("flow", "destination", "plane"))
-    for f in report["flows"]:
+    flows = ResultTable("Simulated latency (us)", cols, left=("flow", "destination", "plane"))
+    # Losses and retransmissions first, then the largest latency.
+    for f in sorted(report["flows"], key=lambda f: (-(f["losses"] + f["retransmissions"]), -f["max_us"])):
         flows.add_row(
             f["flow"],
             f["destination"],
@@ -538,13 +557,14 @@ def _print_sim(report: dict) -> None:
             str(f["losses"]),
             str(f["retransmissions"]),
         )
-    out.print(flows)
-    ports = _table(
+    flows.print(out, limit, "(flow, destination, plane) rows")
+    ports = ResultTable(
         "Egress ports",
         ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops", "policed"],
         left=("port", "plane"),
     )
-    for p in report["ports"]:
+    # Drops and policing first, then the busiest.
+    for p in sorted(report["ports"], key=lambda p: (-(p["drops"] + p["policed"]), -p["utilisation"])):
         if p["frames"]:
             ports.add_row(
                 f"{p['node']}:{p['port']}",
@@ -556,7 +576,7 @@ def _print_sim(report: dict) -> None:
                 str(p["policed"]),
                 style="red" if p["drops"] or p["policed"] else None,
             )
-    out.print(ports)
+    ports.print(out, limit, "ports")
     if report.get("dedup"):
         dd = _table(
             "Bloom-filter deduplication (seed 000)",
