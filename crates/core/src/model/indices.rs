@@ -1,12 +1,13 @@
-//! Indices derived from a validated network's routes, built on first use and kept with it: the
-//! routes as flat arrays, the (flow, egress port) crossings grouped by port, and the names shared
-//! by result rows.
+//! Indices derived from a validated network's routes and kept with it: the routes as flat
+//! arrays, the (flow, egress port) crossings grouped by port with the ports' feed-forward order,
+//! and the names shared by result rows.
 //!
-//! Every analysis call reads them, so they are computed once per network rather than once per call
-//! (on a 5000-VL network, walking the nested route vectors costs more than TFA itself). A validated
-//! network is not changed afterwards; code that edits routes by hand calls
-//! [`Network::index_port_flows`], which drops them. Nothing here reads a flow's rate or burst, or a
-//! port's scheduler, so editing those needs no re-indexing.
+//! Every analysis call reads them, so they are computed once per network rather than once per
+//! call (on a 5000-VL network, walking the nested route vectors costs more than TFA itself).
+//! Validation builds them as it finishes. A validated network is not changed afterwards; code that
+//! edits routes by hand calls [`Network::index_port_flows`], which drops them, and they are built
+//! again on first use. Nothing here reads a flow's rate or burst, or a port's scheduler, so
+//! editing those needs no re-indexing.
 
 use super::network::Network;
 use std::sync::{Arc, OnceLock};
@@ -228,6 +229,13 @@ impl std::fmt::Debug for Crossings {
 }
 
 impl Network {
+    /// Builds every index now (validation does, while the routes are still in cache), rather
+    /// than on first use.
+    pub(crate) fn build_indices(&self) {
+        self.names();
+        self.crossings();
+    }
+
     /// Names of flows, nodes and planes, shared by reports.
     pub fn names(&self) -> Arc<Names> {
         self.derived.names.get_or_init(|| Arc::new(Names::of(self))).clone()

@@ -405,6 +405,7 @@ pub fn build_at(
     if cx.diags.has_errors() {
         return None;
     }
+    net.build_indices();
     Some(net)
 }
 
