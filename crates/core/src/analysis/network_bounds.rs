@@ -609,9 +609,10 @@ fn sfa_services(net: &Network, lay: &Layout, st: &TfaState, opt: &Options) -> Ve
     // [β − l_max]^+ (Le Boudec & Thiran Thm 1.7.1). The last hop needs no packetizer: a frame's
     // delay ends with its last bit.
     let mut packetized: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
+    let mut others = OtherGroups::new(st);
     // Crossings are numbered along routes, so an upstream crossing always comes first.
     for (me, c) in cx.iter().enumerate() {
-        let left = left_over(net, lay, st, opt, me);
+        let left = left_over(net, lay, st, opt, me, &mut others);
         let lmax = net.flows[c.flow].max_frame_wire;
         let (e2e, pk) = match (c.upstream.map(|u| &packetized[u]), left) {
             (Some(Err(e)), _) => (Err(e.clone()), Err(e.clone())),
@@ -632,6 +633,35 @@ fn packetize(beta: &Curve, l: f64) -> Curve {
     beta.offset(-l).positive_part().non_decreasing_closure()
 }
 
+/// Per queue and group, the sum of the other groups' arrival curves: what every member of the
+/// group sees as cross traffic besides its own group. Computed once per group on first use,
+/// where summing every group again for each crossing made SFA quadratic in a port's flows.
+struct OtherGroups {
+    sums: Vec<Vec<Option<Option<Curve>>>>,
+}
+
+impl OtherGroups {
+    fn new(st: &TfaState) -> OtherGroups {
+        OtherGroups { sums: st.groups.iter().map(|g| vec![None; g.len()]).collect() }
+    }
+
+    /// Σ over the groups of queue `q` but `k` (in group order), `None` when there are none.
+    fn of(&mut self, st: &TfaState, q: usize, k: usize) -> Option<&Curve> {
+        self.sums[q][k]
+            .get_or_insert_with(|| {
+                let mut curves = st.groups[q]
+                    .iter()
+                    .zip(&st.group_sums[q])
+                    .enumerate()
+                    .filter(|&(i, _)| i != k)
+                    .filter_map(|(_, (g, &sums))| g.curve_of(sums))
+                    .peekable();
+                curves.peek().is_some().then(|| sum_curves(curves))
+            })
+            .as_ref()
+    }
+}
+
 /// The service left to crossing `me`'s flow at its port.
 fn left_over(
     net: &Network,
@@ -639,27 +669,22 @@ fn left_over(
     st: &TfaState,
     opt: &Options,
     me: usize,
+    others: &mut OtherGroups,
 ) -> Result<Curve, Unbounded> {
     let cx = &lay.crossings;
     let (q, p) = (cx[me].queue, cx[me].port);
     let service = st.service[q].clone()?;
     let flow = &net.flows[cx[me].flow];
-    let cross: Vec<Curve> = st.groups[q]
-        .iter()
-        .zip(&st.group_sums[q])
-        .enumerate()
-        .filter_map(|(k, (g, &(b, r, n)))| {
-            if k == st.group_of[me] {
-                g.curve_of((b - st.burst[me], r - flow.rate, n - 1))
-            } else {
-                g.curve_of((b, r, n))
-            }
-        })
-        .collect();
-    if cross.is_empty() {
-        return Ok(service);
-    }
-    let cross = sum_curves(cross.into_iter());
+    let k = st.group_of[me];
+    // Its own group without it, and every other group.
+    let (b, r, n) = st.group_sums[q][k];
+    let own = st.groups[q][k].curve_of((b - st.burst[me], r - flow.rate, n - 1));
+    let cross = match (others.of(st, q, k), own) {
+        (None, None) => return Ok(service),
+        (Some(o), None) => o.clone(),
+        (None, Some(c)) => c,
+        (Some(o), Some(c)) => o.add(&c),
+    };
     let left = match opt.multiplexing {
         Multiplexing::Fifo => curves::fifo_residual(&service, &cross),
         Multiplexing::Blind => curves::arbitrary_residual(&service, &cross),
