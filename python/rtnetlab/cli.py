@@ -799,6 +799,75 @@ def configure_priorities(
         raise typer.Exit(1)
 
 
+@configure_app.command("partition")
+def configure_partition(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the placed description here.")],
+    method: Annotated[
+        str, typer.Option("--method", help="Priorities: opa (Audsley) or dm (deadline monotonic by window)")
+    ] = "opa",
+    as_json: JsonOpt = False,
+) -> None:
+    """Place the tasks of chains on processors, with priorities (DOPA, seed 001E)."""
+    from rtnetlab import configure
+
+    report, configured, analysis = configure.partition(Path(file), method)
+    if configured is not None:
+        formats.write(configured, output)
+    if as_json:
+        report["analysis"] = analysis
+        emit_json(report)
+    else:
+        _print_partition(report)
+        if analysis is not None:
+            _print_report(analysis)
+        if configured is not None:
+            out.print(f"wrote {output}", markup=False)
+    if configured is None:
+        err.print(f"{file}: no feasible partition ({method}): {report['reason']}", markup=False)
+        raise typer.Exit(1)
+
+
+def _print_partition(report: dict) -> None:
+    if not report["feasible"]:
+        return
+    tasks = _table(
+        "Placement (DOPA)",
+        ["task", "chain", "processor", "priority", "window (us)", "jitter (us)", "response (us)"],
+        left=("task", "chain", "processor"),
+    )
+    for t in report["tasks"]:
+        tasks.add_row(
+            t["name"] + (" (pinned)" if t["pinned"] else ""),
+            t["chain"],
+            t["processor"],
+            str(t["priority"]),
+            _fmt_us(t["window_us"]),
+            _fmt_us(t["jitter_us"]),
+            _fmt_us(t["response_us"]),
+        )
+    out.print(tasks)
+    if report["messages"]:
+        msgs = _table(
+            "Messages",
+            ["message", "chain", "sent by", "priority", "window (us)", "jitter (us)", "response (us)"],
+            left=("message", "chain", "sent by"),
+        )
+        for m in report["messages"]:
+            if m["on_bus"]:
+                msgs.add_row(m["name"], m["chain"], m["sender"], str(m["priority"]), _fmt_us(m["window_us"]),
+                             _fmt_us(m["jitter_us"]), _fmt_us(m["response_us"]))
+            else:
+                msgs.add_row(m["name"], m["chain"], "- (same processor: not sent)", "-", "-", "-", "-")
+        out.print(msgs)
+    for c in report["chains"]:
+        out.print(
+            f"chain {c['name']}: end-to-end bound {_fmt_us(c['end_to_end_us'])} us "
+            f"<= deadline {_fmt_us(c['deadline_us'])} us",
+            markup=False,
+        )
+
+
 @configure_app.command("dtable")
 def configure_dtable(
     file: FileArg,

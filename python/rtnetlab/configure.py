@@ -89,3 +89,50 @@ def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict
                 item["priority"] = given[(kind, item["name"])]
     analysis = model.load_data(data, str(path)).analyze()
     return report, data, analysis
+
+
+def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict | None]:
+    """Tasks of chains placed on processors, with priorities (DOPA, seed 001E).
+
+    Returns the engine's report, the description with the placement written in (None when
+    PARTITION found none) and the analysis of that description. Written in: every task's
+    processor and priority, every bus message's sender (the processor of the task before it) and
+    priority; a message whose two tasks share a processor is no longer sent, so it leaves
+    `messages` and its chain's steps."""
+    from rtnetlab import model
+
+    data = formats.read(path)
+    net = model.load_data(data, str(path))
+    try:
+        report = json.loads(net.handle.partition_json(method))
+    except ValueError as e:
+        raise UserError(f"{path}: {e}") from None
+    if not report["feasible"]:
+        return report, None, None
+    tasks = {t["name"]: t for t in report["tasks"]}
+    messages = {m["name"]: m for m in report["messages"]}
+    for item in data.get("tasks", []) or []:
+        placed = tasks.get(item.get("name")) if isinstance(item, dict) else None
+        if placed:
+            item["processor"] = placed["processor"]
+            item["priority"] = placed["priority"]
+    dropped = {name for name, m in messages.items() if not m["on_bus"]}
+    kept = []
+    for item in data.get("messages", []) or []:
+        placed = messages.get(item.get("name")) if isinstance(item, dict) else None
+        if placed and not placed["on_bus"]:
+            continue
+        if placed:
+            item["sender"] = placed["sender"]
+            item["priority"] = placed["priority"]
+        kept.append(item)
+    if "messages" in data:
+        if kept:
+            data["messages"] = kept
+        else:
+            del data["messages"]
+    for chain in data.get("chains", []) or []:
+        if isinstance(chain, dict):
+            chain["steps"] = [s for s in chain.get("steps", []) if s not in dropped]
+    analysis = model.load_data(data, str(path)).analyze()
+    return report, data, analysis

@@ -79,6 +79,22 @@ impl Network {
         };
         Ok(to_json(&assign(&self.inner.fixed_priority, method)))
     }
+    /// DOPA on the description's chains (`method`: opa or dm), JSON text.
+    fn partition_json(&self, method: &str) -> PyResult<String> {
+        use rtnetlab_core::fixed_priority::dopa::{DmKey, PriorityPolicy};
+        let policy = match method {
+            "opa" => PriorityPolicy::Opa,
+            "dm" => PriorityPolicy::DeadlineMonotonic(DmKey::LocalWindow),
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "--method: expected opa or dm, got '{other}'"
+                )))
+            }
+        };
+        rtnetlab_core::synthesis::partition::partition(&self.inner.fixed_priority, policy)
+            .map(|r| to_json(&r))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
     /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
     fn resolved_json(&self) -> String {
         to_json(&self.inner)
