@@ -4,7 +4,7 @@ use super::queue::{EventQueue, Kind};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
-use crate::model::{Network, NodeKind, Switching, Traffic};
+use crate::model::{Network, NodeKind, SchedulerConfig, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -137,10 +137,24 @@ struct Packet {
     copy: u32,
     crossing: u32,
     hop: Hop,
+    /// The packet queued after this one at a FIFO port, or [`NIL`].
+    next: u32,
+}
+
+/// No packet.
+const NIL: u32 = u32::MAX;
+
+/// How a port picks its next frame. A FIFO port (nearly every port of an AFDX network) keeps its
+/// queue as a list through the packets: no indirect call and no ring buffer per frame. It
+/// behaves exactly as [`schedulers::fifo::Fifo`] (first in, first out, never waits for a
+/// shaper); any other scheduler runs its boxed behaviour.
+enum Discipline {
+    Fifo { head: u32, tail: u32 },
+    Scheduled(Box<dyn Behaviour>),
 }
 
 struct PortSim {
-    sched: Box<dyn Behaviour>,
+    discipline: Discipline,
     busy: bool,
     current: u32,
     tx_end: i64,
@@ -434,8 +448,12 @@ impl Simulator {
         for (p, port) in net.ports.iter().enumerate() {
             let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
                 .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
+            let discipline = match port.scheduler {
+                SchedulerConfig::Fifo => Discipline::Fifo { head: NIL, tail: NIL },
+                _ => Discipline::Scheduled(sched),
+            };
             ports.push(PortSim {
-                sched,
+                discipline,
                 busy: false,
                 current: 0,
                 tx_end: 0,
@@ -892,7 +910,7 @@ impl Simulator {
     fn new_packet(&mut self, copy: u32, crossing: u32) -> u32 {
         self.packets_created += 1;
         self.copies[copy as usize].refs += 1;
-        let p = Packet { copy, crossing, hop: self.hops[crossing as usize] };
+        let p = Packet { copy, crossing, hop: self.hops[crossing as usize], next: NIL };
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
@@ -918,7 +936,7 @@ impl Simulator {
     // ---- ports ----------------------------------------------------------------------------
 
     fn enqueue(&mut self, packet: u32) {
-        let Packet { copy, crossing, hop } = self.packets[packet as usize];
+        let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
         let port = hop.port as usize;
         let c = &self.copies[copy as usize];
         let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
@@ -934,7 +952,19 @@ impl Simulator {
             self.maybe_retransmit(flow, frame);
             return;
         }
-        ps.sched.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now);
+        match &mut ps.discipline {
+            Discipline::Fifo { head, tail } => {
+                if *tail == NIL {
+                    *head = packet;
+                } else {
+                    self.packets[*tail as usize].next = packet;
+                }
+                *tail = packet;
+            }
+            Discipline::Scheduled(s) => {
+                s.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now)
+            }
+        }
         ps.queued_bits += wire as u64;
         let in_flight = if ps.busy { (ps.tx_end - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
         ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
@@ -949,25 +979,38 @@ impl Simulator {
         if ps.busy {
             return;
         }
-        match ps.sched.dequeue(now) {
-            Some(item) => {
+        let next = match &mut ps.discipline {
+            Discipline::Fifo { head, tail } => (*head != NIL).then(|| {
+                let p = *head;
+                let packet = &self.packets[p as usize];
+                *head = packet.next;
+                if *head == NIL {
+                    *tail = NIL;
+                }
+                (p, self.copies[packet.copy as usize].wire_bits)
+            }),
+            Discipline::Scheduled(s) => s.dequeue(now).map(|q| (q.frame, q.wire_bits)),
+        };
+        match next {
+            Some((packet, wire_bits)) => {
                 ps.busy = true;
-                ps.current = item.frame;
-                ps.queued_bits -= item.wire_bits as u64;
-                let tx_ns = ceil_ns(item.wire_bits as f64 * ps.ps_per_bit / 1e3);
+                ps.current = packet;
+                ps.queued_bits -= wire_bits as u64;
+                let tx_ns = ceil_ns(wire_bits as f64 * ps.ps_per_bit / 1e3);
                 ps.tx_end = now + tx_ns;
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
                 self.frame_hops += 1;
                 let tx_end = ps.tx_end;
                 if self.trace.len() < self.cfg.trace_limit {
-                    self.record_trace(port, item.frame, now);
+                    self.record_trace(port, packet, now);
                 }
                 self.push(tx_end, Ev::TxEnd { port: port as u32 });
-                self.prefetch_counts(item.frame, port, tx_end);
+                self.prefetch_counts(packet, port, tx_end);
             }
             None => {
-                if let Some(t) = ps.sched.next_ready(now) {
+                let Discipline::Scheduled(s) = &ps.discipline else { return };
+                if let Some(t) = s.next_ready(now) {
                     if ps.wake_at.is_none_or(|w| t < w) {
                         ps.wake_at = Some(t);
                         self.push(t.max(now), Ev::Wake { port: port as u32 });
@@ -1038,7 +1081,7 @@ impl Simulator {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
         let prop = self.hot.port_prop_ns[port];
-        let Packet { copy, crossing, hop } = self.packets[packet as usize];
+        let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
         if hop.deliver != NO_ROUTE {
             self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
         } else {
