@@ -6,8 +6,9 @@
 //!   one delay are pushed in (time, sequence) order: they go to that delay's FIFO lane.
 //! * The rest within about a millisecond (ends of transmission, jittered first hops, shapers) go
 //!   to a timing wheel of 1.024 µs buckets; the sources' releases to a wheel of 65.5 µs buckets
-//!   spanning 268 ms (periods up to 128 ms); a bucket holds its few events unordered, and the
-//!   earliest non-empty bucket is found from a bitmap.
+//!   spanning 268 ms (periods up to 128 ms); a bucket holds its events unordered until it is
+//!   the earliest non-empty one (found from a bitmap), then it is sorted once into the wheel's
+//!   due run.
 //! * Anything further ahead waits in a binary heap.
 //!
 //! A pop takes the earliest of the lanes' heads, the wheels' earliest events and the heap's top.
@@ -59,19 +60,26 @@ struct Node<T> {
 
 /// A timing wheel: `SLOTS` buckets of `1 << SHIFT` ns holding the events whose bucket lies
 /// within `SLOTS` of the current one, each bucket a short unordered list in a slab of nodes.
+/// The earliest bucket is taken out whole and sorted into the due run, from which events then
+/// come out one by one without another search; an event pushed into a bucket already taken is
+/// inserted into the run in order.
 struct Wheel<T, const SHIFT: u32, const SLOTS: usize> {
     nodes: Vec<Node<T>>,
     free: u32,
     heads: Vec<u32>,
     /// Non-empty buckets.
     bits: Vec<u64>,
-    len: usize,
-    /// The bucket of the current time (never after any held event's).
+    /// Events in the buckets' lists.
+    listed: usize,
+    /// The bucket of the current time (never after any listed event's).
     cur: i64,
-    /// No held event's bucket is before this one.
+    /// No listed event's bucket is before this one.
     first: i64,
-    /// The earliest key held, when known.
-    min: Option<i128>,
+    /// Every held event of the buckets up to `due_bucket`, in (time, sequence) order from
+    /// `due_at`; the lists hold the later buckets.
+    due: Vec<Event<T>>,
+    due_at: usize,
+    due_bucket: i64,
 }
 
 impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
@@ -82,10 +90,12 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
             free: NIL,
             heads: vec![NIL; SLOTS],
             bits: vec![0; SLOTS / 64],
-            len: 0,
+            listed: 0,
             cur: 0,
             first: 0,
-            min: None,
+            due: Vec::new(),
+            due_at: 0,
+            due_bucket: -1,
         }
     }
 
@@ -93,11 +103,20 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     #[inline]
     fn push(&mut self, now: i64, e: Event<T>) -> Result<(), Event<T>> {
         // The current bucket never moves back (see `EventQueue::push`), so that every event
-        // held stays within `SLOTS` of it; an event before it is given back.
+        // listed stays within `SLOTS` of it; an event before it is given back.
         self.cur = self.cur.max(now >> SHIFT);
         let bucket = e.time >> SHIFT;
         if (bucket - self.cur) as u64 >= SLOTS as u64 {
             return Err(e);
+        }
+        if bucket <= self.due_bucket {
+            // Usually the latest of the run: the search from its end is short.
+            let mut i = self.due.len();
+            while i > self.due_at && self.due[i - 1].key() > e.key() {
+                i -= 1;
+            }
+            self.due.insert(i, e);
+            return Ok(());
         }
         let slot = bucket as usize & (SLOTS - 1);
         let node = Node { e, next: self.heads[slot] };
@@ -112,18 +131,13 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         };
         self.heads[slot] = i;
         self.bits[slot / 64] |= 1 << (slot % 64);
-        self.len += 1;
+        self.listed += 1;
         self.first = self.first.min(bucket);
-        if let Some(m) = self.min {
-            if e.key() < m {
-                self.min = Some(e.key());
-            }
-        }
         Ok(())
     }
 
-    /// The first non-empty bucket from the earliest possible one, circularly (the events'
-    /// buckets all lie within `SLOTS` of the current one, so this is the earliest).
+    /// The first non-empty bucket from the earliest possible one, circularly (the listed
+    /// events' buckets all lie within `SLOTS` of the current one, so this is the earliest).
     fn first_slot(&mut self) -> usize {
         self.first = self.first.max(self.cur);
         let start = self.first as usize & (SLOTS - 1);
@@ -151,65 +165,48 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     /// The earliest key held, or [`NONE`].
     #[inline(always)]
     fn min_key(&mut self) -> i128 {
-        match self.min {
-            Some(m) => m,
-            None if self.len == 0 => NONE,
-            None => self.find_min(),
+        match self.due.get(self.due_at) {
+            Some(e) => e.key(),
+            None if self.listed == 0 => NONE,
+            None => self.take_bucket(),
         }
     }
 
+    /// Moves the earliest listed bucket into the (empty) due run, sorted; gives its earliest key.
     #[inline(never)]
-    fn find_min(&mut self) -> i128 {
+    fn take_bucket(&mut self) -> i128 {
         let slot = self.first_slot();
+        self.due_bucket = self.first;
+        self.due.clear();
+        self.due_at = 0;
         let mut i = self.heads[slot];
-        let mut m = NONE;
         while i != NIL {
-            let n = &self.nodes[i as usize];
-            m = m.min(n.e.key());
-            i = n.next;
+            let n = &mut self.nodes[i as usize];
+            self.due.push(n.e);
+            let next = n.next;
+            n.next = self.free;
+            self.free = i;
+            i = next;
+            self.listed -= 1;
         }
-        self.min = Some(m);
-        m
-    }
-
-    /// Where the earliest event is: (bucket, previous node or [`NIL`], node); the wheel is not
-    /// empty.
-    fn locate_min(&mut self) -> (usize, u32, u32) {
-        let key = self.min_key();
-        let slot = ((key >> 64) as i64 >> SHIFT) as usize & (SLOTS - 1);
-        let (mut prev, mut i) = (NIL, self.heads[slot]);
-        while self.nodes[i as usize].e.key() != key {
-            (prev, i) = (i, self.nodes[i as usize].next);
-        }
-        (slot, prev, i)
+        self.heads[slot] = NIL;
+        self.bits[slot / 64] &= !(1 << (slot % 64));
+        // Pushed last first: reversed, the list is nearly in order already.
+        self.due.reverse();
+        self.due.sort_unstable_by_key(|e| e.key());
+        self.due[0].key()
     }
 
     /// The earliest event, without taking it.
     fn peek(&mut self) -> Option<T> {
-        if self.len == 0 {
-            return None;
-        }
-        let i = self.locate_min().2;
-        Some(self.nodes[i as usize].e.ev)
+        (self.min_key() != NONE).then(|| self.due[self.due_at].ev)
     }
 
-    /// Takes the earliest event (the wheel is not empty).
+    /// Takes the earliest event (the wheel is not empty and [`Wheel::min_key`] was asked).
+    #[inline]
     fn pop(&mut self) -> Event<T> {
-        let (slot, prev, i) = self.locate_min();
-        let Node { e, next } = self.nodes[i as usize];
-        self.first = e.time >> SHIFT;
-        if prev == NIL {
-            self.heads[slot] = next;
-            if next == NIL {
-                self.bits[slot / 64] &= !(1 << (slot % 64));
-            }
-        } else {
-            self.nodes[prev as usize].next = next;
-        }
-        self.nodes[i as usize].next = self.free;
-        self.free = i;
-        self.len -= 1;
-        self.min = None;
+        let e = self.due[self.due_at];
+        self.due_at += 1;
         e
     }
 }
