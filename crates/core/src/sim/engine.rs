@@ -1,6 +1,6 @@
 //! The event loop and the state of sources, ports and destinations.
 
-use super::queue::{EventQueue, Kind};
+use super::queue::{EventQueue, Kind, MAX_LANES};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
@@ -342,9 +342,9 @@ fn size_range(traffic: &Traffic) -> (f64, f64) {
 const NO_LANE: u8 = u8::MAX;
 
 /// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
-/// regulators and shapers due now); the three most frequent delays from a port's end of
-/// transmission to the copy's next event (a store-and-forward switch's propagation plus
-/// technological latency, a destination's propagation), counted over the hops.
+/// regulators and shapers due now); the most frequent delays from a port's end of transmission
+/// to the copy's next event (a store-and-forward switch's propagation plus technological
+/// latency, a destination's propagation), counted over the hops, up to [`MAX_LANES`] in all.
 fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
     let mut count: BTreeMap<i64, u64> = BTreeMap::new();
     for h in hops {
@@ -359,7 +359,7 @@ fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
     count.remove(&0);
     let mut by_count: Vec<(u64, i64)> = count.into_iter().map(|(d, n)| (n, d)).collect();
     by_count.sort_by_key(|&(n, d)| (std::cmp::Reverse(n), d));
-    std::iter::once(0).chain(by_count.iter().take(3).map(|&(_, d)| d)).collect()
+    std::iter::once(0).chain(by_count.iter().take(MAX_LANES - 1).map(|&(_, d)| d)).collect()
 }
 
 /// `x.ceil() as i64` for `x >= 0`, without a call to libm's `ceil` (the baseline x86-64 target

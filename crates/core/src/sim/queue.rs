@@ -202,9 +202,10 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         (self.min_key() != NONE).then(|| self.due[self.due_at].ev)
     }
 
-    /// Takes the earliest event (the wheel is not empty and [`Wheel::min_key`] was asked).
+    /// Takes the earliest event (the wheel is not empty).
     #[inline]
     fn pop(&mut self) -> Event<T> {
+        self.min_key();
         let e = self.due[self.due_at];
         self.due_at += 1;
         e
@@ -222,6 +223,13 @@ pub(super) enum Kind {
     Other,
 }
 
+/// Lanes at most.
+pub(super) const MAX_LANES: usize = 4;
+/// Where each part's earliest key is kept in [`EventQueue::heads`]: the lanes first, then these.
+const NEAR: usize = MAX_LANES;
+const RELEASES: usize = MAX_LANES + 1;
+const FAR: usize = MAX_LANES + 2;
+
 pub(super) struct EventQueue<T> {
     seq: u64,
     /// Each lane's delay, and its events, pushed that long after the time they were pushed at.
@@ -230,13 +238,16 @@ pub(super) struct EventQueue<T> {
     near: Wheel<T, 10, 1024>,
     releases: Wheel<T, 16, 4096>,
     far: BinaryHeap<Event<T>>,
+    /// The earliest key of each lane, the two wheels and the heap ([`NONE`] when empty), kept
+    /// up to date by every push and pop: a pop compares these few keys and looks nowhere else.
+    heads: [i128; MAX_LANES + 3],
 }
 
 impl<T: Copy> EventQueue<T> {
     /// A queue with a FIFO lane for each of `lane_delays` (ns, distinct, the first 0, at most
-    /// 255).
+    /// [`MAX_LANES`]).
     pub fn new(lane_delays: &[i64]) -> Self {
-        assert!(lane_delays.first() == Some(&0) && lane_delays.len() < 256);
+        assert!(lane_delays.first() == Some(&0) && lane_delays.len() <= MAX_LANES);
         EventQueue {
             seq: 0,
             delays: lane_delays.to_vec(),
@@ -244,6 +255,7 @@ impl<T: Copy> EventQueue<T> {
             near: Wheel::new(),
             releases: Wheel::new(),
             far: BinaryHeap::new(),
+            heads: [NONE; MAX_LANES + 3],
         }
     }
 
@@ -262,18 +274,32 @@ impl<T: Copy> EventQueue<T> {
             _ => usize::MAX,
         };
         if let Some(q) = self.lanes.get_mut(lane) {
-            if q.back().is_none_or(|b| b.time <= time) {
-                q.push_back(e);
-                return;
+            match q.back() {
+                None => self.heads[lane] = e.key(),
+                Some(b) if b.time <= time => {}
+                Some(_) => return self.hold(now, e, kind),
             }
+            q.push_back(e);
+            return;
         }
-        let held = match kind {
-            Kind::Release => self.releases.push(now, e),
-            _ => self.near.push(now, e),
+        self.hold(now, e, kind)
+    }
+
+    /// Queues `e` in a wheel or, beyond it, the heap.
+    #[inline]
+    fn hold(&mut self, now: i64, e: Event<T>, kind: Kind) {
+        let (held, part) = match kind {
+            Kind::Release => (self.releases.push(now, e), RELEASES),
+            _ => (self.near.push(now, e), NEAR),
         };
-        if let Err(e) = held {
-            self.far.push(e);
-        }
+        let part = match held {
+            Ok(()) => part,
+            Err(e) => {
+                self.far.push(e);
+                FAR
+            }
+        };
+        self.heads[part] = self.heads[part].min(e.key());
     }
 
     /// The earliest release within the releases' wheel, without taking it.
@@ -284,29 +310,37 @@ impl<T: Copy> EventQueue<T> {
     /// The earliest event, if it is due by `end`.
     #[inline]
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
-        let (mut best, mut lane) = (NONE, usize::MAX);
-        for (k, q) in self.lanes.iter().enumerate() {
-            if let Some(e) = q.front() {
-                if e.key() < best {
-                    (best, lane) = (e.key(), k);
-                }
+        let (mut part, mut min) = (0, self.heads[0]);
+        for (k, &h) in self.heads.iter().enumerate().skip(1) {
+            if h < min {
+                (part, min) = (k, h);
             }
         }
-        let near = self.near.min_key();
-        let releases = self.releases.min_key();
-        let far = self.far.peek().map_or(NONE, |e| e.key());
-        let min = best.min(near).min(releases).min(far);
         if min == NONE || min >> 64 > end as i128 {
             return None;
         }
-        Some(if min == best {
-            self.lanes[lane].pop_front().expect("a head")
-        } else if min == near {
-            self.near.pop()
-        } else if min == releases {
-            self.releases.pop()
-        } else {
-            self.far.pop().expect("a top")
+        Some(match part {
+            NEAR => {
+                let e = self.near.pop();
+                self.heads[NEAR] = self.near.min_key();
+                e
+            }
+            RELEASES => {
+                let e = self.releases.pop();
+                self.heads[RELEASES] = self.releases.min_key();
+                e
+            }
+            FAR => {
+                let e = self.far.pop().expect("a top");
+                self.heads[FAR] = self.far.peek().map_or(NONE, |e| e.key());
+                e
+            }
+            lane => {
+                let q = &mut self.lanes[lane];
+                let e = q.pop_front().expect("a head");
+                self.heads[lane] = q.front().map_or(NONE, |e| e.key());
+                e
+            }
         })
     }
 }
