@@ -11,7 +11,8 @@
 //!   due run.
 //! * Anything further ahead waits in a binary heap.
 //!
-//! A pop takes the earliest of the lanes' heads, the wheels' earliest events and the heap's top.
+//! Each part's earliest key is kept up to date by every push and pop, so a pop compares a few
+//! keys (the near wheel's, the lanes', and one for the releases' wheel and the heap together).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -225,10 +226,12 @@ pub(super) enum Kind {
 
 /// Lanes at most.
 pub(super) const MAX_LANES: usize = 4;
-/// Where each part's earliest key is kept in [`EventQueue::heads`]: the lanes first, then these.
-const NEAR: usize = MAX_LANES;
-const RELEASES: usize = MAX_LANES + 1;
-const FAR: usize = MAX_LANES + 2;
+/// Where each part's earliest key is kept in [`EventQueue::heads`]: the near wheel, then the
+/// releases' wheel and the heap together (the heap is seldom used, and one key fewer to compare
+/// at each pop), then the lanes.
+const NEAR: usize = 0;
+const LATER: usize = 1;
+const LANE_0: usize = 2;
 
 pub(super) struct EventQueue<T> {
     seq: u64,
@@ -238,9 +241,9 @@ pub(super) struct EventQueue<T> {
     near: Wheel<T, 10, 1024>,
     releases: Wheel<T, 16, 4096>,
     far: BinaryHeap<Event<T>>,
-    /// The earliest key of each lane, the two wheels and the heap ([`NONE`] when empty), kept
-    /// up to date by every push and pop: a pop compares these few keys and looks nowhere else.
-    heads: [i128; MAX_LANES + 3],
+    /// The earliest key of each part ([`NONE`] when empty), kept up to date by every push and
+    /// pop: a pop compares these few keys and looks nowhere else.
+    heads: [i128; LANE_0 + MAX_LANES],
 }
 
 impl<T: Copy> EventQueue<T> {
@@ -255,7 +258,7 @@ impl<T: Copy> EventQueue<T> {
             near: Wheel::new(),
             releases: Wheel::new(),
             far: BinaryHeap::new(),
-            heads: [NONE; MAX_LANES + 3],
+            heads: [NONE; LANE_0 + MAX_LANES],
         }
     }
 
@@ -275,7 +278,7 @@ impl<T: Copy> EventQueue<T> {
         };
         if let Some(q) = self.lanes.get_mut(lane) {
             match q.back() {
-                None => self.heads[lane] = e.key(),
+                None => self.heads[LANE_0 + lane] = e.key(),
                 Some(b) if b.time <= time => {}
                 Some(_) => return self.hold(now, e, kind),
             }
@@ -289,14 +292,14 @@ impl<T: Copy> EventQueue<T> {
     #[inline]
     fn hold(&mut self, now: i64, e: Event<T>, kind: Kind) {
         let (held, part) = match kind {
-            Kind::Release => (self.releases.push(now, e), RELEASES),
+            Kind::Release => (self.releases.push(now, e), LATER),
             _ => (self.near.push(now, e), NEAR),
         };
         let part = match held {
             Ok(()) => part,
             Err(e) => {
                 self.far.push(e);
-                FAR
+                LATER
             }
         };
         self.heads[part] = self.heads[part].min(e.key());
@@ -310,13 +313,13 @@ impl<T: Copy> EventQueue<T> {
     /// The earliest event, if it is due by `end`.
     #[inline]
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
-        let (mut part, mut min) = (0, self.heads[0]);
+        let (mut part, mut min) = (NEAR, self.heads[NEAR]);
         for (k, &h) in self.heads.iter().enumerate().skip(1) {
             if h < min {
                 (part, min) = (k, h);
             }
         }
-        if min == NONE || min >> 64 > end as i128 {
+        if (min >> 64) as i64 > end || min == NONE {
             return None;
         }
         Some(match part {
@@ -325,20 +328,21 @@ impl<T: Copy> EventQueue<T> {
                 self.heads[NEAR] = self.near.min_key();
                 e
             }
-            RELEASES => {
-                let e = self.releases.pop();
-                self.heads[RELEASES] = self.releases.min_key();
+            LATER => {
+                let far = self.far.peek().map_or(NONE, |e| e.key());
+                let e = if far < self.releases.min_key() {
+                    self.far.pop().expect("a top")
+                } else {
+                    self.releases.pop()
+                };
+                let far = self.far.peek().map_or(NONE, |e| e.key());
+                self.heads[LATER] = self.releases.min_key().min(far);
                 e
             }
-            FAR => {
-                let e = self.far.pop().expect("a top");
-                self.heads[FAR] = self.far.peek().map_or(NONE, |e| e.key());
-                e
-            }
-            lane => {
-                let q = &mut self.lanes[lane];
+            part => {
+                let q = &mut self.lanes[part - LANE_0];
                 let e = q.pop_front().expect("a head");
-                self.heads[lane] = q.front().map_or(NONE, |e| e.key());
+                self.heads[part] = q.front().map_or(NONE, |e| e.key());
                 e
             }
         })
