@@ -180,21 +180,24 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         self.due_bucket = self.first;
         self.due.clear();
         self.due_at = 0;
-        let mut i = self.heads[slot];
+        let mut i = std::mem::replace(&mut self.heads[slot], NIL);
+        self.bits[slot / 64] &= !(1 << (slot % 64));
         while i != NIL {
             let n = &mut self.nodes[i as usize];
-            self.due.push(n.e);
-            let next = n.next;
+            let (e, next) = (n.e, n.next);
             n.next = self.free;
             self.free = i;
             i = next;
             self.listed -= 1;
+            // Insertion sort: a bucket holds a few events.
+            let mut j = self.due.len();
+            self.due.push(e);
+            while j > 0 && self.due[j - 1].key() > e.key() {
+                self.due[j] = self.due[j - 1];
+                j -= 1;
+            }
+            self.due[j] = e;
         }
-        self.heads[slot] = NIL;
-        self.bits[slot / 64] &= !(1 << (slot % 64));
-        // Pushed last first: reversed, the list is nearly in order already.
-        self.due.reverse();
-        self.due.sort_unstable_by_key(|e| e.key());
         self.due[0].key()
     }
 
