@@ -684,9 +684,7 @@ impl Simulator {
             match e.ev {
                 Ev::Release { flow } => {
                     self.release(flow as usize);
-                    if let Some(Ev::Release { flow }) = self.queue.peek_release() {
-                        prefetch(&self.sources[flow as usize]);
-                    }
+                    self.prefetch_releases();
                 }
                 Ev::Regulate { flow } => self.regulate(flow as usize),
                 Ev::Enqueue { packet } => self.enqueue(packet),
@@ -1016,6 +1014,32 @@ impl Simulator {
                         self.push(t.max(now), Ev::Wake { port: port as u32 });
                     }
                 }
+            }
+        }
+    }
+
+    /// The next releases' records, fetched in stages while other events run (each stage reads
+    /// what the previous release's fetched): for the third next release where its planes are
+    /// listed, for the second its planes, for the next its source and first hops.
+    fn prefetch_releases(&mut self) {
+        let mut next = [u32::MAX; 3];
+        for (k, flow) in next.iter_mut().enumerate() {
+            match self.queue.peek_release(k) {
+                Some(Ev::Release { flow: f }) => *flow = f,
+                _ => break,
+            }
+        }
+        let [first, second, third] = next.map(|f| f as usize);
+        if let Some(at) = self.starts_at.get(third) {
+            prefetch(at);
+        }
+        if let Some(&k) = self.starts_at.get(second) {
+            prefetch(&self.starts[k as usize]);
+        }
+        if let Some(&k) = self.starts_at.get(first) {
+            prefetch(&self.sources[first]);
+            for &(_, hop, _) in &self.starts[k as usize..self.starts_at[first + 1] as usize] {
+                prefetch(&self.hops[hop as usize]);
             }
         }
     }

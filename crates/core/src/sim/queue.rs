@@ -201,9 +201,10 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         self.due[0].key()
     }
 
-    /// The earliest event, without taking it.
-    fn peek(&mut self) -> Option<T> {
-        (self.min_key() != NONE).then(|| self.due[self.due_at].ev)
+    /// The `k`-th earliest event (from 0) of the earliest bucket, without taking it.
+    fn peek(&mut self, k: usize) -> Option<T> {
+        self.min_key();
+        self.due.get(self.due_at + k).map(|e| e.ev)
     }
 
     /// Takes the earliest event (the wheel is not empty).
@@ -308,9 +309,10 @@ impl<T: Copy> EventQueue<T> {
         self.heads[part] = self.heads[part].min(e.key());
     }
 
-    /// The earliest release within the releases' wheel, without taking it.
-    pub fn peek_release(&mut self) -> Option<T> {
-        self.releases.peek()
+    /// The `k`-th next release (from 0) within the releases' wheel's earliest bucket, without
+    /// taking it.
+    pub fn peek_release(&mut self, k: usize) -> Option<T> {
+        self.releases.peek(k)
     }
 
     /// The earliest event, if it is due by `end`.
