@@ -1,10 +1,10 @@
 //! The event loop and the state of sources, ports and destinations.
 
-use super::queue::{EventQueue, Kind};
+use super::queue::{EventQueue, Kind, MAX_LANES};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
-use crate::model::{Network, NodeKind, Switching, Traffic};
+use crate::model::{Network, NodeKind, SchedulerConfig, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -130,17 +130,34 @@ struct Copy {
     refs: u32,
 }
 
-/// A copy in one port: the unit a scheduler queues, with its hop (copied in: packets are few
-/// and stay in cache, the hops are many).
+/// A copy in one port: the unit a scheduler queues, with its hop and its length on the wire
+/// (copied in: packets are few and stay in cache, the hops are many, and a FIFO port needs
+/// nothing of the copy), in half a cache line.
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 struct Packet {
     copy: u32,
     crossing: u32,
     hop: Hop,
+    /// The packet queued after this one at a FIFO port, or [`NIL`].
+    next: u32,
+    wire_bits: u32,
+}
+
+/// No packet.
+const NIL: u32 = u32::MAX;
+
+/// How a port picks its next frame. A FIFO port (nearly every port of an AFDX network) keeps its
+/// queue as a list through the packets: no indirect call and no ring buffer per frame. It
+/// behaves exactly as [`schedulers::fifo::Fifo`] (first in, first out, never waits for a
+/// shaper); any other scheduler runs its boxed behaviour.
+enum Discipline {
+    Fifo { head: u32, tail: u32 },
+    Scheduled(Box<dyn Behaviour>),
 }
 
 struct PortSim {
-    sched: Box<dyn Behaviour>,
+    discipline: Discipline,
     busy: bool,
     current: u32,
     tx_end: i64,
@@ -328,9 +345,9 @@ fn size_range(traffic: &Traffic) -> (f64, f64) {
 const NO_LANE: u8 = u8::MAX;
 
 /// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
-/// regulators and shapers due now); the three most frequent delays from a port's end of
-/// transmission to the copy's next event (a store-and-forward switch's propagation plus
-/// technological latency, a destination's propagation), counted over the hops.
+/// regulators and shapers due now); the most frequent delays from a port's end of transmission
+/// to the copy's next event (a store-and-forward switch's propagation plus technological
+/// latency, a destination's propagation), counted over the hops, up to [`MAX_LANES`] in all.
 fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
     let mut count: BTreeMap<i64, u64> = BTreeMap::new();
     for h in hops {
@@ -345,7 +362,7 @@ fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
     count.remove(&0);
     let mut by_count: Vec<(u64, i64)> = count.into_iter().map(|(d, n)| (n, d)).collect();
     by_count.sort_by_key(|&(n, d)| (std::cmp::Reverse(n), d));
-    std::iter::once(0).chain(by_count.iter().take(3).map(|&(_, d)| d)).collect()
+    std::iter::once(0).chain(by_count.iter().take(MAX_LANES - 1).map(|&(_, d)| d)).collect()
 }
 
 /// `x.ceil() as i64` for `x >= 0`, without a call to libm's `ceil` (the baseline x86-64 target
@@ -434,8 +451,12 @@ impl Simulator {
         for (p, port) in net.ports.iter().enumerate() {
             let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
                 .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
+            let discipline = match port.scheduler {
+                SchedulerConfig::Fifo => Discipline::Fifo { head: NIL, tail: NIL },
+                _ => Discipline::Scheduled(sched),
+            };
             ports.push(PortSim {
-                sched,
+                discipline,
                 busy: false,
                 current: 0,
                 tx_end: 0,
@@ -666,9 +687,7 @@ impl Simulator {
             match e.ev {
                 Ev::Release { flow } => {
                     self.release(flow as usize);
-                    if let Some(Ev::Release { flow }) = self.queue.peek_release() {
-                        prefetch(&self.sources[flow as usize]);
-                    }
+                    self.prefetch_releases();
                 }
                 Ev::Regulate { flow } => self.regulate(flow as usize),
                 Ev::Enqueue { packet } => self.enqueue(packet),
@@ -891,8 +910,10 @@ impl Simulator {
 
     fn new_packet(&mut self, copy: u32, crossing: u32) -> u32 {
         self.packets_created += 1;
-        self.copies[copy as usize].refs += 1;
-        let p = Packet { copy, crossing, hop: self.hops[crossing as usize] };
+        let c = &mut self.copies[copy as usize];
+        c.refs += 1;
+        let wire_bits = c.wire_bits;
+        let p = Packet { copy, crossing, hop: self.hops[crossing as usize], next: NIL, wire_bits };
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
@@ -918,23 +939,35 @@ impl Simulator {
     // ---- ports ----------------------------------------------------------------------------
 
     fn enqueue(&mut self, packet: u32) {
-        let Packet { copy, crossing, hop } = self.packets[packet as usize];
+        let Packet { copy, crossing, hop, wire_bits: wire, .. } = self.packets[packet as usize];
         let port = hop.port as usize;
-        let c = &self.copies[copy as usize];
-        let (wire, frame_bits, flow) = (c.wire_bits, c.frame_bits, c.flow as usize);
-        let class = self.hot.flow_class[flow];
         let now = self.now;
         let ps = &mut self.ports[port];
         if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
             ps.drops += 1;
             self.packets_dropped += 1;
             self.count_loss(crossing);
-            let frame = self.copies[copy as usize].frame;
+            let c = &self.copies[copy as usize];
+            let (flow, frame) = (c.flow as usize, c.frame);
             self.free_packet(packet);
             self.maybe_retransmit(flow, frame);
             return;
         }
-        ps.sched.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now);
+        match &mut ps.discipline {
+            Discipline::Fifo { head, tail } => {
+                if *tail == NIL {
+                    *head = packet;
+                } else {
+                    self.packets[*tail as usize].next = packet;
+                }
+                *tail = packet;
+            }
+            Discipline::Scheduled(s) => {
+                let c = &self.copies[copy as usize];
+                let class = self.hot.flow_class[c.flow as usize];
+                s.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits: c.frame_bits }, now)
+            }
+        }
         ps.queued_bits += wire as u64;
         let in_flight = if ps.busy { (ps.tx_end - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
         ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
@@ -949,30 +982,69 @@ impl Simulator {
         if ps.busy {
             return;
         }
-        match ps.sched.dequeue(now) {
-            Some(item) => {
+        let next = match &mut ps.discipline {
+            Discipline::Fifo { head, tail } => (*head != NIL).then(|| {
+                let p = *head;
+                let packet = &self.packets[p as usize];
+                *head = packet.next;
+                if *head == NIL {
+                    *tail = NIL;
+                }
+                (p, packet.wire_bits)
+            }),
+            Discipline::Scheduled(s) => s.dequeue(now).map(|q| (q.frame, q.wire_bits)),
+        };
+        match next {
+            Some((packet, wire_bits)) => {
                 ps.busy = true;
-                ps.current = item.frame;
-                ps.queued_bits -= item.wire_bits as u64;
-                let tx_ns = ceil_ns(item.wire_bits as f64 * ps.ps_per_bit / 1e3);
+                ps.current = packet;
+                ps.queued_bits -= wire_bits as u64;
+                let tx_ns = ceil_ns(wire_bits as f64 * ps.ps_per_bit / 1e3);
                 ps.tx_end = now + tx_ns;
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
                 self.frame_hops += 1;
                 let tx_end = ps.tx_end;
                 if self.trace.len() < self.cfg.trace_limit {
-                    self.record_trace(port, item.frame, now);
+                    self.record_trace(port, packet, now);
                 }
                 self.push(tx_end, Ev::TxEnd { port: port as u32 });
-                self.prefetch_counts(item.frame, port, tx_end);
+                self.prefetch_counts(packet, port, tx_end);
             }
             None => {
-                if let Some(t) = ps.sched.next_ready(now) {
+                let Discipline::Scheduled(s) = &ps.discipline else { return };
+                if let Some(t) = s.next_ready(now) {
                     if ps.wake_at.is_none_or(|w| t < w) {
                         ps.wake_at = Some(t);
                         self.push(t.max(now), Ev::Wake { port: port as u32 });
                     }
                 }
+            }
+        }
+    }
+
+    /// The next releases' records, fetched in stages while other events run (each stage reads
+    /// what the previous release's fetched): for the third next release where its planes are
+    /// listed, for the second its planes, for the next its source and first hops.
+    fn prefetch_releases(&mut self) {
+        let mut next = [u32::MAX; 3];
+        for (k, flow) in next.iter_mut().enumerate() {
+            match self.queue.peek_release(k) {
+                Some(Ev::Release { flow: f }) => *flow = f,
+                _ => break,
+            }
+        }
+        let [first, second, third] = next.map(|f| f as usize);
+        if let Some(at) = self.starts_at.get(third) {
+            prefetch(at);
+        }
+        if let Some(&k) = self.starts_at.get(second) {
+            prefetch(&self.starts[k as usize]);
+        }
+        if let Some(&k) = self.starts_at.get(first) {
+            prefetch(&self.sources[first]);
+            for &(_, hop, _) in &self.starts[k as usize..self.starts_at[first + 1] as usize] {
+                prefetch(&self.hops[hop as usize]);
             }
         }
     }
@@ -1038,7 +1110,7 @@ impl Simulator {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
         let prop = self.hot.port_prop_ns[port];
-        let Packet { copy, crossing, hop } = self.packets[packet as usize];
+        let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
         if hop.deliver != NO_ROUTE {
             self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
         } else {

@@ -6,11 +6,13 @@
 //!   one delay are pushed in (time, sequence) order: they go to that delay's FIFO lane.
 //! * The rest within about a millisecond (ends of transmission, jittered first hops, shapers) go
 //!   to a timing wheel of 1.024 µs buckets; the sources' releases to a wheel of 65.5 µs buckets
-//!   spanning 268 ms (periods up to 128 ms); a bucket holds its few events unordered, and the
-//!   earliest non-empty bucket is found from a bitmap.
+//!   spanning 268 ms (periods up to 128 ms); a bucket holds its events unordered until it is
+//!   the earliest non-empty one (found from a bitmap), then it is sorted once into the wheel's
+//!   due run.
 //! * Anything further ahead waits in a binary heap.
 //!
-//! A pop takes the earliest of the lanes' heads, the wheels' earliest events and the heap's top.
+//! Each part's earliest key is kept up to date by every push and pop, so a pop compares a few
+//! keys (the near wheel's, the lanes', and one for the releases' wheel and the heap together).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -59,19 +61,26 @@ struct Node<T> {
 
 /// A timing wheel: `SLOTS` buckets of `1 << SHIFT` ns holding the events whose bucket lies
 /// within `SLOTS` of the current one, each bucket a short unordered list in a slab of nodes.
+/// The earliest bucket is taken out whole and sorted into the due run, from which events then
+/// come out one by one without another search; an event pushed into a bucket already taken is
+/// inserted into the run in order.
 struct Wheel<T, const SHIFT: u32, const SLOTS: usize> {
     nodes: Vec<Node<T>>,
     free: u32,
     heads: Vec<u32>,
     /// Non-empty buckets.
     bits: Vec<u64>,
-    len: usize,
-    /// The bucket of the current time (never after any held event's).
+    /// Events in the buckets' lists.
+    listed: usize,
+    /// The bucket of the current time (never after any listed event's).
     cur: i64,
-    /// No held event's bucket is before this one.
+    /// No listed event's bucket is before this one.
     first: i64,
-    /// The earliest key held, when known.
-    min: Option<i128>,
+    /// Every held event of the buckets up to `due_bucket`, in (time, sequence) order from
+    /// `due_at`; the lists hold the later buckets.
+    due: Vec<Event<T>>,
+    due_at: usize,
+    due_bucket: i64,
 }
 
 impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
@@ -82,10 +91,12 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
             free: NIL,
             heads: vec![NIL; SLOTS],
             bits: vec![0; SLOTS / 64],
-            len: 0,
+            listed: 0,
             cur: 0,
             first: 0,
-            min: None,
+            due: Vec::new(),
+            due_at: 0,
+            due_bucket: -1,
         }
     }
 
@@ -93,11 +104,20 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     #[inline]
     fn push(&mut self, now: i64, e: Event<T>) -> Result<(), Event<T>> {
         // The current bucket never moves back (see `EventQueue::push`), so that every event
-        // held stays within `SLOTS` of it; an event before it is given back.
+        // listed stays within `SLOTS` of it; an event before it is given back.
         self.cur = self.cur.max(now >> SHIFT);
         let bucket = e.time >> SHIFT;
         if (bucket - self.cur) as u64 >= SLOTS as u64 {
             return Err(e);
+        }
+        if bucket <= self.due_bucket {
+            // Usually the latest of the run: the search from its end is short.
+            let mut i = self.due.len();
+            while i > self.due_at && self.due[i - 1].key() > e.key() {
+                i -= 1;
+            }
+            self.due.insert(i, e);
+            return Ok(());
         }
         let slot = bucket as usize & (SLOTS - 1);
         let node = Node { e, next: self.heads[slot] };
@@ -112,18 +132,13 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         };
         self.heads[slot] = i;
         self.bits[slot / 64] |= 1 << (slot % 64);
-        self.len += 1;
+        self.listed += 1;
         self.first = self.first.min(bucket);
-        if let Some(m) = self.min {
-            if e.key() < m {
-                self.min = Some(e.key());
-            }
-        }
         Ok(())
     }
 
-    /// The first non-empty bucket from the earliest possible one, circularly (the events'
-    /// buckets all lie within `SLOTS` of the current one, so this is the earliest).
+    /// The first non-empty bucket from the earliest possible one, circularly (the listed
+    /// events' buckets all lie within `SLOTS` of the current one, so this is the earliest).
     fn first_slot(&mut self) -> usize {
         self.first = self.first.max(self.cur);
         let start = self.first as usize & (SLOTS - 1);
@@ -151,65 +166,53 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     /// The earliest key held, or [`NONE`].
     #[inline(always)]
     fn min_key(&mut self) -> i128 {
-        match self.min {
-            Some(m) => m,
-            None if self.len == 0 => NONE,
-            None => self.find_min(),
+        match self.due.get(self.due_at) {
+            Some(e) => e.key(),
+            None if self.listed == 0 => NONE,
+            None => self.take_bucket(),
         }
     }
 
+    /// Moves the earliest listed bucket into the (empty) due run, sorted; gives its earliest key.
     #[inline(never)]
-    fn find_min(&mut self) -> i128 {
+    fn take_bucket(&mut self) -> i128 {
         let slot = self.first_slot();
-        let mut i = self.heads[slot];
-        let mut m = NONE;
+        self.due_bucket = self.first;
+        self.due.clear();
+        self.due_at = 0;
+        let mut i = std::mem::replace(&mut self.heads[slot], NIL);
+        self.bits[slot / 64] &= !(1 << (slot % 64));
         while i != NIL {
-            let n = &self.nodes[i as usize];
-            m = m.min(n.e.key());
-            i = n.next;
+            let n = &mut self.nodes[i as usize];
+            let (e, next) = (n.e, n.next);
+            n.next = self.free;
+            self.free = i;
+            i = next;
+            self.listed -= 1;
+            // Insertion sort: a bucket holds a few events.
+            let mut j = self.due.len();
+            self.due.push(e);
+            while j > 0 && self.due[j - 1].key() > e.key() {
+                self.due[j] = self.due[j - 1];
+                j -= 1;
+            }
+            self.due[j] = e;
         }
-        self.min = Some(m);
-        m
+        self.due[0].key()
     }
 
-    /// Where the earliest event is: (bucket, previous node or [`NIL`], node); the wheel is not
-    /// empty.
-    fn locate_min(&mut self) -> (usize, u32, u32) {
-        let key = self.min_key();
-        let slot = ((key >> 64) as i64 >> SHIFT) as usize & (SLOTS - 1);
-        let (mut prev, mut i) = (NIL, self.heads[slot]);
-        while self.nodes[i as usize].e.key() != key {
-            (prev, i) = (i, self.nodes[i as usize].next);
-        }
-        (slot, prev, i)
-    }
-
-    /// The earliest event, without taking it.
-    fn peek(&mut self) -> Option<T> {
-        if self.len == 0 {
-            return None;
-        }
-        let i = self.locate_min().2;
-        Some(self.nodes[i as usize].e.ev)
+    /// The `k`-th earliest event (from 0) of the earliest bucket, without taking it.
+    fn peek(&mut self, k: usize) -> Option<T> {
+        self.min_key();
+        self.due.get(self.due_at + k).map(|e| e.ev)
     }
 
     /// Takes the earliest event (the wheel is not empty).
+    #[inline]
     fn pop(&mut self) -> Event<T> {
-        let (slot, prev, i) = self.locate_min();
-        let Node { e, next } = self.nodes[i as usize];
-        self.first = e.time >> SHIFT;
-        if prev == NIL {
-            self.heads[slot] = next;
-            if next == NIL {
-                self.bits[slot / 64] &= !(1 << (slot % 64));
-            }
-        } else {
-            self.nodes[prev as usize].next = next;
-        }
-        self.nodes[i as usize].next = self.free;
-        self.free = i;
-        self.len -= 1;
-        self.min = None;
+        self.min_key();
+        let e = self.due[self.due_at];
+        self.due_at += 1;
         e
     }
 }
@@ -225,6 +228,15 @@ pub(super) enum Kind {
     Other,
 }
 
+/// Lanes at most.
+pub(super) const MAX_LANES: usize = 4;
+/// Where each part's earliest key is kept in [`EventQueue::heads`]: the near wheel, then the
+/// releases' wheel and the heap together (the heap is seldom used, and one key fewer to compare
+/// at each pop), then the lanes.
+const NEAR: usize = 0;
+const LATER: usize = 1;
+const LANE_0: usize = 2;
+
 pub(super) struct EventQueue<T> {
     seq: u64,
     /// Each lane's delay, and its events, pushed that long after the time they were pushed at.
@@ -233,13 +245,16 @@ pub(super) struct EventQueue<T> {
     near: Wheel<T, 10, 1024>,
     releases: Wheel<T, 16, 4096>,
     far: BinaryHeap<Event<T>>,
+    /// The earliest key of each part ([`NONE`] when empty), kept up to date by every push and
+    /// pop: a pop compares these few keys and looks nowhere else.
+    heads: [i128; LANE_0 + MAX_LANES],
 }
 
 impl<T: Copy> EventQueue<T> {
     /// A queue with a FIFO lane for each of `lane_delays` (ns, distinct, the first 0, at most
-    /// 255).
+    /// [`MAX_LANES`]).
     pub fn new(lane_delays: &[i64]) -> Self {
-        assert!(lane_delays.first() == Some(&0) && lane_delays.len() < 256);
+        assert!(lane_delays.first() == Some(&0) && lane_delays.len() <= MAX_LANES);
         EventQueue {
             seq: 0,
             delays: lane_delays.to_vec(),
@@ -247,6 +262,7 @@ impl<T: Copy> EventQueue<T> {
             near: Wheel::new(),
             releases: Wheel::new(),
             far: BinaryHeap::new(),
+            heads: [NONE; LANE_0 + MAX_LANES],
         }
     }
 
@@ -265,51 +281,75 @@ impl<T: Copy> EventQueue<T> {
             _ => usize::MAX,
         };
         if let Some(q) = self.lanes.get_mut(lane) {
-            if q.back().is_none_or(|b| b.time <= time) {
-                q.push_back(e);
-                return;
+            match q.back() {
+                None => self.heads[LANE_0 + lane] = e.key(),
+                Some(b) if b.time <= time => {}
+                Some(_) => return self.hold(now, e, kind),
             }
+            q.push_back(e);
+            return;
         }
-        let held = match kind {
-            Kind::Release => self.releases.push(now, e),
-            _ => self.near.push(now, e),
-        };
-        if let Err(e) = held {
-            self.far.push(e);
-        }
+        self.hold(now, e, kind)
     }
 
-    /// The earliest release within the releases' wheel, without taking it.
-    pub fn peek_release(&mut self) -> Option<T> {
-        self.releases.peek()
+    /// Queues `e` in a wheel or, beyond it, the heap.
+    #[inline]
+    fn hold(&mut self, now: i64, e: Event<T>, kind: Kind) {
+        let (held, part) = match kind {
+            Kind::Release => (self.releases.push(now, e), LATER),
+            _ => (self.near.push(now, e), NEAR),
+        };
+        let part = match held {
+            Ok(()) => part,
+            Err(e) => {
+                self.far.push(e);
+                LATER
+            }
+        };
+        self.heads[part] = self.heads[part].min(e.key());
+    }
+
+    /// The `k`-th next release (from 0) within the releases' wheel's earliest bucket, without
+    /// taking it.
+    pub fn peek_release(&mut self, k: usize) -> Option<T> {
+        self.releases.peek(k)
     }
 
     /// The earliest event, if it is due by `end`.
     #[inline]
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
-        let (mut best, mut lane) = (NONE, usize::MAX);
-        for (k, q) in self.lanes.iter().enumerate() {
-            if let Some(e) = q.front() {
-                if e.key() < best {
-                    (best, lane) = (e.key(), k);
-                }
+        let (mut part, mut min) = (NEAR, self.heads[NEAR]);
+        for (k, &h) in self.heads.iter().enumerate().skip(1) {
+            if h < min {
+                (part, min) = (k, h);
             }
         }
-        let near = self.near.min_key();
-        let releases = self.releases.min_key();
-        let far = self.far.peek().map_or(NONE, |e| e.key());
-        let min = best.min(near).min(releases).min(far);
-        if min == NONE || min >> 64 > end as i128 {
+        if (min >> 64) as i64 > end || min == NONE {
             return None;
         }
-        Some(if min == best {
-            self.lanes[lane].pop_front().expect("a head")
-        } else if min == near {
-            self.near.pop()
-        } else if min == releases {
-            self.releases.pop()
-        } else {
-            self.far.pop().expect("a top")
+        Some(match part {
+            NEAR => {
+                let e = self.near.pop();
+                self.heads[NEAR] = self.near.min_key();
+                e
+            }
+            LATER => {
+                let far = self.far.peek().map_or(NONE, |e| e.key());
+                let e = if far < self.releases.min_key() {
+                    self.far.pop().expect("a top")
+                } else {
+                    self.releases.pop()
+                };
+                let far = self.far.peek().map_or(NONE, |e| e.key());
+                self.heads[LATER] = self.releases.min_key().min(far);
+                e
+            }
+            part => {
+                let q = &mut self.lanes[part - LANE_0];
+                let e = q.pop_front().expect("a head");
+                self.heads[part] = q.front().map_or(NONE, |e| e.key());
+                e
+            }
         })
     }
 }
