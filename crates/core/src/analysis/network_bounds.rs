@@ -323,41 +323,6 @@ fn sum_curves(curves: impl Iterator<Item = Curve>) -> Curve {
     curves.fold(Curve::zero(), |acc, c| acc.add(&c))
 }
 
-/// Ports in an order where every port comes after the ports that feed it (Kahn), followed by the
-/// ports on cycles, if any; `true` when the dependency graph is acyclic.
-fn feed_forward_order(net: &Network) -> (Vec<PortId>, bool) {
-    let n = net.ports.len();
-    let mut next: Vec<Vec<PortId>> = vec![Vec::new(); n];
-    let mut indegree = vec![0usize; n];
-    for flow in &net.flows {
-        for r in &flow.routes {
-            for w in r.ports.windows(2) {
-                if !next[w[0]].contains(&w[1]) {
-                    next[w[0]].push(w[1]);
-                    indegree[w[1]] += 1;
-                }
-            }
-        }
-    }
-    let mut order: Vec<PortId> = (0..n).filter(|&p| indegree[p] == 0).collect();
-    let mut head = 0;
-    while head < order.len() {
-        let p = order[head];
-        head += 1;
-        for &q in &next[p] {
-            indegree[q] -= 1;
-            if indegree[q] == 0 {
-                order.push(q);
-            }
-        }
-    }
-    let acyclic = order.len() == n;
-    if !acyclic {
-        order.extend((0..n).filter(|&p| indegree[p] > 0));
-    }
-    (order, acyclic)
-}
-
 fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
     let cx = &lay.crossings;
     let nq = lay.queues.len();
@@ -399,13 +364,13 @@ fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
             }
         }
     }
-    let (order, acyclic) = feed_forward_order(net);
+    let (order, acyclic) = (&net.port_order().order, net.port_order().acyclic);
     let mut notes = Vec::new();
     let passes = if acyclic { 1 } else { 1000 };
     let mut converged = acyclic;
     for _ in 0..passes {
         let mut change: f64 = 0.0;
-        for &p in &order {
+        for &p in order {
             // Bursts entering p: upstream burst grown by the upstream queue's delay.
             for &q in &lay.port_queues[p] {
                 for &c in &lay.queues[q].crossings {
@@ -710,6 +675,11 @@ fn sfa_route(
     curves::horizontal_deviation(&Curve::token_bucket(flow.rate, flow.burst), &service)
 }
 
+/// Port delays as plain numbers, infinite where there is no bound (the reason is looked up then).
+fn or_infinite(delays: &[Result<f64, Unbounded>]) -> Vec<f64> {
+    delays.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect()
+}
+
 /// TFA on FIFO ports without grouping, as afdx-naive reports it: each port's delay (infinite
 /// when unbounded) and the sum of the bursts entering it.
 pub(crate) struct FifoTfa {
@@ -720,11 +690,9 @@ pub(crate) struct FifoTfa {
 
 pub(crate) fn fifo_tfa(net: &Network) -> FifoTfa {
     match fifo_pass::pass(net) {
-        Some(pass) => FifoTfa {
-            port_delay: pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect(),
-            port_bursts: pass.bursts,
-            notes: Vec::new(),
-        },
+        Some(pass) => {
+            FifoTfa { port_delay: or_infinite(&pass.delay), port_bursts: pass.bursts, notes: Vec::new() }
+        }
         None => fifo_tfa_general(net),
     }
 }
@@ -739,7 +707,7 @@ pub(crate) fn fifo_tfa_general(net: &Network) -> FifoTfa {
         .iter()
         .map(|qs| qs.iter().flat_map(|&q| &lay.queues[q].crossings).fold(0.0, |s, &c| s + st.burst[c]))
         .collect();
-    let port_delay = st.port_delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
+    let port_delay = or_infinite(&st.port_delay);
     FifoTfa { port_delay, port_bursts, notes }
 }
 

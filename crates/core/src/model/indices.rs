@@ -1,6 +1,6 @@
 //! Indices derived from a validated network's routes and kept with it: the routes as flat
-//! arrays, the (flow, egress port) crossings grouped by port with the ports' feed-forward order,
-//! and the names shared by result rows.
+//! arrays, the (flow, egress port) crossings grouped by port, the ports' feed-forward order, and
+//! the names shared by result rows.
 //!
 //! Every analysis call reads them, so they are computed once per network rather than once per
 //! call (on a 5000-VL network, walking the nested route vectors costs more than TFA itself).
@@ -9,7 +9,7 @@
 //! again on first use. Nothing here reads a flow's rate or burst, or a port's scheduler, so
 //! editing those needs no re-indexing.
 
-use super::network::Network;
+use super::network::{Network, PortId};
 use std::sync::{Arc, OnceLock};
 
 /// "No such index" in the `u32` arrays below.
@@ -93,8 +93,6 @@ pub struct Crossings {
     /// The same flow's crossing just upstream, and its port ([`NONE`] at the source port).
     pub up: Vec<u32>,
     pub up_port: Vec<u32>,
-    /// Every port after the ports feeding it, or `None` when the port dependencies are cyclic.
-    pub feed_forward_order: Option<Vec<u32>>,
 }
 
 impl Crossings {
@@ -150,55 +148,64 @@ impl Crossings {
         if next.iter().zip(&start[1..]).any(|(a, b)| a != b) {
             return None;
         }
-        let mut crossings = Crossings { start, flow, up, up_port, feed_forward_order: None };
-        crossings.feed_forward_order = crossings.order();
-        Some(crossings)
-    }
-
-    /// Ports in depth-first post-order over their upstream ports, `None` on a cycle.
-    fn order(&self) -> Option<Vec<u32>> {
-        const NEW: u8 = 0;
-        const OPEN: u8 = 1;
-        const DONE: u8 = 2;
-        let np = self.start.len() - 1;
-        let mut state = vec![NEW; np];
-        let mut order = Vec::with_capacity(np);
-        let mut stack: Vec<(usize, usize)> = Vec::new();
-        for root in 0..np {
-            if state[root] != NEW {
-                continue;
-            }
-            state[root] = OPEN;
-            stack.push((root, self.start[root] as usize));
-            while let Some(top) = stack.last_mut() {
-                let (p, k) = *top;
-                if k < self.start[p + 1] as usize {
-                    top.1 += 1;
-                    let u = self.up_port[k];
-                    if u != NONE {
-                        let u = u as usize;
-                        match state[u] {
-                            DONE => {}
-                            OPEN => return None,
-                            _ => {
-                                state[u] = OPEN;
-                                stack.push((u, self.start[u] as usize));
-                            }
-                        }
-                    }
-                    continue;
-                }
-                stack.pop();
-                state[p] = DONE;
-                order.push(p as u32);
-            }
-        }
-        Some(order)
+        Some(Crossings { start, flow, up, up_port })
     }
 
     /// Crossings of port `p`.
     pub fn of_port(&self, p: usize) -> std::ops::Range<usize> {
         self.start[p] as usize..self.start[p + 1] as usize
+    }
+}
+
+/// The egress ports that follow each port on some route, in the order routes first make them
+/// follow (what the dependency order and the cycle check read).
+pub(crate) fn port_successors(net: &Network) -> Vec<Vec<PortId>> {
+    let mut next: Vec<Vec<PortId>> = vec![Vec::new(); net.ports.len()];
+    for flow in &net.flows {
+        for r in &flow.routes {
+            for w in r.ports.windows(2) {
+                if !next[w[0]].contains(&w[1]) {
+                    next[w[0]].push(w[1]);
+                }
+            }
+        }
+    }
+    next
+}
+
+/// The egress ports in an order where every port comes after the ports that feed it (Kahn),
+/// followed by the ports on cycles, if any.
+pub struct PortOrder {
+    pub order: Vec<PortId>,
+    /// No cyclic dependency: `order` is a feed-forward order of every port.
+    pub acyclic: bool,
+}
+
+impl PortOrder {
+    fn of(net: &Network) -> PortOrder {
+        let next = port_successors(net);
+        let n = next.len();
+        let mut indegree = vec![0usize; n];
+        for &q in next.iter().flatten() {
+            indegree[q] += 1;
+        }
+        let mut order: Vec<PortId> = (0..n).filter(|&p| indegree[p] == 0).collect();
+        let mut head = 0;
+        while head < order.len() {
+            let p = order[head];
+            head += 1;
+            for &q in &next[p] {
+                indegree[q] -= 1;
+                if indegree[q] == 0 {
+                    order.push(q);
+                }
+            }
+        }
+        let acyclic = order.len() == n;
+        if !acyclic {
+            order.extend((0..n).filter(|&p| indegree[p] > 0));
+        }
+        PortOrder { order, acyclic }
     }
 }
 
@@ -208,6 +215,7 @@ pub struct Derived {
     names: OnceLock<Arc<Names>>,
     routes: OnceLock<Arc<FlatRoutes>>,
     crossings: OnceLock<Option<Arc<Crossings>>>,
+    port_order: OnceLock<Arc<PortOrder>>,
 }
 
 impl std::fmt::Debug for Names {
@@ -219,6 +227,12 @@ impl std::fmt::Debug for Names {
 impl std::fmt::Debug for FlatRoutes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "FlatRoutes({} routes)", self.len())
+    }
+}
+
+impl std::fmt::Debug for PortOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PortOrder({} ports, acyclic: {})", self.order.len(), self.acyclic)
     }
 }
 
@@ -234,6 +248,7 @@ impl Network {
     pub(crate) fn build_indices(&self) {
         self.names();
         self.crossings();
+        self.port_order();
     }
 
     /// Names of flows, nodes and planes, shared by reports.
@@ -244,6 +259,11 @@ impl Network {
     /// The routes as flat arrays.
     pub fn flat_routes(&self) -> &FlatRoutes {
         self.derived.routes.get_or_init(|| Arc::new(FlatRoutes::of(self)))
+    }
+
+    /// The ports in feed-forward order.
+    pub fn port_order(&self) -> &PortOrder {
+        self.derived.port_order.get_or_init(|| Arc::new(PortOrder::of(self)))
     }
 
     /// The crossings grouped by port, or `None` (see [`Crossings`]).

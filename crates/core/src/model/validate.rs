@@ -1017,18 +1017,7 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
 /// Reports a cycle in the graph whose edges are consecutive ports of some flow's route: feed-
 /// forward analysis does not apply there and needs a fixed point.
 fn check_port_dependency_cycles(net: &Network, diags: &mut Diagnostics) {
-    let n = net.ports.len();
-    let mut next: Vec<Vec<PortId>> = vec![Vec::new(); n];
-    for flow in &net.flows {
-        for r in &flow.routes {
-            for w in r.ports.windows(2) {
-                if !next[w[0]].contains(&w[1]) {
-                    next[w[0]].push(w[1]);
-                }
-            }
-        }
-    }
-    if let Some(cycle) = find_cycle(&next) {
+    if let Some(cycle) = find_cycle(&super::indices::port_successors(net)) {
         let names: Vec<String> = cycle.iter().map(|&p| net.port_label(p)).collect();
         diags.warning(
             "flows",

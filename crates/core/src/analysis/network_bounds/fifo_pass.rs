@@ -97,8 +97,11 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
     let mut delay = vec![0.0; np];
     let mut bounded = vec![true; np];
     // Cyclic dependencies: TFA iterates to a fixed point on the general path.
-    for &p in sl.feed_forward_order.as_ref()? {
-        let p = p as usize;
+    let ports = net.port_order();
+    if !ports.acyclic {
+        return None;
+    }
+    for &p in &ports.order {
         let slots = sl.of_port(p);
         // Bursts entering p: upstream burst grown by the upstream port's delay.
         for k in slots.clone() {
@@ -158,8 +161,7 @@ pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
     let method = opt.name();
     let tables = PortTables::of(net);
     let routes = net.flat_routes();
-    // Port delays as plain numbers, infinite where unbounded (the reason is looked up then).
-    let port_delay: Vec<f64> = pass.delay.iter().map(|d| *d.as_ref().unwrap_or(&f64::INFINITY)).collect();
+    let port_delay = or_infinite(&pass.delay);
     let mut flows = Vec::with_capacity(routes.len());
     for k in 0..routes.len() {
         let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
