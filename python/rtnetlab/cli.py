@@ -318,17 +318,14 @@ def _print_network_report(report: dict, limit: int | None) -> None:
         ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"],
         left=("port", "plane", "status"),
     )
-    port_rows = []
-    for p in report["ports"]:
-        if p["load"] == 0:
-            continue
+    def overflows(p: dict) -> bool:
         buffer = p.get("buffer_bytes")
-        over = buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
-        port_rows.append((p, over))
+        return buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
+
     # Unbounded or overflowing first, then the most loaded.
-    port_rows.sort(key=lambda r: (not (r[0]["status"] == "unbounded" or r[1]), -r[0]["load"]))
-    for p, over in port_rows:
-        buffer = p.get("buffer_bytes")
+    loaded = [p for p in report["ports"] if p["load"] > 0]
+    for p in sorted(loaded, key=lambda p: (not (p["status"] == "unbounded" or overflows(p)), -p["load"])):
+        buffer, over = p.get("buffer_bytes"), overflows(p)
         status = (
             p["status"]
             + (f" ({p['reason']})" if p.get("reason") else "")

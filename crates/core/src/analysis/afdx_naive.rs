@@ -105,11 +105,16 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
         let delay_us = if raw.is_finite() { ceil_clean(raw * 1e6) } else { f64::INFINITY };
         let min_us = min_s * 1e6;
         let jitter_us = if min_us > 0.0 { delay_us - floor_clean(min_us) } else { delay_us };
-        let reason =
-            (!raw.is_finite()).then(|| ports.iter().find(|&&p| !delay[p as usize].is_finite())).flatten();
-        let reason = reason.map(|&p| {
-            format!("no finite bound at {}: offered load exceeds the link rate", net.port_label(p as usize))
-        });
+        let reason = if raw.is_finite() {
+            None
+        } else {
+            ports.iter().find(|&&p| !delay[p as usize].is_finite()).map(|&p| {
+                format!(
+                    "no finite bound at {}: offered load exceeds the link rate",
+                    net.port_label(p as usize)
+                )
+            })
+        };
         let deadline_us = flow.deadline.map(|d| d * 1e6);
         flows.push(FlowBound {
             flow: f,
