@@ -94,6 +94,11 @@ pub struct ResponseDetail {
 }
 
 impl ResponseDetail {
+    /// Before any instance is examined: `instances` of them in the busy period (0: not known yet).
+    pub(crate) fn starting(instances: u64) -> Self {
+        ResponseDetail { response: Response::Bounded(0), first_instance: None, instances, worst_instance: 0 }
+    }
+
     pub(crate) fn unbounded(reason: String) -> Self {
         ResponseDetail {
             response: Response::Unbounded(reason),

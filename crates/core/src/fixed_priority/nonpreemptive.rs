@@ -186,12 +186,7 @@ pub(crate) fn response(
             Err(why) => return ResponseDetail::unbounded(why),
         };
     let instances = busy::ceil_div(busy_period + own.j, own.t).max(1);
-    let mut detail = ResponseDetail {
-        response: Response::Bounded(0),
-        first_instance: None,
-        instances: instances as u64,
-        worst_instance: 0,
-    };
+    let mut detail = ResponseDetail::starting(instances as u64);
     let mut worst = Ticks::MIN;
     let mut w = blocking;
     for q in 0..instances {
@@ -264,12 +259,7 @@ fn fifo_group(
         let others: Vec<Stream> = group.iter().filter(|&&k| k != m).map(|&k| messages[k].stream()).collect();
         let mut budget = Budget::new(limits.max_steps);
         let instances = busy::ceil_div(busy_period + own.j, own.t).max(1);
-        let mut detail = ResponseDetail {
-            response: Response::Bounded(0),
-            first_instance: None,
-            instances: instances as u64,
-            worst_instance: 0,
-        };
+        let mut detail = ResponseDetail::starting(instances as u64);
         let mut worst = Ticks::MIN;
         let mut failure = None;
         'instances: for q in 0..instances {

@@ -90,12 +90,7 @@ pub(crate) fn response(own: Stream, blocking: Ticks, hp: &[Stream], limits: &Lim
     };
     let mut budget = Budget::new(limits.max_steps);
     let (c, t, j) = (own.c, own.t, own.j);
-    let mut detail = ResponseDetail {
-        response: Response::Bounded(0),
-        first_instance: None,
-        instances: 0,
-        worst_instance: 0,
-    };
+    let mut detail = ResponseDetail::starting(0);
     let mut worst = Ticks::MIN;
     // w_i(q) ≥ w_i(q−1) + C_i, so each instance starts from its predecessor's completion.
     let mut w = blocking;
