@@ -139,25 +139,43 @@ struct Packet {
     copy: u32,
     crossing: u32,
     hop: Hop,
-    /// The packet queued after this one at a FIFO port, or [`NIL`].
-    next: u32,
+    wire_bits: u32,
+    /// From the packet's last bit reaching a switch to its entering the port's queue (the
+    /// switch's latency, less a cut-through gain), ns; [`FROM_SOURCE`] at a source's port.
+    /// Policing, at the queue's entrance, needs the arrival time.
+    lag_ns: i32,
+}
+
+/// `Packet::lag_ns` of a packet that entered the network at this port.
+const FROM_SOURCE: i32 = i32::MIN;
+
+/// A frame a FIFO port has scheduled but not yet started to send.
+#[derive(Clone, Copy)]
+struct Waiting {
+    start: i64,
+    end: i64,
     wire_bits: u32,
 }
 
-/// No packet.
-const NIL: u32 = u32::MAX;
-
-/// How a port picks its next frame. A FIFO port (nearly every port of an AFDX network) keeps its
-/// queue as a list through the packets: no indirect call and no ring buffer per frame. It
-/// behaves exactly as [`schedulers::fifo::Fifo`] (first in, first out, never waits for a
-/// shaper); any other scheduler runs its boxed behaviour.
+/// How a port picks its next frame. A FIFO port (nearly every port of an AFDX network) needs no
+/// events of its own: first in, first out and work-conserving, a frame entering at `t` leaves
+/// at `max(t, free_at)`, known at once, so the port forwards it to its next hop straight away
+/// and keeps only what its backlog and buffer need (frames scheduled but not started). Any other
+/// scheduler runs its boxed behaviour, started and ended by events.
 enum Discipline {
-    Fifo { head: u32, tail: u32 },
+    Fifo {
+        /// The end of the last frame scheduled.
+        free_at: i64,
+        /// The end of the last frame started (by the time of the latest arrival).
+        started_end: i64,
+        waiting: VecDeque<Waiting>,
+    },
     Scheduled(Box<dyn Behaviour>),
 }
 
 struct PortSim {
     discipline: Discipline,
+    /// A scheduled port's frame on the wire, and when it ends (a FIFO port keeps its own).
     busy: bool,
     current: u32,
     tx_end: i64,
@@ -344,13 +362,14 @@ fn size_range(traffic: &Traffic) -> (f64, f64) {
 /// No lane in the event queue.
 const NO_LANE: u8 = u8::MAX;
 
-/// Delays worth a FIFO lane in the event queue: zero (deliveries without propagation delay,
-/// regulators and shapers due now); the most frequent delays from a port's end of transmission
-/// to the copy's next event (a store-and-forward switch's propagation plus technological
-/// latency, a destination's propagation), counted over the hops, up to [`MAX_LANES`] in all.
-fn lane_delays(hot: &Hot, hops: &[Hop]) -> Vec<i64> {
+/// Delays worth a FIFO lane in the event queue: zero (regulators and shapers due now); the most
+/// frequent delays from a scheduled port's end of transmission to the copy's next event (a
+/// store-and-forward switch's propagation plus technological latency, a destination's
+/// propagation), counted over the hops leaving such ports, up to [`MAX_LANES`] in all. (A FIFO
+/// port forwards as it schedules, a variable time ahead: its hops need no lane.)
+fn lane_delays(hot: &Hot, hops: &[Hop], ports: &[PortSim]) -> Vec<i64> {
     let mut count: BTreeMap<i64, u64> = BTreeMap::new();
-    for h in hops {
+    for h in hops.iter().filter(|h| matches!(ports[h.port as usize].discipline, Discipline::Scheduled(_))) {
         let prop = hot.port_prop_ns[h.port as usize];
         let node = hot.port_peer[h.port as usize] as usize;
         if h.deliver != NO_ROUTE {
@@ -443,8 +462,25 @@ pub struct TraceRecord {
 
 impl Simulator {
     pub fn new(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
+        // A trace records each frame as it starts, in time order: FIFO ports then run as any
+        // other scheduler, on events.
+        let generic_fifo = cfg.trace_limit > 0;
+        Simulator::build(net, cfg, generic_fifo)
+    }
+
+    /// A simulator whose FIFO ports run the boxed FIFO behaviour on events, as every other
+    /// scheduler does (the fast path's reference).
+    #[cfg(test)]
+    pub(super) fn with_generic_fifo(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
+        Simulator::build(net, cfg, true)
+    }
+
+    fn build(net: &Network, cfg: SimConfig, generic_fifo: bool) -> Result<Simulator, String> {
         if cfg.frame_sizes == FrameSizes::Trace && cfg.size_trace.is_empty() {
             return Err("frame sizes from a trace need a non-empty size trace".into());
+        }
+        if let Some(n) = net.nodes.iter().find(|n| n.technological_latency * 1e9 >= i32::MAX as f64) {
+            return Err(format!("{}: the simulator takes technological latencies below 2.1 s", n.name));
         }
         let net = net.clone();
         let mut ports = Vec::with_capacity(net.ports.len());
@@ -452,7 +488,9 @@ impl Simulator {
             let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
                 .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
             let discipline = match port.scheduler {
-                SchedulerConfig::Fifo => Discipline::Fifo { head: NIL, tail: NIL },
+                SchedulerConfig::Fifo if !generic_fifo => {
+                    Discipline::Fifo { free_at: 0, started_end: 0, waiting: VecDeque::new() }
+                }
                 _ => Discipline::Scheduled(sched),
             };
             ports.push(PortSim {
@@ -556,7 +594,7 @@ impl Simulator {
             starts_at.push(starts_at.last().unwrap() + s.len() as u32);
         }
         let starts = sources_of.concat();
-        let delays = lane_delays(&hot, &hops);
+        let delays = lane_delays(&hot, &hops, &ports);
         let lane_of = |d: i64| delays.iter().position(|&x| x == d).map_or(NO_LANE, |l| l as u8);
         for p in 0..net.ports.len() {
             let node = hot.port_peer[p] as usize;
@@ -913,7 +951,7 @@ impl Simulator {
         let c = &mut self.copies[copy as usize];
         c.refs += 1;
         let wire_bits = c.wire_bits;
-        let p = Packet { copy, crossing, hop: self.hops[crossing as usize], next: NIL, wire_bits };
+        let p = Packet { copy, crossing, hop: self.hops[crossing as usize], wire_bits, lag_ns: FROM_SOURCE };
         match self.free_packets.pop() {
             Some(i) => {
                 self.packets[i as usize] = p;
@@ -938,11 +976,27 @@ impl Simulator {
 
     // ---- ports ----------------------------------------------------------------------------
 
+    /// A packet enters its port's queue (after policing, at a switch's input).
     fn enqueue(&mut self, packet: u32) {
-        let Packet { copy, crossing, hop, wire_bits: wire, .. } = self.packets[packet as usize];
+        let Packet { copy, crossing, hop, wire_bits: wire, lag_ns } = self.packets[packet as usize];
+        if lag_ns != FROM_SOURCE
+            && self.hot.policing
+            && !self.police(crossing, copy, self.now - lag_ns as i64)
+        {
+            self.free_packet(packet);
+            return;
+        }
         let port = hop.port as usize;
         let now = self.now;
         let ps = &mut self.ports[port];
+        if let Discipline::Fifo { waiting, started_end, .. } = &mut ps.discipline {
+            // Frames due to start by now have left the queue for the wire.
+            while let Some(w) = waiting.front().filter(|w| w.start <= now) {
+                ps.queued_bits -= w.wire_bits as u64;
+                *started_end = w.end;
+                waiting.pop_front();
+            }
+        }
         if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
             ps.drops += 1;
             self.packets_dropped += 1;
@@ -953,49 +1007,56 @@ impl Simulator {
             self.maybe_retransmit(flow, frame);
             return;
         }
+        ps.queued_bits += wire as u64;
+        let sending_until = match &ps.discipline {
+            Discipline::Fifo { started_end, .. } => *started_end,
+            Discipline::Scheduled(_) if ps.busy => ps.tx_end,
+            Discipline::Scheduled(_) => now,
+        };
+        let in_flight =
+            if sending_until > now { (sending_until - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
+        ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
         match &mut ps.discipline {
-            Discipline::Fifo { head, tail } => {
-                if *tail == NIL {
-                    *head = packet;
+            Discipline::Fifo { free_at, started_end, waiting } => {
+                let start = now.max(*free_at);
+                let tx_ns = ceil_ns(wire as f64 * ps.ps_per_bit / 1e3);
+                let end = start + tx_ns;
+                *free_at = end;
+                if start > now {
+                    waiting.push_back(Waiting { start, end, wire_bits: wire });
                 } else {
-                    self.packets[*tail as usize].next = packet;
+                    ps.queued_bits -= wire as u64;
+                    *started_end = end;
                 }
-                *tail = packet;
+                ps.busy_ns += tx_ns;
+                ps.frames += 1;
+                self.frame_hops += 1;
+                self.depart(packet, port, end);
             }
             Discipline::Scheduled(s) => {
                 let c = &self.copies[copy as usize];
                 let class = self.hot.flow_class[c.flow as usize];
-                s.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits: c.frame_bits }, now)
+                s.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits: c.frame_bits }, now);
+                if !ps.busy {
+                    self.try_start(port);
+                }
             }
-        }
-        ps.queued_bits += wire as u64;
-        let in_flight = if ps.busy { (ps.tx_end - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
-        ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
-        if !ps.busy {
-            self.try_start(port);
         }
     }
 
+    /// A scheduled (non-FIFO) port that is idle starts its scheduler's next frame, or waits for
+    /// its shaper.
     fn try_start(&mut self, port: usize) {
         let now = self.now;
         let ps = &mut self.ports[port];
+        let Discipline::Scheduled(s) = &mut ps.discipline else {
+            unreachable!("FIFO ports schedule frames as they arrive")
+        };
         if ps.busy {
             return;
         }
-        let next = match &mut ps.discipline {
-            Discipline::Fifo { head, tail } => (*head != NIL).then(|| {
-                let p = *head;
-                let packet = &self.packets[p as usize];
-                *head = packet.next;
-                if *head == NIL {
-                    *tail = NIL;
-                }
-                (p, packet.wire_bits)
-            }),
-            Discipline::Scheduled(s) => s.dequeue(now).map(|q| (q.frame, q.wire_bits)),
-        };
-        match next {
-            Some((packet, wire_bits)) => {
+        match s.dequeue(now) {
+            Some(Queued { frame: packet, wire_bits, .. }) => {
                 ps.busy = true;
                 ps.current = packet;
                 ps.queued_bits -= wire_bits as u64;
@@ -1012,7 +1073,6 @@ impl Simulator {
                 self.prefetch_counts(packet, port, tx_end);
             }
             None => {
-                let Discipline::Scheduled(s) = &ps.discipline else { return };
                 if let Some(t) = s.next_ready(now) {
                     if ps.wake_at.is_none_or(|w| t < w) {
                         ps.wake_at = Some(t);
@@ -1103,20 +1163,30 @@ impl Simulator {
         });
     }
 
-    /// The last bit leaves the port. A switch downstream gets the copy after propagation and its
-    /// technological latency (one event: straight to the next port's queue); a destination gets
-    /// an arrival event, so that redundancy management sees copies in arrival order.
+    /// A scheduled port's frame has left: the port sends its next one.
     fn tx_end(&mut self, port: usize) {
         let packet = self.ports[port].current;
         self.ports[port].busy = false;
+        self.depart(packet, port, self.now);
+        self.try_start(port);
+    }
+
+    /// The packet's last bit leaves `port` at `end`. A switch downstream gets the copy after
+    /// propagation and its technological latency (one event: straight to the next port's queue);
+    /// a destination gets an arrival event, so that redundancy management sees copies in arrival
+    /// order.
+    fn depart(&mut self, packet: u32, port: usize, end: i64) {
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
         if hop.deliver != NO_ROUTE {
-            self.push_lane(self.hot.port_arrive_lane[port], self.now + prop, Ev::Arrive { packet });
+            self.push_lane(self.hot.port_arrive_lane[port], end + prop, Ev::Arrive { packet });
+            if self.now < end {
+                // A FIFO port's frame, ahead of its end (a scheduled port's fetched at its start).
+                self.prefetch_counts(packet, port, end);
+            }
         } else {
-            self.forward(packet, copy, crossing, hop, self.now + prop);
+            self.forward(packet, copy, crossing, hop, end + prop);
         }
-        self.try_start(port);
     }
 
     // ---- nodes ----------------------------------------------------------------------------
@@ -1130,26 +1200,29 @@ impl Simulator {
         let cut_through = self.hot.node_cut_through[node];
         let lane = self.hot.port_forward_lane[hop.port as usize];
         for d in hop.first_next..hop.first_next + hop.n_next {
-            if self.hot.policing && !self.police(d, copy, at) {
-                continue;
-            }
             let p = self.new_packet(copy, d);
             let next = self.packets[p as usize].hop;
             if next.deliver != NO_ROUTE {
                 self.prefetch_destination(next, copy);
+            } else if next.n_next > 0 {
+                // Read when the next port schedules the packet (and forwards it at once).
+                prefetch(&self.hops[next.first_next as usize]);
             }
             prefetch(&self.ports[next.port as usize]);
-            let mut when = at + latency;
+            let mut lag = latency;
             if cut_through {
-                when -= self.cut_through_gain(crossing as usize, d as usize, copy);
+                lag -= self.cut_through_gain(crossing as usize, d as usize, copy);
             }
-            self.push_lane(lane, when, Ev::Enqueue { packet: p });
+            // Latencies fit (checked when the simulator is built), and a gain is at most one
+            // frame's transmission.
+            self.packets[p as usize].lag_ns = lag.clamp(FROM_SOURCE as i64 + 1, i32::MAX as i64) as i32;
+            self.push_lane(lane, at + lag, Ev::Enqueue { packet: p });
         }
         self.free_packet(packet);
     }
 
-    /// ARINC 664 account-based policing of a VL frame entering a switch towards crossing `d`
-    /// (when `defaults.policing_jitter` is set): the account refills at Lmax per BAG up to
+    /// ARINC 664 account-based policing of a VL frame whose last bit reached a switch at `at`,
+    /// as it enters the queue of crossing `d` (when `defaults.policing_jitter` is set): the account refills at Lmax per BAG up to
     /// Lmax·(1 + J/BAG); a frame needs credit for its size, else it is dropped and counted.
     fn police(&mut self, d: u32, copy: u32, at: i64) -> bool {
         let Some(jitter) = self.net.spec.defaults.policing_jitter else { return true };
@@ -1351,19 +1424,32 @@ impl Simulator {
             })
             .collect();
         let elapsed = self.now.max(1) as f64;
+        let mut unstarted_hops = 0;
         let ports = net
             .ports
             .iter()
             .zip(&self.ports)
-            .map(|(p, s)| PortStats {
-                node: net.nodes[p.node].name.clone(),
-                port: p.name.clone(),
-                plane: net.planes[p.plane].clone(),
-                max_backlog_bytes: s.max_backlog_bits / 8.0,
-                utilisation: (s.busy_ns.min(self.now) as f64 / elapsed).min(1.0),
-                frames: s.frames,
-                drops: s.drops,
-                policed: s.policed,
+            .map(|(p, s)| {
+                // A FIFO port counts a frame when it schedules it: those not started by now
+                // have not left it yet.
+                let (frames, busy_ns) = match &s.discipline {
+                    Discipline::Fifo { waiting, .. } => waiting
+                        .iter()
+                        .filter(|w| w.start > self.now)
+                        .fold((s.frames, s.busy_ns), |(n, b), w| (n - 1, b - (w.end - w.start))),
+                    Discipline::Scheduled(_) => (s.frames, s.busy_ns),
+                };
+                unstarted_hops += s.frames - frames;
+                PortStats {
+                    node: net.nodes[p.node].name.clone(),
+                    port: p.name.clone(),
+                    plane: net.planes[p.plane].clone(),
+                    max_backlog_bytes: s.max_backlog_bits / 8.0,
+                    utilisation: (busy_ns.min(self.now) as f64 / elapsed).min(1.0),
+                    frames,
+                    drops: s.drops,
+                    policed: s.policed,
+                }
             })
             .collect();
         SimReport {
@@ -1375,7 +1461,7 @@ impl Simulator {
             ports,
             stats: RunStats {
                 events: self.events,
-                frame_hops: self.frame_hops,
+                frame_hops: self.frame_hops - unstarted_hops,
                 wall_s: self.wall_s,
                 simulated_us: self.now as f64 / 1e3,
                 frames_released: self.sources.iter().map(|s| s.next_frame).sum(),

@@ -224,7 +224,8 @@ pub struct RunStats {
     /// Frames emitted by the sources' regulators (each then copied on every plane).
     pub frames_released: u64,
     /// Copies of frames in ports (one per port crossed): created = delivered + forwarded +
-    /// dropped + in flight (a policed copy is never created).
+    /// dropped + policed + in flight. A FIFO port forwards a frame when it schedules it (its
+    /// copies for the next ports are then in flight).
     pub packets_created: u64,
     pub packets_delivered: u64,
     pub packets_forwarded: u64,

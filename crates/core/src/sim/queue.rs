@@ -319,7 +319,7 @@ impl<T: Copy> EventQueue<T> {
     #[inline]
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
         let (mut part, mut min) = (NEAR, self.heads[NEAR]);
-        for (k, &h) in self.heads.iter().enumerate().skip(1) {
+        for (k, &h) in self.heads[..LANE_0 + self.lanes.len()].iter().enumerate().skip(1) {
             if h < min {
                 (part, min) = (k, h);
             }

@@ -76,16 +76,19 @@ impl Latency {
         self.count += 1;
         self.sum_ns += v as i128;
         let b = bucket_of(v as u64) as u32;
+        // Sized and grown with slack either way, so that a spreading histogram is not moved at
+        // each new bucket (empty buckets are never reported).
         if self.counts.is_empty() {
-            self.lo = b;
+            self.lo = b.saturating_sub(16);
+            self.counts.resize(64, 0);
         } else if b < self.lo {
-            let grow = (self.lo - b) as usize;
-            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
-            self.lo = b;
+            let grow = (self.lo - b).max(self.counts.len() as u32).min(self.lo);
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow as usize));
+            self.lo -= grow;
         }
         let i = (b - self.lo) as usize;
         if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
+            self.counts.resize((i + 1).max(self.counts.len() * 2), 0);
         }
         self.counts[i] += 1;
     }
