@@ -1113,12 +1113,8 @@ impl Simulator {
     /// are fetched while other events run.
     fn prefetch_destination(&self, hop: Hop, copy: u32) {
         let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
-        let stats: *const Latency = &self.route_stats[route];
-        prefetch(stats);
-        prefetch(stats.wrapping_add(1) as *const u8);
-        let delivered: *const Latency = &self.delivered[rx];
-        prefetch(delivered);
-        prefetch(delivered.wrapping_add(1) as *const u8);
+        prefetch(&self.route_stats[route]);
+        prefetch(&self.delivered[rx]);
         prefetch(&self.receivers[rx]);
         prefetch(&self.hot.flow_rm[self.copies[copy as usize].flow as usize]);
     }
