@@ -163,31 +163,41 @@ struct Waiting {
 /// and keeps only what its backlog and buffer need (frames scheduled but not started). Any other
 /// scheduler runs its boxed behaviour, started and ended by events.
 enum Discipline {
-    Fifo {
-        /// The end of the last frame scheduled.
-        free_at: i64,
-        /// The end of the last frame started (by the time of the latest arrival).
-        started_end: i64,
-        waiting: VecDeque<Waiting>,
-    },
-    Scheduled(Box<dyn Behaviour>),
+    Fifo { waiting: VecDeque<Waiting> },
+    Scheduled(Scheduled),
 }
 
-struct PortSim {
-    discipline: Discipline,
-    /// A scheduled port's frame on the wire, and when it ends (a FIFO port keeps its own).
+/// A scheduled port's behaviour, the frame it is sending and its shaper's pending wake-up.
+struct Scheduled {
+    behaviour: Box<dyn Behaviour>,
     busy: bool,
     current: u32,
     tx_end: i64,
-    ps_per_bit: f64,
+    /// When a wake-up event is pending, or [`NO_WAKE`].
+    wake_at: i64,
+}
+
+/// No wake-up pending.
+const NO_WAKE: i64 = i64::MAX;
+
+/// An egress port in two cache lines, fetched ahead of each arrival: the first holds what a
+/// frame's arrival at a FIFO port reads and writes.
+#[repr(C, align(64))]
+struct PortSim {
+    /// A FIFO port's end of the last frame scheduled, and of the last started (as of the latest
+    /// arrival): equal when no frame waits.
+    free_at: i64,
+    started_end: i64,
     queued_bits: u64,
+    /// The buffer's size, or `u64::MAX`.
+    buffer_bits: u64,
+    ps_per_bit: f64,
     max_backlog_bits: f64,
     busy_ns: i64,
     frames: u64,
+    discipline: Discipline,
     drops: u64,
     policed: u64,
-    buffer_bits: Option<u64>,
-    wake_at: Option<i64>,
 }
 
 /// `Source::last_emit` before the first emission.
@@ -488,25 +498,27 @@ impl Simulator {
             let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
                 .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
             let discipline = match port.scheduler {
-                SchedulerConfig::Fifo if !generic_fifo => {
-                    Discipline::Fifo { free_at: 0, started_end: 0, waiting: VecDeque::new() }
-                }
-                _ => Discipline::Scheduled(sched),
+                SchedulerConfig::Fifo if !generic_fifo => Discipline::Fifo { waiting: VecDeque::new() },
+                _ => Discipline::Scheduled(Scheduled {
+                    behaviour: sched,
+                    busy: false,
+                    current: 0,
+                    tx_end: 0,
+                    wake_at: NO_WAKE,
+                }),
             };
             ports.push(PortSim {
-                discipline,
-                busy: false,
-                current: 0,
-                tx_end: 0,
-                ps_per_bit: 1e12 / port.rate,
+                free_at: 0,
+                started_end: 0,
                 queued_bits: 0,
+                buffer_bits: port.buffer.map_or(u64::MAX, |b| b.round() as u64),
+                ps_per_bit: 1e12 / port.rate,
                 max_backlog_bits: 0.0,
                 busy_ns: 0,
                 frames: 0,
+                discipline,
                 drops: 0,
                 policed: 0,
-                buffer_bits: port.buffer.map(|b| b.round() as u64),
-                wake_at: None,
             });
         }
 
@@ -732,7 +744,9 @@ impl Simulator {
                 Ev::TxEnd { port } => self.tx_end(port as usize),
                 Ev::Arrive { packet } => self.arrive(packet),
                 Ev::Wake { port } => {
-                    self.ports[port as usize].wake_at = None;
+                    if let Discipline::Scheduled(s) = &mut self.ports[port as usize].discipline {
+                        s.wake_at = NO_WAKE;
+                    }
                     self.try_start(port as usize);
                 }
             }
@@ -989,15 +1003,17 @@ impl Simulator {
         let port = hop.port as usize;
         let now = self.now;
         let ps = &mut self.ports[port];
-        if let Discipline::Fifo { waiting, started_end, .. } = &mut ps.discipline {
-            // Frames due to start by now have left the queue for the wire.
-            while let Some(w) = waiting.front().filter(|w| w.start <= now) {
-                ps.queued_bits -= w.wire_bits as u64;
-                *started_end = w.end;
-                waiting.pop_front();
+        if ps.free_at > ps.started_end {
+            if let Discipline::Fifo { waiting } = &mut ps.discipline {
+                // Frames due to start by now have left the queue for the wire.
+                while let Some(w) = waiting.front().filter(|w| w.start <= now) {
+                    ps.queued_bits -= w.wire_bits as u64;
+                    ps.started_end = w.end;
+                    waiting.pop_front();
+                }
             }
         }
-        if ps.buffer_bits.is_some_and(|b| ps.queued_bits + wire as u64 > b) {
+        if ps.queued_bits + wire as u64 > ps.buffer_bits {
             ps.drops += 1;
             self.packets_dropped += 1;
             self.count_loss(crossing);
@@ -1009,24 +1025,24 @@ impl Simulator {
         }
         ps.queued_bits += wire as u64;
         let sending_until = match &ps.discipline {
-            Discipline::Fifo { started_end, .. } => *started_end,
-            Discipline::Scheduled(_) if ps.busy => ps.tx_end,
+            Discipline::Fifo { .. } => ps.started_end,
+            Discipline::Scheduled(s) if s.busy => s.tx_end,
             Discipline::Scheduled(_) => now,
         };
         let in_flight =
             if sending_until > now { (sending_until - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
         ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
         match &mut ps.discipline {
-            Discipline::Fifo { free_at, started_end, waiting } => {
-                let start = now.max(*free_at);
+            Discipline::Fifo { waiting } => {
+                let start = now.max(ps.free_at);
                 let tx_ns = ceil_ns(wire as f64 * ps.ps_per_bit / 1e3);
                 let end = start + tx_ns;
-                *free_at = end;
+                ps.free_at = end;
                 if start > now {
                     waiting.push_back(Waiting { start, end, wire_bits: wire });
                 } else {
                     ps.queued_bits -= wire as u64;
-                    *started_end = end;
+                    ps.started_end = end;
                 }
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
@@ -1036,8 +1052,9 @@ impl Simulator {
             Discipline::Scheduled(s) => {
                 let c = &self.copies[copy as usize];
                 let class = self.hot.flow_class[c.flow as usize];
-                s.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits: c.frame_bits }, now);
-                if !ps.busy {
+                let frame_bits = c.frame_bits;
+                s.behaviour.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now);
+                if !s.busy {
                     self.try_start(port);
                 }
             }
@@ -1052,20 +1069,20 @@ impl Simulator {
         let Discipline::Scheduled(s) = &mut ps.discipline else {
             unreachable!("FIFO ports schedule frames as they arrive")
         };
-        if ps.busy {
+        if s.busy {
             return;
         }
-        match s.dequeue(now) {
+        match s.behaviour.dequeue(now) {
             Some(Queued { frame: packet, wire_bits, .. }) => {
-                ps.busy = true;
-                ps.current = packet;
+                s.busy = true;
+                s.current = packet;
                 ps.queued_bits -= wire_bits as u64;
                 let tx_ns = ceil_ns(wire_bits as f64 * ps.ps_per_bit / 1e3);
-                ps.tx_end = now + tx_ns;
+                s.tx_end = now + tx_ns;
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
                 self.frame_hops += 1;
-                let tx_end = ps.tx_end;
+                let tx_end = s.tx_end;
                 if self.trace.len() < self.cfg.trace_limit {
                     self.record_trace(port, packet, now);
                 }
@@ -1073,9 +1090,9 @@ impl Simulator {
                 self.prefetch_counts(packet, port, tx_end);
             }
             None => {
-                if let Some(t) = s.next_ready(now) {
-                    if ps.wake_at.is_none_or(|w| t < w) {
-                        ps.wake_at = Some(t);
+                if let Some(t) = s.behaviour.next_ready(now) {
+                    if t < s.wake_at {
+                        s.wake_at = t;
                         self.push(t.max(now), Ev::Wake { port: port as u32 });
                     }
                 }
@@ -1161,8 +1178,11 @@ impl Simulator {
 
     /// A scheduled port's frame has left: the port sends its next one.
     fn tx_end(&mut self, port: usize) {
-        let packet = self.ports[port].current;
-        self.ports[port].busy = false;
+        let Discipline::Scheduled(s) = &mut self.ports[port].discipline else {
+            unreachable!("only scheduled ports end transmissions by events")
+        };
+        s.busy = false;
+        let packet = s.current;
         self.depart(packet, port, self.now);
         self.try_start(port);
     }
@@ -1204,7 +1224,9 @@ impl Simulator {
                 // Read when the next port schedules the packet (and forwards it at once).
                 prefetch(&self.hops[next.first_next as usize]);
             }
-            prefetch(&self.ports[next.port as usize]);
+            let next_port: *const PortSim = &self.ports[next.port as usize];
+            prefetch(next_port);
+            prefetch((next_port as *const u8).wrapping_add(64));
             let mut lag = latency;
             if cut_through {
                 lag -= self.cut_through_gain(crossing as usize, d as usize, copy);
@@ -1474,7 +1496,12 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use super::ceil_ns;
+    use super::{ceil_ns, PortSim};
+
+    #[test]
+    fn a_port_is_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<PortSim>(), 128);
+    }
 
     #[test]
     fn ceil_ns_is_ceil() {
