@@ -1101,27 +1101,37 @@ impl Simulator {
     }
 
     /// The next releases' records, fetched in stages while other events run (each stage reads
-    /// what the previous release's fetched): for the third next release where its planes are
-    /// listed, for the second its planes, for the next its source and first hops.
+    /// what the previous release's fetched): for the fourth next release where its planes are
+    /// listed, for the third its planes, for the second its source and first hops, for the next
+    /// the ports of those hops.
     fn prefetch_releases(&mut self) {
-        let mut next = [u32::MAX; 3];
+        let mut next = [u32::MAX; 4];
         for (k, flow) in next.iter_mut().enumerate() {
             match self.queue.peek_release(k) {
                 Some(Ev::Release { flow: f }) => *flow = f,
                 _ => break,
             }
         }
-        let [first, second, third] = next.map(|f| f as usize);
-        if let Some(at) = self.starts_at.get(third) {
+        let [first, second, third, fourth] = next.map(|f| f as usize);
+        if let Some(at) = self.starts_at.get(fourth) {
             prefetch(at);
         }
-        if let Some(&k) = self.starts_at.get(second) {
+        if let Some(&k) = self.starts_at.get(third) {
             prefetch(&self.starts[k as usize]);
         }
-        if let Some(&k) = self.starts_at.get(first) {
-            prefetch(&self.sources[first]);
-            for &(_, hop, _) in &self.starts[k as usize..self.starts_at[first + 1] as usize] {
+        if let Some(&k) = self.starts_at.get(second) {
+            prefetch(&self.sources[second]);
+            for &(_, hop, _) in &self.starts[k as usize..self.starts_at[second + 1] as usize] {
                 prefetch(&self.hops[hop as usize]);
+            }
+        }
+        if let Some(&k) = self.starts_at.get(first) {
+            for &(_, hop, n) in &self.starts[k as usize..self.starts_at[first + 1] as usize] {
+                for h in &self.hops[hop as usize..(hop + n) as usize] {
+                    let port: *const PortSim = &self.ports[h.port as usize];
+                    prefetch(port);
+                    prefetch((port as *const u8).wrapping_add(64));
+                }
             }
         }
     }
