@@ -1,11 +1,13 @@
 //! The event queue: events come out in (time, sequence number) order, the sequence number
 //! counting pushes, whatever structure holds them.
 //!
-//! * Most events are pushed a constant delay after the current time (a switch's propagation
-//!   plus technological latency, a delivery's propagation delay, zero), and events pushed with
-//!   one delay are pushed in (time, sequence) order: they go to that delay's FIFO lane.
-//! * The rest within about a millisecond (ends of transmission, jittered first hops, shapers) go
-//!   to a timing wheel of 1.024 µs buckets; the sources' releases to a wheel of 65.5 µs buckets
+//! * Events pushed a constant delay after the current time (after a scheduled port's end of
+//!   transmission, a switch's propagation plus technological latency or a delivery's propagation
+//!   delay; zero), pushed with one delay in (time, sequence) order: they go to that delay's FIFO
+//!   lane.
+//! * The rest within about a millisecond (a FIFO port's next hops and arrivals, scheduled as the
+//!   frame joins the port; ends of transmission, jittered first hops, shapers) go to a timing
+//!   wheel of 1.024 µs buckets; the sources' releases to a wheel of 65.5 µs buckets
 //!   spanning 268 ms (periods up to 128 ms); a bucket holds its events unordered until it is
 //!   the earliest non-empty one (found from a bitmap), then it is sorted once into the wheel's
 //!   due run.
