@@ -118,6 +118,8 @@ def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A job started in the background inherits SIGINT ignored; a terminal's Ctrl-C is not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3)
     p.send_signal(signal.SIGINT)
