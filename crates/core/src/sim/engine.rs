@@ -406,6 +406,12 @@ fn ceil_ns(x: f64) -> i64 {
     }
 }
 
+/// The time `wire_bits` take on a link of `ps_per_bit`, rounded up to the ns.
+#[inline(always)]
+fn transmission_ns(wire_bits: u32, ps_per_bit: f64) -> i64 {
+    ceil_ns(wire_bits as f64 * ps_per_bit / 1e3)
+}
+
 /// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
 type Remembered = HashMap<u64, (u32, i64, i64)>;
 
@@ -495,12 +501,11 @@ impl Simulator {
         let net = net.clone();
         let mut ports = Vec::with_capacity(net.ports.len());
         for (p, port) in net.ports.iter().enumerate() {
-            let sched = schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
-                .map_err(|e| format!("{}: {e}", net.port_label(p)))?;
             let discipline = match port.scheduler {
                 SchedulerConfig::Fifo if !generic_fifo => Discipline::Fifo { waiting: VecDeque::new() },
                 _ => Discipline::Scheduled(Scheduled {
-                    behaviour: sched,
+                    behaviour: schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
+                        .map_err(|e| format!("{}: {e}", net.port_label(p)))?,
                     busy: false,
                     current: 0,
                     tx_end: 0,
@@ -1035,7 +1040,7 @@ impl Simulator {
         match &mut ps.discipline {
             Discipline::Fifo { waiting } => {
                 let start = now.max(ps.free_at);
-                let tx_ns = ceil_ns(wire as f64 * ps.ps_per_bit / 1e3);
+                let tx_ns = transmission_ns(wire, ps.ps_per_bit);
                 let end = start + tx_ns;
                 ps.free_at = end;
                 if start > now {
@@ -1077,7 +1082,7 @@ impl Simulator {
                 s.busy = true;
                 s.current = packet;
                 ps.queued_bits -= wire_bits as u64;
-                let tx_ns = ceil_ns(wire_bits as f64 * ps.ps_per_bit / 1e3);
+                let tx_ns = transmission_ns(wire_bits, ps.ps_per_bit);
                 s.tx_end = now + tx_ns;
                 ps.busy_ns += tx_ns;
                 ps.frames += 1;
@@ -1128,12 +1133,17 @@ impl Simulator {
         if let Some(&k) = self.starts_at.get(first) {
             for &(_, hop, n) in &self.starts[k as usize..self.starts_at[first + 1] as usize] {
                 for h in &self.hops[hop as usize..(hop + n) as usize] {
-                    let port: *const PortSim = &self.ports[h.port as usize];
-                    prefetch(port);
-                    prefetch((port as *const u8).wrapping_add(64));
+                    self.prefetch_port(h.port as usize);
                 }
             }
         }
+    }
+
+    /// Both cache lines of an egress port, ahead of a frame's arrival there.
+    fn prefetch_port(&self, port: usize) {
+        let p: *const PortSim = &self.ports[port];
+        prefetch(p);
+        prefetch((p as *const u8).wrapping_add(64));
     }
 
     /// A copy heads for its last port: its destination's records will be needed on arrival and
@@ -1234,9 +1244,7 @@ impl Simulator {
                 // Read when the next port schedules the packet (and forwards it at once).
                 prefetch(&self.hops[next.first_next as usize]);
             }
-            let next_port: *const PortSim = &self.ports[next.port as usize];
-            prefetch(next_port);
-            prefetch((next_port as *const u8).wrapping_add(64));
+            self.prefetch_port(next.port as usize);
             let mut lag = latency;
             if cut_through {
                 lag -= self.cut_through_gain(crossing as usize, d as usize, copy);
@@ -1250,8 +1258,9 @@ impl Simulator {
     }
 
     /// ARINC 664 account-based policing of a VL frame whose last bit reached a switch at `at`,
-    /// as it enters the queue of crossing `d` (when `defaults.policing_jitter` is set): the account refills at Lmax per BAG up to
-    /// Lmax·(1 + J/BAG); a frame needs credit for its size, else it is dropped and counted.
+    /// as it enters the queue of crossing `d` (when `defaults.policing_jitter` is set): the
+    /// account refills at Lmax per BAG up to Lmax·(1 + J/BAG); a frame needs credit for its size,
+    /// else it is dropped and counted.
     fn police(&mut self, d: u32, copy: u32, at: i64) -> bool {
         let Some(jitter) = self.net.spec.defaults.policing_jitter else { return true };
         let c = &self.copies[copy as usize];

@@ -80,23 +80,26 @@ impl Latency {
         let b = bucket_of(v as u64) as u32;
         // Sized and grown with slack either way, so that a spreading histogram is not moved at
         // each new bucket (empty buckets are never reported).
-        if self.counts.is_empty() {
+        let len = self.counts.len();
+        if len == 0 {
             self.lo = b.saturating_sub(16);
             self.counts = vec![0; 64].into_boxed_slice();
         } else if b < self.lo {
-            let grow = (self.lo - b).max(self.counts.len() as u32).min(self.lo);
-            let mut counts = vec![0; grow as usize];
-            counts.extend_from_slice(&self.counts);
-            self.counts = counts.into_boxed_slice();
-            self.lo -= grow;
+            let grow = (self.lo - b).max(len as u32).min(self.lo);
+            self.spread(self.lo - grow, len + grow as usize);
+        } else if (b - self.lo) as usize >= len {
+            self.spread(self.lo, ((b - self.lo) as usize + 1).max(len * 2));
         }
-        let i = (b - self.lo) as usize;
-        if i >= self.counts.len() {
-            let mut counts = std::mem::take(&mut self.counts).into_vec();
-            counts.resize((i + 1).max(counts.len() * 2), 0);
-            self.counts = counts.into_boxed_slice();
-        }
-        self.counts[i] += 1;
+        self.counts[(b - self.lo) as usize] += 1;
+    }
+
+    /// Lays the counts over buckets `lo..lo + len`, a range covering the current one.
+    fn spread(&mut self, lo: u32, len: usize) {
+        let mut counts = vec![0; len];
+        let at = (self.lo - lo) as usize;
+        counts[at..at + self.counts.len()].copy_from_slice(&self.counts);
+        self.counts = counts.into_boxed_slice();
+        self.lo = lo;
     }
 
     /// Non-empty buckets: (bucket, count).
