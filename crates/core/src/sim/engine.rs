@@ -1,5 +1,6 @@
 //! The event loop and the state of sources, ports and destinations.
 
+use super::arrivals::{Arrival, ArrivalLog, AHEAD, ARRIVAL_BATCH};
 use super::queue::{EventQueue, Kind, MAX_LANES};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
@@ -452,6 +453,11 @@ pub struct Simulator {
     retransmitted: HashSet<u64>,
     /// Bloom-filter deduplication per destination node (empty when not asked for).
     dedups: Vec<Option<(Dedup, Remembered)>>,
+    /// Arrivals at destinations logged and handled in batches (see [`super::arrivals`]), or
+    /// `None` when they are events: with retransmission or deduplication (the destination acts
+    /// on the network or on its own timers) and with cut-through switches.
+    arrivals: Option<ArrivalLog>,
+    batch: Vec<Arrival>,
     expired: Vec<u64>,
     events: u64,
     frame_hops: u64,
@@ -481,17 +487,40 @@ impl Simulator {
         // A trace records each frame as it starts, in time order: FIFO ports then run as any
         // other scheduler, on events.
         let generic_fifo = cfg.trace_limit > 0;
-        Simulator::build(net, cfg, generic_fifo)
+        Simulator::build(net, cfg, generic_fifo, Some(ARRIVAL_BATCH))
     }
 
     /// A simulator whose FIFO ports run the boxed FIFO behaviour on events, as every other
     /// scheduler does (the fast path's reference).
     #[cfg(test)]
     pub(super) fn with_generic_fifo(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
-        Simulator::build(net, cfg, true)
+        Simulator::build(net, cfg, true, Some(ARRIVAL_BATCH))
     }
 
-    fn build(net: &Network, cfg: SimConfig, generic_fifo: bool) -> Result<Simulator, String> {
+    /// A simulator whose arrivals at destinations are events (the arrival log's reference), or
+    /// are handled in batches taken every `batch` arrivals logged.
+    #[cfg(test)]
+    pub(super) fn with_arrivals(
+        net: &Network,
+        cfg: SimConfig,
+        batch: Option<usize>,
+    ) -> Result<Simulator, String> {
+        Simulator::build(net, cfg, false, batch)
+    }
+
+    /// Whether arrivals at destinations are logged rather than events.
+    #[cfg(test)]
+    pub(super) fn logs_arrivals(&self) -> bool {
+        self.arrivals.is_some()
+    }
+
+    /// `arrival_batch`: arrivals logged between two batches, `None` for arrival events.
+    fn build(
+        net: &Network,
+        cfg: SimConfig,
+        generic_fifo: bool,
+        arrival_batch: Option<usize>,
+    ) -> Result<Simulator, String> {
         if cfg.frame_sizes == FrameSizes::Trace && cfg.size_trace.is_empty() {
             return Err("frame sizes from a trace need a non-empty size trace".into());
         }
@@ -623,6 +652,15 @@ impl Simulator {
                 lane_of(prop + hot.node_latency_ns[node])
             });
         }
+        let arrivals = arrival_batch
+            .filter(|_| cfg.dedup.is_none() && !cfg.retransmit && !hot.node_cut_through.iter().any(|&c| c))
+            .map(|batch| {
+                ArrivalLog::new(
+                    net.nodes.len(),
+                    routes.iter().map(|&(_, destination, _, _)| destination),
+                    batch,
+                )
+            });
         let mut sim = Simulator {
             rng: ChaCha8Rng::seed_from_u64(cfg.seed),
             cfg,
@@ -648,6 +686,8 @@ impl Simulator {
             receivers,
             retransmitted: HashSet::new(),
             dedups: Vec::new(),
+            arrivals,
+            batch: Vec::new(),
             expired: Vec::new(),
             events: 0,
             frame_hops: 0,
@@ -756,6 +796,7 @@ impl Simulator {
                 }
             }
         }
+        self.deliver_logged(end);
         self.now = self.now.max(end);
         self.wall_s += wall.elapsed().as_secs_f64();
     }
@@ -1161,6 +1202,10 @@ impl Simulator {
     /// increment (the latencies are known now).
     fn prefetch_counts(&self, packet: u32, port: usize, tx_end: i64) {
         let Packet { copy, hop, .. } = self.packets[packet as usize];
+        if hop.deliver != NO_ROUTE && self.arrivals.is_some() {
+            // Logged, and handled in a batch that fetches its own records.
+            return;
+        }
         if hop.deliver == NO_ROUTE {
             if hop.n_next > 0 {
                 let next: *const Hop = &self.hops[hop.first_next as usize];
@@ -1214,7 +1259,25 @@ impl Simulator {
     fn depart(&mut self, packet: u32, port: usize, end: i64) {
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
-        if hop.deliver != NO_ROUTE {
+        if let Some(log) = self.arrivals.as_mut().filter(|_| hop.deliver != NO_ROUTE) {
+            let c = &self.copies[copy as usize];
+            let arrival = Arrival {
+                time: end + prop,
+                seq: 0,
+                frame: c.frame,
+                start_ns: c.start_ns,
+                emit_ns: c.emit_ns,
+                route: hop.deliver,
+                rx: hop.first_next,
+                flow: c.flow,
+                node: self.hot.port_peer[port],
+            };
+            let batch_due = log.log(arrival);
+            self.free_packet(packet);
+            if batch_due {
+                self.deliver_logged(self.now);
+            }
+        } else if hop.deliver != NO_ROUTE {
             self.push_lane(self.hot.port_arrive_lane[port], end + prop, Ev::Arrive { packet });
             if self.now < end {
                 // A FIFO port's frame, ahead of its end (a scheduled port's fetched at its start).
@@ -1239,7 +1302,9 @@ impl Simulator {
             let p = self.new_packet(copy, d);
             let next = self.packets[p as usize].hop;
             if next.deliver != NO_ROUTE {
-                self.prefetch_destination(next, copy);
+                if self.arrivals.is_none() {
+                    self.prefetch_destination(next, copy);
+                }
             } else if next.n_next > 0 {
                 // Read when the next port schedules the packet (and forwards it at once).
                 prefetch(&self.hops[next.first_next as usize]);
@@ -1298,11 +1363,48 @@ impl Simulator {
     /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
         let Packet { copy, hop, .. } = self.packets[packet as usize];
-        let node = self.hot.port_peer[hop.port as usize] as usize;
         debug_assert_ne!(hop.deliver, NO_ROUTE, "arrival events are for destinations");
-        self.deliver(hop.deliver as usize, hop.first_next, copy, node);
+        let c = &self.copies[copy as usize];
+        let arrival = Arrival {
+            time: self.now,
+            seq: 0,
+            frame: c.frame,
+            start_ns: c.start_ns,
+            emit_ns: c.emit_ns,
+            route: hop.deliver,
+            rx: hop.first_next,
+            flow: c.flow,
+            node: self.hot.port_peer[hop.port as usize],
+        };
+        self.deliver(&arrival);
         self.packets_delivered += 1;
         self.free_packet(packet);
+    }
+
+    /// Handles the logged arrivals due by `horizon`, each destination's in time order, fetching
+    /// each one's records [`AHEAD`] arrivals before it is handled.
+    fn deliver_logged(&mut self, horizon: i64) {
+        let Some(log) = self.arrivals.as_mut() else { return };
+        let mut batch = std::mem::take(&mut self.batch);
+        log.take_due(horizon, &mut batch);
+        for i in 0..batch.len() {
+            if let Some(a) = batch.get(i + AHEAD) {
+                prefetch(&self.route_stats[a.route as usize]);
+                prefetch(&self.delivered[a.rx as usize]);
+                prefetch(&self.receivers[a.rx as usize]);
+            }
+            if let Some(a) = batch.get(i + AHEAD / 2) {
+                // Their records are in by now: the histogram counts the arrival will increment.
+                let at = a.time + self.hot.node_receive_ns[a.node as usize];
+                self.route_stats[a.route as usize].prefetch_record(at - a.start_ns);
+                self.delivered[a.rx as usize].prefetch_record(at - a.emit_ns);
+            }
+            self.deliver(&batch[i]);
+        }
+        self.events += batch.len() as u64;
+        self.packets_delivered += batch.len() as u64;
+        batch.clear();
+        self.batch = batch;
     }
 
     /// Cut-through forwards once the header is in: the frame may leave earlier by its reception
@@ -1318,14 +1420,12 @@ impl Simulator {
         (rx_ns - header_ns).min(tx_ns).max(0.0).floor() as i64
     }
 
-    /// A copy of a frame reaches receiver `rx` of `route` at `node`.
-    fn deliver(&mut self, route: usize, rx: u32, copy: u32, node: usize) {
-        let c = &self.copies[copy as usize];
-        let f = c.flow;
-        let receive = self.hot.node_receive_ns[node];
-        let at = self.now + receive;
-        self.route_stats[route].record(at - c.start_ns);
-        let (frame, emit) = (c.frame, c.emit_ns);
+    /// A copy of a frame reaches its destination: its latency is measured, and redundancy
+    /// management (or deduplication) decides whether its frame is delivered.
+    fn deliver(&mut self, a: &Arrival) {
+        let (f, rx, frame, emit, node) = (a.flow, a.rx, a.frame, a.emit_ns, a.node as usize);
+        let at = a.time + self.hot.node_receive_ns[node];
+        self.route_stats[a.route as usize].record(at - a.start_ns);
         if !self.dedups.is_empty() {
             self.deliver_dedup(node, rx, f as usize, frame, emit, at);
             return;
@@ -1406,6 +1506,7 @@ impl Simulator {
 
     pub fn report(&self) -> SimReport {
         let net = &self.net;
+
         let flows = self
             .routes
             .iter()
@@ -1507,7 +1608,9 @@ impl Simulator {
                 packets_forwarded: self.packets_forwarded,
                 packets_dropped: self.packets_dropped,
                 packets_policed: self.packets_policed,
-                packets_in_flight: (self.packets.len() - self.free_packets.len()) as u64,
+                packets_in_flight: (self.packets.len() - self.free_packets.len()
+                    + self.arrivals.as_ref().map_or(0, |l| l.held()))
+                    as u64,
             },
         }
     }

@@ -16,6 +16,7 @@
 //! Reference points match the analysis: a frame's latency runs from its release into the source
 //! end system's output queue to its last bit at the destination plus the receive latency.
 
+mod arrivals;
 mod engine;
 pub mod pcap;
 mod queue;
