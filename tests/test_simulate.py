@@ -102,6 +102,77 @@ def test_trace_opens_in_tshark(rtnetlab_cli, tmp_path, repo_root):
         assert 1 <= int(seq, 16) <= 255, "AFDX sequence number as the last byte"
 
 
+def tshark_count(trace: Path) -> int:
+    r = subprocess.run(["tshark", "-r", str(trace)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return len(r.stdout.splitlines())
+
+
+def test_trace_limit_reached(rtnetlab_cli, tmp_path, repo_root):
+    """The trace keeps the first N transmissions, and the output says that it was cut."""
+    trace = tmp_path / "t.pcapng"
+    case = str(repo_root / "examples/afdx_case_study.yaml")
+    args = [case, "--duration", "20ms", "--trace", str(trace), "--trace-limit", "50"]
+    report = sim_json(rtnetlab_cli, *args)
+    st = report["stats"]
+    assert st["frame_hops"] > 50
+    assert st["trace_frames"] == 50 and st["trace_limit"] == 50 and st["trace_truncated"] is True
+    assert tshark_count(trace) == 50
+    assert sorted(tmp_path.iterdir()) == [trace]
+    r = subprocess.run([str(rtnetlab_cli), "simulate", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    notice = f"trace: first 50 of {st['frame_hops']} frame transmissions written to {trace} (--trace-limit)"
+    assert notice in r.stdout.splitlines()
+
+
+def test_trace_limit_not_reached(rtnetlab_cli, tmp_path, repo_root):
+    trace = tmp_path / "t.pcapng"
+    case = str(repo_root / "examples/afdx_case_study.yaml")
+    args = [case, "--duration", "20ms", "--trace", str(trace), "--trace-limit", "100000"]
+    report = sim_json(rtnetlab_cli, *args)
+    st = report["stats"]
+    assert st["trace_frames"] == st["frame_hops"] > 0
+    assert st["trace_limit"] == 100000 and st["trace_truncated"] is False
+    assert tshark_count(trace) == st["frame_hops"]
+    r = subprocess.run([str(rtnetlab_cli), "simulate", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert f"trace: {st['frame_hops']} frame transmissions written to {trace}" in r.stdout.splitlines()
+    assert "--trace-limit" not in r.stdout
+    # The default limit, not reached either.
+    st = sim_json(rtnetlab_cli, case, "--duration", "20ms", "--trace", str(trace))["stats"]
+    assert st["trace_limit"] == 5_000_000 and st["trace_truncated"] is False
+
+
+def test_unwritable_trace_fails_before_the_run(rtnetlab_cli, tmp_path, repo_root):
+    """An hour of simulated time would take long: the error comes at once, before the run."""
+    trace = tmp_path / "missing" / "t.pcapng"
+    case = str(repo_root / "examples/afdx_case_study.yaml")
+    for json_opt in ([], ["--json"]):
+        r = subprocess.run(
+            [str(rtnetlab_cli), "simulate", case, "--duration", "3600s", "--trace", str(trace), *json_opt],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert r.returncode == 2
+        assert r.stderr.splitlines() == [f"--trace: {trace}: directory {trace.parent} does not exist"]
+        assert "Traceback" not in r.stderr
+        assert r.stdout == ""
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_trace_limit_needs_a_trace(rtnetlab_cli, repo_root):
+    case = str(repo_root / "examples/seed002_four_vls.yaml")
+    r = subprocess.run(
+        [str(rtnetlab_cli), "simulate", case, "--trace-limit", "10"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == ["--trace-limit: give the trace file with --trace FILE"]
+
+
 def net_spec(path: Path) -> dict:
     return model.load_file(path).spec
 

@@ -404,6 +404,15 @@ def simulate(
         int, typer.Option("--dedup-counters", min=1, help="Bloom filter counters M.")
     ] = 1280,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write a pcapng trace here.")] = None,
+    trace_limit: Annotated[
+        int | None,
+        typer.Option(
+            "--trace-limit",
+            min=1,
+            help="With --trace: the trace keeps the first N frame transmissions (default 5000000); "
+            "the output says when the limit was reached.",
+        ),
+    ] = None,
     histograms: Annotated[
         Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
     ] = None,
@@ -433,6 +442,11 @@ def simulate(
         raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
     if workload != "periodic" and not load > 0:
         raise UserError(f"--load: must be positive, got {load}")
+    if trace_limit is not None and trace is None:
+        raise UserError("--trace-limit: give the trace file with --trace FILE")
+    if trace is not None:
+        # Before the run: an unwritable trace would otherwise only show once it is over.
+        sim_mod.check_trace_path(trace)
     work: dict = {"kind": "periodic"}
     if workload == "poisson":
         work = {"kind": "poisson", "load": load}
@@ -446,7 +460,7 @@ def simulate(
         "frame_sizes": sizes,
         "workload": work,
         "retransmit": retransmit,
-        "trace_limit": 5_000_000 if trace else 0,
+        "trace_limit": (trace_limit or sim_mod.DEFAULT_TRACE_LIMIT) if trace else 0,
         "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
         "size_trace": trace_sizes,
     }
@@ -478,6 +492,21 @@ def simulate(
         _print_sim(report, limit)
     if report.get("buses"):
         _print_bus_sim(report["buses"])
+    if trace is not None:
+        _print_trace(report["stats"], trace)
+
+
+def _print_trace(stats: dict, trace: Path) -> None:
+    written = stats["trace_frames"]
+    if stats["trace_truncated"]:
+        out.print(
+            f"trace: first {written} of {stats['frame_hops']} frame transmissions written to {trace} "
+            "(--trace-limit)",
+            style="yellow",
+            markup=False,
+        )
+    else:
+        out.print(f"trace: {written} frame transmissions written to {trace}", markup=False)
 
 
 def _print_bus_sim(buses: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -12,10 +13,38 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rtnetlab.errors import UserError
 from rtnetlab.model import Network
 
+# Frame transmissions a trace keeps unless told otherwise (`--trace-limit`): about 24 bytes each
+# in memory during the run.
+DEFAULT_TRACE_LIMIT = 5_000_000
+
+
+def check_trace_path(trace: Path) -> None:
+    """Checks, before anything runs, that the trace can be written: its directory exists and a
+    file can be created there (the temporary file it is written through is created and removed
+    again). A user error otherwise, and nothing is left behind."""
+    if trace.is_dir():
+        raise UserError(f"--trace: {trace}: is a directory")
+    parent = trace.parent
+    if not parent.is_dir():
+        problem = "is not a directory" if parent.exists() else "does not exist"
+        raise UserError(f"--trace: {trace}: directory {parent} {problem}")
+    tmp = trace.with_name(trace.name + ".tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        os.close(fd)
+        tmp.unlink()
+    except OSError as e:
+        raise UserError(f"--trace: {trace}: cannot be written ({e.strerror or e})") from None
+
 
 def run(net: Network, config: dict, progress: bool = True, trace: Path | None = None) -> dict:
     """Simulates `net` with `config` (the engine's SimConfig as a dict); returns the report, and
-    writes a pcapng trace to `trace` if given (written whole through a temporary file)."""
+    writes a pcapng trace to `trace` if given (written whole through a temporary file).
+
+    With a trace, `stats` also has `trace_frames` (frames written), `trace_limit` (config's
+    `trace_limit`, the most a trace keeps) and `trace_truncated` (whether frames were left out:
+    tracing runs every port on events, so each of the `frame_hops` transmissions is one record
+    until the limit is reached)."""
     try:
         sim = net.handle.simulation(json.dumps(config))
     except ValueError as e:
@@ -48,11 +77,15 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
     if trace is not None:
         tmp = trace.with_name(trace.name + ".tmp")
         try:
-            report["stats"]["trace_frames"] = sim.write_pcapng(tmp)
+            written = sim.write_pcapng(tmp)
             tmp.replace(trace)
         except OSError as e:
             tmp.unlink(missing_ok=True)
             raise UserError(f"--trace: {e}") from None
+        stats = report["stats"]
+        stats["trace_frames"] = written
+        stats["trace_limit"] = config.get("trace_limit", 0)
+        stats["trace_truncated"] = stats["frame_hops"] > written
     return report
 
 
