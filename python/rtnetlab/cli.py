@@ -566,11 +566,15 @@ def _print_sim(report: dict, limit: int | None) -> None:
         "max",
         "jitter",
         "losses",
+        "IC discards",
         "retx",
     ]
     flows = ResultTable("Simulated latency (us)", cols, left=("flow", "destination", "plane"))
-    # Losses and retransmissions first, then the largest latency.
-    for f in sorted(report["flows"], key=lambda f: (-(f["losses"] + f["retransmissions"]), -f["max_us"])):
+    # Losses, integrity discards and retransmissions first, then the largest latency.
+    def trouble(f: dict) -> int:
+        return f["losses"] + f["integrity_discards"] + f["retransmissions"]
+
+    for f in sorted(report["flows"], key=lambda f: (-trouble(f), -f["max_us"])):
         flows.add_row(
             f["flow"],
             f["destination"],
@@ -581,6 +585,7 @@ def _print_sim(report: dict, limit: int | None) -> None:
                 for k in ("min_us", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "jitter_us")
             ],
             str(f["losses"]),
+            str(f["integrity_discards"]),
             str(f["retransmissions"]),
         )
     flows.print(out, limit, "(flow, destination, plane) rows")

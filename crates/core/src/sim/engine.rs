@@ -300,10 +300,31 @@ impl Receiver {
     }
 }
 
+/// The AFDX sequence number of a VL's frame: 1 to 255, then 1 again (0 is kept for an end
+/// system's reset, which the simulator does not model).
+pub(super) fn sequence_number(frame: u64) -> u8 {
+    (frame % 255 + 1) as u8
+}
+
+/// ARINC 664 Part 7 integrity checking of one VL on one plane at one destination: a copy is
+/// valid when its sequence number is one or two after the previous copy's (one frame may have
+/// been lost), or is the first received; `last` then takes its number, valid or not, so that
+/// after a longer gap one copy is discarded and the check takes the stream up again.
+pub(super) fn sequence_valid(last: &mut u8, frame: u64) -> bool {
+    let next = |s: u8| if s == 255 { 1 } else { s + 1 };
+    let sn = sequence_number(frame);
+    let valid = *last == 0 || sn == next(*last) || sn == next(next(*last));
+    *last = sn;
+    valid
+}
+
 /// What the hot path reads, copied out of the model into small flat arrays (the model's records
 /// are large; reaching into them for each frame costs a cache miss).
 struct Hot {
     flow_class: Vec<u16>,
+    /// Flows that are virtual links (their copies carry an AFDX sequence number, checked at
+    /// the destination).
+    flow_is_vl: Vec<bool>,
     /// What a destination checks per flow: (SkewMax, deadline), ns.
     flow_rm: Vec<(i64, i64)>,
     port_prop_ns: Vec<i64>,
@@ -325,6 +346,7 @@ impl Hot {
         let ns = |s: f64| (s * 1e9).round() as i64;
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
+            flow_is_vl: net.flows.iter().map(|f| matches!(f.traffic, Traffic::VirtualLink { .. })).collect(),
             flow_rm: net
                 .flows
                 .iter()
@@ -445,6 +467,10 @@ pub struct Simulator {
     free_packets: Vec<u32>,
     route_stats: Vec<Latency>,
     route_losses: Vec<u64>,
+    /// Integrity checking per route (VL, destination, plane): the sequence number of the last
+    /// copy received (0 before the first), and the copies discarded.
+    route_last_sn: Vec<u8>,
+    route_integrity_discards: Vec<u64>,
     /// Route index -> (flow, destination node, plane, receiver index).
     routes: Vec<(u32, u32, u8, u32)>,
     receivers: Vec<Receiver>,
@@ -681,6 +707,8 @@ impl Simulator {
             free_packets: Vec::new(),
             route_stats: vec![Latency::default(); n_routes],
             route_losses: vec![0; n_routes],
+            route_last_sn: vec![0; n_routes],
+            route_integrity_discards: vec![0; n_routes],
             routes,
             delivered: (0..receivers.len()).map(|_| Latency::default()).collect(),
             receivers,
@@ -973,7 +1001,7 @@ impl Simulator {
             let copy = self.new_copy(Copy {
                 flow: f as u32,
                 frame: frame_no,
-                seq: (frame_no % 255 + 1) as u32,
+                seq: sequence_number(frame_no) as u32,
                 emit_ns,
                 start_ns: start,
                 frame_bits,
@@ -1430,8 +1458,14 @@ impl Simulator {
             self.deliver_dedup(node, rx, f as usize, frame, emit, at);
             return;
         }
-        // Redundancy management: the first copy of a frame wins; a copy of an accepted frame
-        // within SkewMax is discarded.
+        if self.hot.flow_is_vl[f as usize]
+            && !sequence_valid(&mut self.route_last_sn[a.route as usize], frame)
+        {
+            self.route_integrity_discards[a.route as usize] += 1;
+            return;
+        }
+        // Redundancy management: the first valid copy of a frame wins; a copy of an accepted
+        // frame within SkewMax is discarded.
         let (skew_max, deadline) = self.hot.flow_rm[f as usize];
         let r = &mut self.receivers[rx as usize];
         if r.seen(frame, at, skew_max) {
@@ -1519,6 +1553,7 @@ impl Simulator {
                     plane: net.planes[plane as usize].clone(),
                     latency: LatencySummary::from(l),
                     losses: self.route_losses[r],
+                    integrity_discards: self.route_integrity_discards[r],
                     retransmissions: self.sources_cold[f as usize].retransmissions,
                     histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),
                 }

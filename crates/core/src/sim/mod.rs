@@ -164,6 +164,10 @@ pub struct FlowStats {
     pub latency: LatencySummary,
     /// Copies of this flow's frames lost on this route (full buffers, policing).
     pub losses: u64,
+    /// Copies that reached the destination but failed integrity checking (their sequence number
+    /// more than two after the previous copy's on this plane, after frames were lost): discarded
+    /// before redundancy management. VLs only.
+    pub integrity_discards: u64,
     /// Frames of this flow sent again after a loss or a missed deadline.
     pub retransmissions: u64,
     /// Latency histogram: (upper edge µs, count), for CDF plots.
