@@ -209,6 +209,8 @@ def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
         (["--duration", "0s"], "--duration: must be positive, got 0s"),
         (["--duration", "10"], "--duration: expected a duration with a unit"),
         (["--release", "sometimes"], "--release: expected one of random, synchronized, got 'sometimes'"),
+        (["--retransmit-timeout", "0ms"], "--retransmit-timeout: must be positive, got 0ms"),
+        (["--retransmit"], "--retransmit: no flow has a deadline to time out on; give --retransmit-timeout"),
     ],
 )
 def test_bad_options(rtnetlab_cli, repo_root, args, message):
@@ -283,3 +285,25 @@ def test_frame_sizes_from_a_trace(rtnetlab_cli, tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and f"{sizes}:1: expected frame sizes in bytes, got 'big'" in bad.stderr
+
+
+def test_retransmission_on_timeout(rtnetlab_cli, tmp_path):
+    """A buffer smaller than a frame loses every frame: each is sent again once its timeout has
+    passed (from its emission), and the copies sent again are lost too but not resent."""
+    net = tmp_path / "lossy.yaml"
+    net.write_text(
+        "name: lossy\n"
+        "end_systems: [{name: ES1}, {name: ES2}]\n"
+        "switches: [{name: SW1, buffer: 100B}]\n"
+        "links: [{from: ES1, to: SW1}, {from: SW1, to: ES2}]\n"
+        "flows: [{name: VL1, type: virtual_link, bag: 2ms, lmin: 200B, lmax: 200B, source: ES1,"
+        " destinations: [ES2]}]\n"
+    )
+    base = [str(net), "--duration", "9ms", "--release", "synchronized"]
+    assert sim_json(rtnetlab_cli, *base)["flows"][0]["retransmissions"] == 0
+    r = sim_json(rtnetlab_cli, *base, "--retransmit-timeout", "3ms")
+    # Frames at 0, 2, 4, 6, 8 ms (the regulator sends the oldest first, one per BAG): frame 0
+    # (t = 0) times out at 3 ms and is resent at 4 ms, ahead of the frame released then; that one
+    # leaves at 6 ms and times out at 9 ms + 1 ns, after the end. Frame at 2 ms: resent at 8 ms.
+    flow = r["flows"][0]
+    assert (flow["losses"], flow["retransmissions"], r["stats"]["frames_released"]) == (5, 2, 5)

@@ -396,7 +396,20 @@ def simulate(
     ] = None,
     workload: Annotated[str, typer.Option("--workload", help="periodic, poisson or pareto.")] = "periodic",
     load: Annotated[float, typer.Option("--load", help="Poisson/Pareto load vs the contract.")] = 0.5,
-    retransmit: Annotated[bool, typer.Option("--retransmit", help="Resend lost or late frames.")] = False,
+    retransmit: Annotated[
+        bool,
+        typer.Option(
+            "--retransmit",
+            help="Resend, once, a frame not delivered at every destination within its timeout "
+            "(its flow's deadline, or --retransmit-timeout).",
+        ),
+    ] = False,
+    retransmit_timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--retransmit-timeout", help="Timeout of every flow for --retransmit (implies it), e.g. 4ms."
+        ),
+    ] = None,
     dedup: Annotated[
         str | None, typer.Option("--dedup", help="Bloom-filter deduplication: first_copy or hold_until_twin.")
     ] = None,
@@ -442,6 +455,12 @@ def simulate(
         raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
     if workload != "periodic" and not load > 0:
         raise UserError(f"--load: must be positive, got {load}")
+    timeout_ns = 0
+    if retransmit_timeout is not None:
+        timeout = _quantity("duration", retransmit_timeout, "--retransmit-timeout")
+        if timeout <= 0:
+            raise UserError(f"--retransmit-timeout: must be positive, got {retransmit_timeout}")
+        retransmit, timeout_ns = True, round(timeout * 1e9)
     if trace_limit is not None and trace is None:
         raise UserError("--trace-limit: give the trace file with --trace FILE")
     if trace is not None:
@@ -453,6 +472,8 @@ def simulate(
     elif workload == "pareto":
         work = {"kind": "pareto_bursts", "load": load, "alpha": 1.5, "mean_frames": 4.0}
     net = model.load_file(file)
+    if retransmit and not timeout_ns and not any(f.get("deadline") for f in net.spec.get("flows", [])):
+        raise UserError("--retransmit: no flow has a deadline to time out on; give --retransmit-timeout")
     config = {
         "duration_ns": round(seconds * 1e9),
         "seed": seed,
@@ -460,6 +481,7 @@ def simulate(
         "frame_sizes": sizes,
         "workload": work,
         "retransmit": retransmit,
+        "retransmit_timeout_ns": timeout_ns,
         "trace_limit": (trace_limit or sim_mod.DEFAULT_TRACE_LIMIT) if trace else 0,
         "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
         "size_trace": trace_sizes,

@@ -25,6 +25,8 @@ enum Ev {
     Arrive { packet: u32 },
     /// A shaper may let a frame go.
     Wake { port: u32 },
+    /// A frame's retransmission timeout runs out ([`Simulator::timeouts`] slot).
+    Timeout { slot: u32 },
 }
 
 /// One flow crossing one port (once per multicast tree), with where copies go next, as built
@@ -201,6 +203,14 @@ struct PortSim {
     policed: u64,
 }
 
+/// A flow without a retransmission timeout.
+const NO_TIMEOUT: i64 = i64::MAX;
+
+/// A frame's key among those awaited for retransmission.
+fn retransmit_key(f: usize, frame: u64) -> u64 {
+    ((f as u64) << 40) | frame
+}
+
 /// `Source::last_emit` before the first emission.
 const NEVER: i64 = i64::MIN;
 
@@ -243,8 +253,9 @@ impl Source {
 /// What a source's fast path does not read.
 #[derive(Default)]
 struct SourceCold {
-    /// Frames produced but not yet emitted: (production time, frame bits).
-    waiting: VecDeque<(i64, u32)>,
+    /// Frames produced but not yet emitted: (production time, frame bits, whether it is a
+    /// retransmission).
+    waiting: VecDeque<(i64, u32, bool)>,
     retransmissions: u64,
     /// Token-bucket flows: frames released so far, and when the (full) bucket started.
     tb_sent: u64,
@@ -325,8 +336,8 @@ struct Hot {
     /// Flows that are virtual links (their copies carry an AFDX sequence number, checked at
     /// the destination).
     flow_is_vl: Vec<bool>,
-    /// What a destination checks per flow: (SkewMax, deadline), ns.
-    flow_rm: Vec<(i64, i64)>,
+    /// SkewMax per flow, ns: redundancy management's window.
+    flow_skew_max: Vec<i64>,
     port_prop_ns: Vec<i64>,
     port_peer: Vec<u32>,
     node_latency_ns: Vec<i64>,
@@ -347,16 +358,13 @@ impl Hot {
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
             flow_is_vl: net.flows.iter().map(|f| matches!(f.traffic, Traffic::VirtualLink { .. })).collect(),
-            flow_rm: net
+            flow_skew_max: net
                 .flows
                 .iter()
-                .map(|f| {
-                    let skew_max = match &f.traffic {
-                        Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
-                        _ if net.skew_max > 0.0 => ns(net.skew_max),
-                        _ => i64::MAX,
-                    };
-                    (skew_max, f.deadline.map_or(i64::MAX, ns))
+                .map(|f| match &f.traffic {
+                    Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
+                    _ if net.skew_max > 0.0 => ns(net.skew_max),
+                    _ => i64::MAX,
                 })
                 .collect(),
             port_prop_ns: net.ports.iter().map(|p| ns(p.propagation_delay)).collect(),
@@ -476,7 +484,14 @@ pub struct Simulator {
     receivers: Vec<Receiver>,
     /// Per receiver: the latencies of the frames delivered after redundancy management.
     delivered: Vec<Latency>,
-    retransmitted: HashSet<u64>,
+    /// Retransmission: each flow's timeout (or [`NO_TIMEOUT`]) and receivers; the frames
+    /// awaited, with the receivers that have not yet delivered them in time; the frames whose
+    /// timeout is pending, by event slot.
+    flow_timeout_ns: Vec<i64>,
+    flow_receivers: Vec<Vec<u32>>,
+    awaited: HashMap<u64, Vec<u32>>,
+    timeouts: Vec<u64>,
+    free_timeouts: Vec<u32>,
     /// Bloom-filter deduplication per destination node (empty when not asked for).
     dedups: Vec<Option<(Dedup, Remembered)>>,
     /// Arrivals at destinations logged and handled in batches (see [`super::arrivals`]), or
@@ -547,6 +562,9 @@ impl Simulator {
         generic_fifo: bool,
         arrival_batch: Option<usize>,
     ) -> Result<Simulator, String> {
+        if cfg.retransmit_timeout_ns < 0 {
+            return Err("the retransmission timeout must not be negative".into());
+        }
         if cfg.frame_sizes == FrameSizes::Trace && cfg.size_trace.is_empty() {
             return Err("frame sizes from a trace need a non-empty size trace".into());
         }
@@ -678,6 +696,22 @@ impl Simulator {
                 lane_of(prop + hot.node_latency_ns[node])
             });
         }
+        // A flow's retransmission timeout: the one asked for, else its deadline.
+        let flow_timeout_ns: Vec<i64> = net
+            .flows
+            .iter()
+            .map(|flow| match (cfg.retransmit_timeout_ns, flow.deadline) {
+                (t, _) if t > 0 => t,
+                (_, Some(d)) => (d * 1e9).round() as i64,
+                _ => NO_TIMEOUT,
+            })
+            .collect();
+        let mut flow_receivers: Vec<Vec<u32>> = vec![Vec::new(); net.flows.len()];
+        for &(f, _, _, rx) in &routes {
+            if !flow_receivers[f as usize].contains(&rx) {
+                flow_receivers[f as usize].push(rx);
+            }
+        }
         let arrivals = arrival_batch
             .filter(|_| cfg.dedup.is_none() && !cfg.retransmit && !hot.node_cut_through.iter().any(|&c| c))
             .map(|batch| {
@@ -712,7 +746,11 @@ impl Simulator {
             routes,
             delivered: (0..receivers.len()).map(|_| Latency::default()).collect(),
             receivers,
-            retransmitted: HashSet::new(),
+            flow_timeout_ns,
+            flow_receivers,
+            awaited: HashMap::new(),
+            timeouts: Vec::new(),
+            free_timeouts: Vec::new(),
             dedups: Vec::new(),
             arrivals,
             batch: Vec::new(),
@@ -816,6 +854,7 @@ impl Simulator {
                 Ev::Enqueue { packet } => self.enqueue(packet),
                 Ev::TxEnd { port } => self.tx_end(port as usize),
                 Ev::Arrive { packet } => self.arrive(packet),
+                Ev::Timeout { slot } => self.timeout(slot),
                 Ev::Wake { port } => {
                     if let Discipline::Scheduled(s) = &mut self.ports[port as usize].discipline {
                         s.wake_at = NO_WAKE;
@@ -879,8 +918,8 @@ impl Simulator {
     }
 
     /// A frame produced by the application joins the regulator's queue.
-    fn produce(&mut self, f: usize, now: i64, bits: u32) {
-        self.sources_cold[f].waiting.push_back((now, bits));
+    fn produce(&mut self, f: usize, now: i64, bits: u32, retransmission: bool) {
+        self.sources_cold[f].waiting.push_back((now, bits, retransmission));
         self.sources[f].waiting += 1;
     }
 
@@ -898,9 +937,9 @@ impl Simulator {
             if src.waiting == 0 && (src.last_emit == NEVER || now >= src.last_emit + src.gap_ns()) {
                 src.regulate_pending = false;
                 src.last_emit = now;
-                self.emit(f, bits, now);
+                self.emit(f, bits, now, false);
             } else {
-                self.produce(f, now, bits);
+                self.produce(f, now, bits, false);
                 self.regulate(f);
             }
             return;
@@ -915,7 +954,7 @@ impl Simulator {
             (Some((burst, rate, max_packet)), _) => {
                 // Greedy: frame k goes when the bucket (full at the start) holds it.
                 let bits = self.frame_bits(f);
-                self.produce(f, now, bits);
+                self.produce(f, now, bits, false);
                 // Frame k (from 0) may go once (k + 1) largest packets fit in b + r·t.
                 let cold = &mut self.sources_cold[f];
                 let k = cold.tb_sent + 1;
@@ -925,12 +964,12 @@ impl Simulator {
             }
             (_, Workload::Periodic) => {
                 let bits = self.frame_bits(f);
-                self.produce(f, now, bits);
+                self.produce(f, now, bits, false);
                 now + period
             }
             (_, Workload::Poisson { load }) => {
                 let bits = self.frame_bits(f);
-                self.produce(f, now, bits);
+                self.produce(f, now, bits, false);
                 now + self.exponential(period as f64 / load)
             }
             (_, Workload::ParetoBursts { load, alpha, mean_frames }) => {
@@ -940,7 +979,7 @@ impl Simulator {
                 let n = (xm / u.powf(1.0 / alpha)).round().clamp(1.0, 1e4) as usize;
                 for _ in 0..n {
                     let bits = self.frame_bits(f);
-                    self.produce(f, now, bits);
+                    self.produce(f, now, bits, false);
                 }
                 now + self.exponential(period as f64 * mean_frames / load)
             }
@@ -970,11 +1009,11 @@ impl Simulator {
             self.push(at, Ev::Regulate { flow: f as u32 });
             return;
         }
-        let (_, bits) = self.sources_cold[f].waiting.pop_front().expect("counted");
+        let (_, bits, retransmission) = self.sources_cold[f].waiting.pop_front().expect("counted");
         src.waiting -= 1;
         src.last_emit = now;
         let more = src.waiting > 0;
-        self.emit(f, bits, now);
+        self.emit(f, bits, now, retransmission);
         if more && !self.sources[f].regulate_pending {
             let at = now + gap;
             self.sources[f].regulate_pending = true;
@@ -984,12 +1023,15 @@ impl Simulator {
 
     /// Sends one frame: one copy per plane, each entering its source port after the plane skew,
     /// the release jitter and the end system's technological latency.
-    fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64) {
+    fn emit(&mut self, f: usize, frame_bits: u32, emit_ns: i64, retransmission: bool) {
         let src = &mut self.sources[f];
         let (jitter_ns, plane_skew, source_latency) =
             (src.jitter_ns, src.plane_skew_ns, src.source_latency_ns);
         let frame_no = src.next_frame;
         src.next_frame += 1;
+        if self.cfg.retransmit && !retransmission {
+            self.await_delivery(f, frame_no, emit_ns);
+        }
         let synchronized = self.cfg.release == Release::Synchronized;
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
         let ifg = self.hot.ifg_bits;
@@ -1091,10 +1133,7 @@ impl Simulator {
             ps.drops += 1;
             self.packets_dropped += 1;
             self.count_loss(crossing);
-            let c = &self.copies[copy as usize];
-            let (flow, frame) = (c.flow as usize, c.frame);
             self.free_packet(packet);
-            self.maybe_retransmit(flow, frame);
             return;
         }
         ps.queued_bits += wire as u64;
@@ -1222,7 +1261,7 @@ impl Simulator {
         prefetch(&self.route_stats[route]);
         prefetch(&self.delivered[rx]);
         prefetch(&self.receivers[rx]);
-        prefetch(&self.hot.flow_rm[self.copies[copy as usize].flow as usize]);
+        prefetch(&self.hot.flow_skew_max[self.copies[copy as usize].flow as usize]);
     }
 
     /// A copy starts on a link: what its end of transmission will read is fetched while other
@@ -1466,17 +1505,14 @@ impl Simulator {
         }
         // Redundancy management: the first valid copy of a frame wins; a copy of an accepted
         // frame within SkewMax is discarded.
-        let (skew_max, deadline) = self.hot.flow_rm[f as usize];
+        let skew_max = self.hot.flow_skew_max[f as usize];
         let r = &mut self.receivers[rx as usize];
         if r.seen(frame, at, skew_max) {
             r.duplicates += 1;
             return;
         }
         r.accept(frame, at);
-        self.delivered[rx as usize].record(at - emit);
-        if at - emit > deadline {
-            self.maybe_retransmit(f as usize, frame);
-        }
+        self.frame_delivered(rx, f as usize, frame, at - emit);
     }
 
     /// Seed 000's deduplication at the destination: the counting Bloom filter and hash table
@@ -1488,22 +1524,24 @@ impl Simulator {
         let Some((d, known)) = self.dedups[node].as_mut() else { return };
         let decision = d.on_arrival(key, at as u64);
         d.expire_into(at as u64, &mut expired);
+        let mut held_out = Vec::new();
         for k in expired.drain(..) {
             if let Some((r, e, first)) = known.remove(&k) {
                 if d.mode() == DeliveryMode::HoldUntilTwin {
-                    let due = first + d.skew_max_ns(k) as i64 + 1;
-                    self.delivered[r as usize].record(due - e);
+                    held_out.push((r, k, first + d.skew_max_ns(k) as i64 + 1 - e));
                 }
             }
         }
         self.expired = expired;
+        for (r, k, latency) in held_out {
+            self.frame_delivered(r, dedup::key_vl(k) as usize, dedup::key_seq(k), latency);
+        }
         let Some((_, known)) = self.dedups[node].as_mut() else { return };
         let r = &mut self.receivers[rx as usize];
         match decision {
             Decision::Deliver => {
                 // A twin completing a held frame is delivered now, measured from the frame's emission.
                 let first = known.remove(&key);
-                self.delivered[rx as usize].record(at - first.map_or(emit, |(_, e, _)| e));
                 match first {
                     // The twin of a held frame: one of the pair is delivered, the other discarded.
                     Some(_) => r.duplicates += 1,
@@ -1511,6 +1549,7 @@ impl Simulator {
                         known.insert(key, (rx, emit, at));
                     }
                 }
+                self.frame_delivered(rx, f, frame, at - first.map_or(emit, |(_, e, _)| e));
             }
             Decision::Drop => {
                 r.duplicates += 1;
@@ -1522,14 +1561,57 @@ impl Simulator {
         }
     }
 
-    /// A lost or late frame is sent again once, through the regulator (seed 000's metric).
-    fn maybe_retransmit(&mut self, f: usize, frame: u64) {
-        if !self.cfg.retransmit || !self.retransmitted.insert(((f as u64) << 40) | frame) {
+    // ---- retransmission ------------------------------------------------------------------
+
+    /// A frame just emitted is awaited at each of its flow's destinations within the flow's
+    /// timeout; its timeout fires 1 ns after, so that every delivery on time comes first.
+    fn await_delivery(&mut self, f: usize, frame: u64, emit_ns: i64) {
+        let timeout = self.flow_timeout_ns[f];
+        if timeout == NO_TIMEOUT {
             return;
         }
+        let key = retransmit_key(f, frame);
+        self.awaited.insert(key, self.flow_receivers[f].clone());
+        let slot = match self.free_timeouts.pop() {
+            Some(s) => {
+                self.timeouts[s as usize] = key;
+                s
+            }
+            None => {
+                self.timeouts.push(key);
+                self.timeouts.len() as u32 - 1
+            }
+        };
+        self.push(emit_ns + timeout + 1, Ev::Timeout { slot });
+    }
+
+    /// Receiver `rx` delivers flow `f`'s `frame` (`latency` after its emission).
+    fn frame_delivered(&mut self, rx: u32, f: usize, frame: u64, latency: i64) {
+        self.delivered[rx as usize].record(latency);
+        if !self.cfg.retransmit || latency > self.flow_timeout_ns[f] {
+            return;
+        }
+        let key = retransmit_key(f, frame);
+        if let Some(left) = self.awaited.get_mut(&key) {
+            left.retain(|&r| r != rx);
+            if left.is_empty() {
+                self.awaited.remove(&key);
+            }
+        }
+    }
+
+    /// A frame's timeout: unless every destination delivered it in time, the source sends it
+    /// again, once, through the regulator (seed 000's retransmission-rate metric).
+    fn timeout(&mut self, slot: u32) {
+        let key = self.timeouts[slot as usize];
+        self.free_timeouts.push(slot);
+        if self.awaited.remove(&key).is_none() {
+            return;
+        }
+        let f = (key >> 40) as usize;
         let bits = self.frame_bits(f);
         self.sources_cold[f].retransmissions += 1;
-        self.produce(f, self.now, bits);
+        self.produce(f, self.now, bits, true);
         if !self.sources[f].regulate_pending {
             self.sources[f].regulate_pending = true;
             self.push(self.now, Ev::Regulate { flow: f as u32 });

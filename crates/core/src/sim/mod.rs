@@ -126,9 +126,14 @@ pub struct SimConfig {
     pub release: Release,
     pub frame_sizes: FrameSizes,
     pub workload: Workload,
-    /// Retransmit a frame lost in a buffer or delivered after its deadline (once per frame),
-    /// counting retransmissions per flow (seed 000's retransmission-rate metric).
+    /// Retransmission on timeout (seed 000's retransmission-rate metric): a frame that has not
+    /// been delivered, after redundancy management, at every destination of its flow within
+    /// the flow's timeout is sent again through the regulator, once (the copy sent again is not
+    /// itself retransmitted); retransmissions are counted per flow. Flows without a timeout are
+    /// never retransmitted.
     pub retransmit: bool,
+    /// The timeout of every flow, ns, from the frame's emission; 0: each flow's deadline.
+    pub retransmit_timeout_ns: i64,
     /// Keep a trace of every frame transmission (for pcapng), at most this many frames.
     pub trace_limit: usize,
     /// Frame sizes in bytes for [`FrameSizes::Trace`] (e.g. a recorded video trace).
@@ -147,6 +152,7 @@ impl Default for SimConfig {
             frame_sizes: FrameSizes::Uniform,
             workload: Workload::Periodic,
             retransmit: false,
+            retransmit_timeout_ns: 0,
             trace_limit: 0,
             size_trace: Vec::new(),
             dedup: None,

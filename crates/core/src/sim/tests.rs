@@ -325,3 +325,74 @@ fn integrity_checking_follows_losses() {
     }
     assert!(discarded > 0, "no copy failed integrity checking ({lost} lost)");
 }
+
+/// Three VLs from three end systems to ES4 over two planes; their frames meet at the switches'
+/// ports to ES4 at every BAG (synchronised releases). With 1600 B of buffer at `tight` planes'
+/// switch, one frame waits and the third is dropped at each meeting.
+fn three_into_one(tight: &[&str], deadline: &str) -> crate::model::Network {
+    let buffer = |p: &str| if tight.contains(&p) { r#", "buffer": "1600B""# } else { "" };
+    let vl = |k: u32| {
+        format!(
+            r#"{{"name": "VL{k}", "type": "virtual_link", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+                "source": "ES{k}", "destinations": ["ES4"], "deadline": "{deadline}"}}"#
+        )
+    };
+    let json = format!(
+        r#"{{
+      "name": "three-into-one",
+      "redundancy": {{"planes": ["A", "B"], "skew_max": "2ms"}},
+      "end_systems": [{{"name": "ES1"}}, {{"name": "ES2"}}, {{"name": "ES3"}}, {{"name": "ES4"}}],
+      "switches": [{{"name": "SWA", "plane": "A"{}}}, {{"name": "SWB", "plane": "B"{}}}],
+      "links": [{{"from": "ES1", "to": "SWA"}}, {{"from": "ES2", "to": "SWA"}}, {{"from": "ES3", "to": "SWA"}},
+                {{"from": "SWA", "to": "ES4"}}, {{"from": "ES1", "to": "SWB"}}, {{"from": "ES2", "to": "SWB"}},
+                {{"from": "ES3", "to": "SWB"}}, {{"from": "SWB", "to": "ES4"}}],
+      "flows": [{}, {}, {}]
+    }}"#,
+        buffer("A"),
+        buffer("B"),
+        vl(1),
+        vl(2),
+        vl(3)
+    );
+    let (n, d) = load_network(&json);
+    n.unwrap_or_else(|| panic!("{:?}", d.0))
+}
+
+/// Retransmission on timeout: a frame lost on one plane but delivered on the other in time is
+/// not sent again; one lost on both planes, or late, is, once, after its timeout.
+#[test]
+fn retransmission_waits_for_the_timeout_and_the_twin() {
+    let cfg = SimConfig {
+        duration_ns: 50_000_000,
+        release: Release::Synchronized,
+        frame_sizes: FrameSizes::Max,
+        retransmit: true,
+        ..Default::default()
+    };
+    let by_flow = |r: &SimReport, plane: &str| -> Vec<(u64, u64)> {
+        r.flows.iter().filter(|f| f.plane == plane).map(|f| (f.losses, f.retransmissions)).collect()
+    };
+    // Plane A drops, plane B delivers: losses, and no retransmission.
+    let r = simulate(&three_into_one(&["A"], "10ms"), &cfg).unwrap();
+    let lost_a: u64 = by_flow(&r, "A").iter().map(|x| x.0).sum();
+    assert!(lost_a >= 45, "{:?}", by_flow(&r, "A"));
+    assert!(by_flow(&r, "B").iter().all(|&(l, _)| l == 0));
+    assert!(r.flows.iter().all(|f| f.retransmissions == 0), "{:?}", by_flow(&r, "A"));
+    assert!(r.delivered.iter().all(|d| d.latency.count == 50), "every frame delivered once");
+    // Both planes drop: the same VL loses both copies, and each frame lost is sent again once
+    // its 10 ms timeout has passed (the copies sent again may meet the others and be lost too).
+    let r = simulate(&three_into_one(&["A", "B"], "10ms"), &cfg).unwrap();
+    for (a, b) in by_flow(&r, "A").into_iter().zip(by_flow(&r, "B")) {
+        assert_eq!(a, b, "the planes are alike");
+        let (lost, retx) = a;
+        assert!(retx <= lost && (lost == 0) == (retx == 0), "{:?}", by_flow(&r, "A"));
+    }
+    assert!(by_flow(&r, "A").iter().map(|x| x.1).sum::<u64>() >= 20, "{:?}", by_flow(&r, "A"));
+    // Late everywhere (the deadline is below the frames' transmission on two links): every
+    // frame but those sent again is retransmitted once its timeout has passed. By 1.5 ms:
+    // frame 0 (released at 0) times out at 100 µs and its copy leaves at 1 ms, ahead of frame 1.
+    let cfg = SimConfig { duration_ns: 1_500_000, ..cfg };
+    let r = simulate(&three_into_one(&[], "100us"), &cfg).unwrap();
+    assert!(r.flows.iter().all(|f| f.retransmissions == 1 && f.losses == 0));
+    assert_eq!(r.stats.frames_released, 3 * 2, "each VL: frame 0 and its copy sent again");
+}
