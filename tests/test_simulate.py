@@ -161,6 +161,29 @@ def test_unwritable_trace_fails_before_the_run(rtnetlab_cli, tmp_path, repo_root
         assert list(tmp_path.iterdir()) == []
 
 
+def test_unwritable_histograms_fail_before_the_run(rtnetlab_cli, tmp_path, repo_root):
+    out = tmp_path / "missing" / "h.csv"
+    case = str(repo_root / "examples/afdx_case_study.yaml")
+    r = subprocess.run(
+        [str(rtnetlab_cli), "simulate", case, "--duration", "3600s", "--histograms", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"--histograms: {out}: directory {out.parent} does not exist"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cbr_workload(rtnetlab_cli, repo_root):
+    """Constant bit rate at half the contract: half the frames of the periodic contract."""
+    case = str(repo_root / "examples/seed002_four_vls.yaml")
+    base = [case, "--duration", "100ms", "--release", "synchronized"]
+    periodic = sim_json(rtnetlab_cli, *base)["stats"]["frames_released"]
+    cbr = sim_json(rtnetlab_cli, *base, "--workload", "cbr", "--load", "0.5")["stats"]["frames_released"]
+    assert periodic > 0 and abs(cbr - periodic / 2) <= 4
+
+
 def test_trace_limit_needs_a_trace(rtnetlab_cli, repo_root):
     case = str(repo_root / "examples/seed002_four_vls.yaml")
     r = subprocess.run(

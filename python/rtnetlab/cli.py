@@ -394,8 +394,10 @@ def simulate(
     size_trace: Annotated[
         Path | None, typer.Option("--size-trace", help="With --sizes trace: a file of frame sizes (bytes).")
     ] = None,
-    workload: Annotated[str, typer.Option("--workload", help="periodic, poisson or pareto.")] = "periodic",
-    load: Annotated[float, typer.Option("--load", help="Poisson/Pareto load vs the contract.")] = 0.5,
+    workload: Annotated[
+        str, typer.Option("--workload", help="periodic, cbr, poisson or pareto.")
+    ] = "periodic",
+    load: Annotated[float, typer.Option("--load", help="CBR/Poisson/Pareto load vs the contract.")] = 0.5,
     retransmit: Annotated[
         bool,
         typer.Option(
@@ -442,7 +444,7 @@ def simulate(
     for name, value, allowed in [
         ("--release", release, ("random", "synchronized")),
         ("--sizes", sizes, ("uniform", "max", "min", "trace")),
-        ("--workload", workload, ("periodic", "poisson", "pareto")),
+        ("--workload", workload, ("periodic", "cbr", "poisson", "pareto")),
     ]:
         if value not in allowed:
             raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
@@ -463,12 +465,14 @@ def simulate(
         retransmit, timeout_ns = True, round(timeout * 1e9)
     if trace_limit is not None and trace is None:
         raise UserError("--trace-limit: give the trace file with --trace FILE")
+    # Before the run: an unwritable output would otherwise only show once it is over.
     if trace is not None:
-        # Before the run: an unwritable trace would otherwise only show once it is over.
-        sim_mod.check_trace_path(trace)
+        sim_mod.check_output_path(trace, "--trace")
+    if histograms is not None:
+        sim_mod.check_output_path(histograms, "--histograms")
     work: dict = {"kind": "periodic"}
-    if workload == "poisson":
-        work = {"kind": "poisson", "load": load}
+    if workload in ("cbr", "poisson"):
+        work = {"kind": workload, "load": load}
     elif workload == "pareto":
         work = {"kind": "pareto_bursts", "load": load, "alpha": 1.5, "mean_frames": 4.0}
     net = model.load_file(file)

@@ -18,23 +18,23 @@ from rtnetlab.model import Network
 DEFAULT_TRACE_LIMIT = 5_000_000
 
 
-def check_trace_path(trace: Path) -> None:
-    """Checks, before anything runs, that the trace can be written: its directory exists and a
-    file can be created there (the temporary file it is written through is created and removed
-    again). A user error otherwise, and nothing is left behind."""
-    if trace.is_dir():
-        raise UserError(f"--trace: {trace}: is a directory")
-    parent = trace.parent
+def check_output_path(path: Path, option: str = "--trace") -> None:
+    """Checks, before anything runs, that an output of the run (`option`'s file) can be written:
+    its directory exists and a file can be created there (the temporary file it is written
+    through is created and removed again). A user error otherwise, and nothing is left behind."""
+    if path.is_dir():
+        raise UserError(f"{option}: {path}: is a directory")
+    parent = path.parent
     if not parent.is_dir():
         problem = "is not a directory" if parent.exists() else "does not exist"
-        raise UserError(f"--trace: {trace}: directory {parent} {problem}")
-    tmp = trace.with_name(trace.name + ".tmp")
+        raise UserError(f"{option}: {path}: directory {parent} {problem}")
+    tmp = path.with_name(path.name + ".tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         os.close(fd)
         tmp.unlink()
     except OSError as e:
-        raise UserError(f"--trace: {trace}: cannot be written ({e.strerror or e})") from None
+        raise UserError(f"{option}: {path}: cannot be written ({e.strerror or e})") from None
 
 
 def run(net: Network, config: dict, progress: bool = True, trace: Path | None = None) -> dict:

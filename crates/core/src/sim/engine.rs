@@ -257,8 +257,9 @@ struct SourceCold {
     /// retransmission).
     waiting: VecDeque<(i64, u32, bool)>,
     retransmissions: u64,
-    /// Token-bucket flows: frames released so far, and when the (full) bucket started.
-    tb_sent: u64,
+    /// Token-bucket and CBR flows: frames released so far after the first, and when the first
+    /// was (the bucket full, the constant rate's origin).
+    sent: u64,
     start_ns: i64,
 }
 
@@ -562,6 +563,13 @@ impl Simulator {
         generic_fifo: bool,
         arrival_batch: Option<usize>,
     ) -> Result<Simulator, String> {
+        let load = match cfg.workload {
+            Workload::Periodic => 1.0,
+            Workload::Cbr { load } | Workload::Poisson { load } | Workload::ParetoBursts { load, .. } => load,
+        };
+        if !(load > 0.0 && load.is_finite()) {
+            return Err(format!("the workload's load must be positive, got {load}"));
+        }
         if cfg.retransmit_timeout_ns < 0 {
             return Err("the retransmission timeout must not be negative".into());
         }
@@ -957,8 +965,8 @@ impl Simulator {
                 self.produce(f, now, bits, false);
                 // Frame k (from 0) may go once (k + 1) largest packets fit in b + r·t.
                 let cold = &mut self.sources_cold[f];
-                let k = cold.tb_sent + 1;
-                cold.tb_sent = k;
+                let k = cold.sent + 1;
+                cold.sent = k;
                 let due = ((k + 1) as f64 * max_packet - burst) / rate;
                 cold.start_ns + (due.max(0.0) * 1e9).ceil() as i64
             }
@@ -966,6 +974,14 @@ impl Simulator {
                 let bits = self.frame_bits(f);
                 self.produce(f, now, bits, false);
                 now + period
+            }
+            (_, Workload::Cbr { load }) => {
+                // Release k at start + k·period/load, rounded to the ns: no drift over a long run.
+                let bits = self.frame_bits(f);
+                self.produce(f, now, bits, false);
+                let cold = &mut self.sources_cold[f];
+                cold.sent += 1;
+                cold.start_ns + (cold.sent as f64 * period as f64 / load).round() as i64
             }
             (_, Workload::Poisson { load }) => {
                 let bits = self.frame_bits(f);

@@ -83,6 +83,10 @@ pub enum FrameSizes {
 pub enum Workload {
     /// One frame per period (BAG for VLs), the contract itself.
     Periodic,
+    /// Constant bit rate: frames evenly spaced at `load` × the contract's frame rate (1: the
+    /// contract itself, through the regulator), the same sizes as the other workloads (the
+    /// largest with `FrameSizes::Max` for a constant bit rate in the strict sense).
+    Cbr { load: f64 },
     /// Poisson arrivals at `load` × the contract's frame rate.
     Poisson { load: f64 },
     /// Bursts of Pareto-distributed size (shape `alpha`, mean `mean_frames`) at Poisson instants,

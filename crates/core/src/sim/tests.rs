@@ -396,3 +396,25 @@ fn retransmission_waits_for_the_timeout_and_the_twin() {
     assert!(r.flows.iter().all(|f| f.retransmissions == 1 && f.losses == 0));
     assert_eq!(r.stats.frames_released, 3 * 2, "each VL: frame 0 and its copy sent again");
 }
+
+/// Constant bit rate: frames evenly spaced at load × the contract's rate, from the flow's phase;
+/// the regulator still holds the BAG when the load exceeds the contract.
+#[test]
+fn cbr_workload_by_hand() {
+    let emitted = |load: f64, ms: i64| {
+        let cfg = SimConfig {
+            duration_ns: ms * 1_000_000 - 100_000,
+            release: Release::Synchronized,
+            workload: Workload::Cbr { load },
+            ..Default::default()
+        };
+        simulate(&one_switch("16us"), &cfg).unwrap().stats.frames_released
+    };
+    assert_eq!(emitted(1.0, 10), 10, "the contract: 0, 1, ..., 9 ms");
+    assert_eq!(emitted(0.5, 20), 10, "every 2 ms");
+    assert_eq!(emitted(0.75, 10), 8, "every 4/3 ms: 0, 1.33, ..., 9.33 ms");
+    assert_eq!(emitted(0.75, 11), 9, "and 10.67 ms");
+    assert_eq!(emitted(3.0, 10), 10, "three times the contract: the BAG lets one a ms");
+    let cfg = SimConfig { workload: Workload::Cbr { load: 0.0 }, ..Default::default() };
+    assert!(simulate(&one_switch("16us"), &cfg).unwrap_err().contains("load must be positive"));
+}
