@@ -182,6 +182,8 @@ def test_cbr_workload(rtnetlab_cli, repo_root):
     periodic = sim_json(rtnetlab_cli, *base)["stats"]["frames_released"]
     cbr = sim_json(rtnetlab_cli, *base, "--workload", "cbr", "--load", "0.5")["stats"]["frames_released"]
     assert periodic > 0 and abs(cbr - periodic / 2) <= 4
+    # By default the contract's own rate.
+    assert sim_json(rtnetlab_cli, *base, "--workload", "cbr")["stats"]["frames_released"] == periodic
 
 
 def test_trace_limit_needs_a_trace(rtnetlab_cli, repo_root):
@@ -232,7 +234,8 @@ def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
         (["--duration", "0s"], "--duration: must be positive, got 0s"),
         (["--duration", "10"], "--duration: expected a duration with a unit"),
         (["--release", "sometimes"], "--release: expected one of random, synchronized, got 'sometimes'"),
-        (["--retransmit-timeout", "0ms"], "--retransmit-timeout: must be positive, got 0ms"),
+        (["--retransmit-timeout", "0ms"], "--retransmit-timeout: must be at least 1ns, got 0ms"),
+        (["--retransmit-timeout", "0.4ns"], "--retransmit-timeout: must be at least 1ns, got 0.4ns"),
         (["--retransmit"], "--retransmit: no flow has a deadline to time out on; give --retransmit-timeout"),
     ],
 )

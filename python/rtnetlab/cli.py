@@ -397,7 +397,10 @@ def simulate(
     workload: Annotated[
         str, typer.Option("--workload", help="periodic, cbr, poisson or pareto.")
     ] = "periodic",
-    load: Annotated[float, typer.Option("--load", help="CBR/Poisson/Pareto load vs the contract.")] = 0.5,
+    load: Annotated[
+        float | None,
+        typer.Option("--load", help="CBR/Poisson/Pareto rate vs the contract (default 1 for cbr, else 0.5)"),
+    ] = None,
     retransmit: Annotated[
         bool,
         typer.Option(
@@ -455,13 +458,15 @@ def simulate(
         trace_sizes = _read_sizes(size_trace)
     if dedup is not None and dedup not in ("first_copy", "hold_until_twin"):
         raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
+    if load is None:
+        load = 1.0 if workload == "cbr" else 0.5
     if workload != "periodic" and not load > 0:
         raise UserError(f"--load: must be positive, got {load}")
     timeout_ns = 0
     if retransmit_timeout is not None:
         timeout = _quantity("duration", retransmit_timeout, "--retransmit-timeout")
-        if timeout <= 0:
-            raise UserError(f"--retransmit-timeout: must be positive, got {retransmit_timeout}")
+        if not timeout >= 1e-9:
+            raise UserError(f"--retransmit-timeout: must be at least 1ns, got {retransmit_timeout}")
         retransmit, timeout_ns = True, round(timeout * 1e9)
     if trace_limit is not None and trace is None:
         raise UserError("--trace-limit: give the trace file with --trace FILE")

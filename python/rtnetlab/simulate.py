@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,19 +21,19 @@ DEFAULT_TRACE_LIMIT = 5_000_000
 
 def check_output_path(path: Path, option: str = "--trace") -> None:
     """Checks, before anything runs, that an output of the run (`option`'s file) can be written:
-    its directory exists and a file can be created there (the temporary file it is written
-    through is created and removed again). A user error otherwise, and nothing is left behind."""
+    its directory exists and a file can be created there (one is created and removed again). A
+    user error otherwise, and nothing is left behind."""
     if path.is_dir():
         raise UserError(f"{option}: {path}: is a directory")
     parent = path.parent
     if not parent.is_dir():
         problem = "is not a directory" if parent.exists() else "does not exist"
         raise UserError(f"{option}: {path}: directory {parent} {problem}")
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        # A fresh file of its own: never one of the user's, which a fixed name could be.
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
         os.close(fd)
-        tmp.unlink()
+        os.unlink(probe)
     except OSError as e:
         raise UserError(f"{option}: {path}: cannot be written ({e.strerror or e})") from None
 

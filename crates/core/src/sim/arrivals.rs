@@ -56,13 +56,17 @@ pub(super) struct ArrivalLog {
     /// Arrivals not due at the last batch, carried to the next.
     carried: Vec<Arrival>,
     batch_size: usize,
+    /// Arrivals to log before the next batch: the batch size, or as many as were carried over if
+    /// more (a batch copies those again; on an overloaded port they pile up).
+    next_batch: usize,
     since_batch: usize,
     seq: u64,
 }
 
 impl ArrivalLog {
     /// A log for a network of `nodes` nodes, the `destinations` among them receiving copies,
-    /// taking a batch every `batch` arrivals (or every destination's number, if larger).
+    /// taking a batch every `batch` arrivals logged, or with 0 every [`ARRIVAL_BATCH`] or every
+    /// destination's number if larger (a batch visits every destination).
     pub fn new(nodes: usize, destinations: impl IntoIterator<Item = u32>, batch: usize) -> ArrivalLog {
         let mut destination_of = vec![u32::MAX; nodes];
         let mut n = 0;
@@ -77,8 +81,8 @@ impl ArrivalLog {
             destination_of,
             counts: vec![0; n as usize + 1],
             carried: Vec::new(),
-            // Each batch visits every destination once.
-            batch_size: batch.max(n as usize).max(1),
+            batch_size: if batch == 0 { ARRIVAL_BATCH.max(n as usize) } else { batch },
+            next_batch: 0,
             since_batch: 0,
             seq: 0,
         }
@@ -91,7 +95,7 @@ impl ArrivalLog {
         a.seq = self.seq;
         self.logged.push(a);
         self.since_batch += 1;
-        self.since_batch >= self.batch_size
+        self.since_batch >= self.next_batch
     }
 
     /// Arrivals logged and not yet handled.
@@ -126,6 +130,7 @@ impl ArrivalLog {
         }
         std::mem::swap(&mut self.logged, &mut self.carried);
         self.carried.clear();
+        self.next_batch = self.batch_size.max(self.logged.len());
         // ...so that a destination's run, the merge of its ports' logs, is nearly in order:
         // insertion-sorted by (time, seq). Runs now end where `counts` point.
         let mut start = 0;

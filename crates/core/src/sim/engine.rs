@@ -1,6 +1,6 @@
 //! The event loop and the state of sources, ports and destinations.
 
-use super::arrivals::{Arrival, ArrivalLog, AHEAD, ARRIVAL_BATCH};
+use super::arrivals::{Arrival, ArrivalLog, AHEAD};
 use super::queue::{EventQueue, Kind, MAX_LANES};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
@@ -208,6 +208,7 @@ const NO_TIMEOUT: i64 = i64::MAX;
 
 /// A frame's key among those awaited for retransmission.
 fn retransmit_key(f: usize, frame: u64) -> u64 {
+    debug_assert!(f < 1 << 24 && frame < 1 << 40, "flow {f}, frame {frame}: keys would collide");
     ((f as u64) << 40) | frame
 }
 
@@ -444,8 +445,19 @@ fn transmission_ns(wire_bits: u32, ps_per_bit: f64) -> i64 {
     ceil_ns(wire_bits as f64 * ps_per_bit / 1e3)
 }
 
-/// Frames a deduplicator holds or remembers: key -> (receiver, emission time, first arrival).
-type Remembered = HashMap<u64, (u32, i64, i64)>;
+/// A frame a deduplicator holds or remembers: its receiver, flow and frame number, its emission
+/// and its first copy's arrival.
+#[derive(Clone, Copy)]
+struct Held {
+    rx: u32,
+    flow: u32,
+    frame: u64,
+    emit: i64,
+    first: i64,
+}
+
+/// Frames a deduplicator holds or remembers, by key.
+type Remembered = HashMap<u64, Held>;
 
 /// The packet simulator; run it with [`Simulator::run_until`] and read [`Simulator::report`].
 pub struct Simulator {
@@ -490,6 +502,8 @@ pub struct Simulator {
     /// timeout is pending, by event slot.
     flow_timeout_ns: Vec<i64>,
     flow_receivers: Vec<Vec<u32>>,
+    /// Each receiver's destination node.
+    receiver_node: Vec<u32>,
     awaited: HashMap<u64, Vec<u32>>,
     timeouts: Vec<u64>,
     free_timeouts: Vec<u32>,
@@ -501,6 +515,8 @@ pub struct Simulator {
     arrivals: Option<ArrivalLog>,
     batch: Vec<Arrival>,
     expired: Vec<u64>,
+    /// Held frames delivered as their SkewMax ran out, with when (scratch).
+    held_out: Vec<(Held, i64)>,
     events: u64,
     frame_hops: u64,
     packets_created: u64,
@@ -529,14 +545,14 @@ impl Simulator {
         // A trace records each frame as it starts, in time order: FIFO ports then run as any
         // other scheduler, on events.
         let generic_fifo = cfg.trace_limit > 0;
-        Simulator::build(net, cfg, generic_fifo, Some(ARRIVAL_BATCH))
+        Simulator::build(net, cfg, generic_fifo, Some(0))
     }
 
     /// A simulator whose FIFO ports run the boxed FIFO behaviour on events, as every other
     /// scheduler does (the fast path's reference).
     #[cfg(test)]
     pub(super) fn with_generic_fifo(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
-        Simulator::build(net, cfg, true, Some(ARRIVAL_BATCH))
+        Simulator::build(net, cfg, true, Some(0))
     }
 
     /// A simulator whose arrivals at destinations are events (the arrival log's reference), or
@@ -556,7 +572,8 @@ impl Simulator {
         self.arrivals.is_some()
     }
 
-    /// `arrival_batch`: arrivals logged between two batches, `None` for arrival events.
+    /// `arrival_batch`: arrivals logged between two batches (0: the engine's choice), `None` for
+    /// arrival events.
     fn build(
         net: &Network,
         cfg: SimConfig,
@@ -715,7 +732,9 @@ impl Simulator {
             })
             .collect();
         let mut flow_receivers: Vec<Vec<u32>> = vec![Vec::new(); net.flows.len()];
-        for &(f, _, _, rx) in &routes {
+        let mut receiver_node = vec![0; receivers.len()];
+        for &(f, destination, _, rx) in &routes {
+            receiver_node[rx as usize] = destination;
             if !flow_receivers[f as usize].contains(&rx) {
                 flow_receivers[f as usize].push(rx);
             }
@@ -756,6 +775,7 @@ impl Simulator {
             receivers,
             flow_timeout_ns,
             flow_receivers,
+            receiver_node,
             awaited: HashMap::new(),
             timeouts: Vec::new(),
             free_timeouts: Vec::new(),
@@ -763,6 +783,7 @@ impl Simulator {
             arrivals,
             batch: Vec::new(),
             expired: Vec::new(),
+            held_out: Vec::new(),
             events: 0,
             frame_hops: 0,
             packets_created: 0,
@@ -879,18 +900,8 @@ impl Simulator {
     /// Ends the run: frames that deduplication still holds are delivered at their SkewMax expiry
     /// (as the receiver would), so no accepted frame goes unreported.
     pub fn finish(&mut self) {
-        let mut expired = Vec::new();
         for n in 0..self.dedups.len() {
-            let Some((d, known)) = self.dedups[n].as_mut() else { continue };
-            d.expire_into(u64::MAX / 2, &mut expired);
-            for k in expired.drain(..) {
-                if let Some((r, e, first)) = known.remove(&k) {
-                    if d.mode() == DeliveryMode::HoldUntilTwin {
-                        let due = first + d.skew_max_ns(k) as i64 + 1;
-                        self.delivered[r as usize].record(due - e);
-                    }
-                }
-            }
+            self.expire_held(n, i64::MAX / 2);
         }
     }
 
@@ -1337,8 +1348,9 @@ impl Simulator {
 
     /// The packet's last bit leaves `port` at `end`. A switch downstream gets the copy after
     /// propagation and its technological latency (one event: straight to the next port's queue);
-    /// a destination gets an arrival event, so that redundancy management sees copies in arrival
-    /// order.
+    /// a destination's arrival is logged for a batch (see [`super::arrivals`]), or with
+    /// retransmission, deduplication or cut-through switches is an event, so that redundancy
+    /// management sees copies in arrival order either way.
     fn depart(&mut self, packet: u32, port: usize, end: i64) {
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
@@ -1503,20 +1515,21 @@ impl Simulator {
         (rx_ns - header_ns).min(tx_ns).max(0.0).floor() as i64
     }
 
-    /// A copy of a frame reaches its destination: its latency is measured, and redundancy
-    /// management (or deduplication) decides whether its frame is delivered.
+    /// A copy of a frame reaches its destination: its latency is measured, integrity checking
+    /// (VLs) may discard it, then redundancy management (or deduplication) decides whether its
+    /// frame is delivered.
     fn deliver(&mut self, a: &Arrival) {
         let (f, rx, frame, emit, node) = (a.flow, a.rx, a.frame, a.emit_ns, a.node as usize);
         let at = a.time + self.hot.node_receive_ns[node];
         self.route_stats[a.route as usize].record(at - a.start_ns);
-        if !self.dedups.is_empty() {
-            self.deliver_dedup(node, rx, f as usize, frame, emit, at);
-            return;
-        }
         if self.hot.flow_is_vl[f as usize]
             && !sequence_valid(&mut self.route_last_sn[a.route as usize], frame)
         {
             self.route_integrity_discards[a.route as usize] += 1;
+            return;
+        }
+        if !self.dedups.is_empty() {
+            self.deliver_dedup(node, rx, f as usize, frame, emit, at);
             return;
         }
         // Redundancy management: the first valid copy of a frame wins; a copy of an accepted
@@ -1536,23 +1549,11 @@ impl Simulator {
     /// SkewMax runs out (at first arrival + SkewMax).
     fn deliver_dedup(&mut self, node: usize, rx: u32, f: usize, frame: u64, emit: i64, at: i64) {
         let key = dedup::pack_key(f as u16, frame);
-        let mut expired = std::mem::take(&mut self.expired);
-        let Some((d, known)) = self.dedups[node].as_mut() else { return };
+        let Some((d, _)) = self.dedups[node].as_mut() else { return };
         let decision = d.on_arrival(key, at as u64);
-        d.expire_into(at as u64, &mut expired);
-        let mut held_out = Vec::new();
-        for k in expired.drain(..) {
-            if let Some((r, e, first)) = known.remove(&k) {
-                if d.mode() == DeliveryMode::HoldUntilTwin {
-                    held_out.push((r, k, first + d.skew_max_ns(k) as i64 + 1 - e));
-                }
-            }
-        }
-        self.expired = expired;
-        for (r, k, latency) in held_out {
-            self.frame_delivered(r, dedup::key_vl(k) as usize, dedup::key_seq(k), latency);
-        }
+        self.expire_held(node, at);
         let Some((_, known)) = self.dedups[node].as_mut() else { return };
+        let held = Held { rx, flow: f as u32, frame, emit, first: at };
         let r = &mut self.receivers[rx as usize];
         match decision {
             Decision::Deliver => {
@@ -1562,19 +1563,40 @@ impl Simulator {
                     // The twin of a held frame: one of the pair is delivered, the other discarded.
                     Some(_) => r.duplicates += 1,
                     None => {
-                        known.insert(key, (rx, emit, at));
+                        known.insert(key, held);
                     }
                 }
-                self.frame_delivered(rx, f, frame, at - first.map_or(emit, |(_, e, _)| e));
+                self.frame_delivered(rx, f, frame, at - first.map_or(emit, |h| h.emit));
             }
             Decision::Drop => {
                 r.duplicates += 1;
                 known.remove(&key);
             }
             Decision::Hold => {
-                known.insert(key, (rx, emit, at));
+                known.insert(key, held);
             }
         }
+    }
+
+    /// Advances `node`'s deduplicator to `at`: the frames whose SkewMax has run out are
+    /// forgotten, and in hold-until-twin mode those held alone are delivered, at their expiry.
+    fn expire_held(&mut self, node: usize, at: i64) {
+        let mut expired = std::mem::take(&mut self.expired);
+        let mut delivered = std::mem::take(&mut self.held_out);
+        let Some((d, known)) = self.dedups[node].as_mut() else { return };
+        d.expire_into(at as u64, &mut expired);
+        let hold = d.mode() == DeliveryMode::HoldUntilTwin;
+        for k in expired.drain(..) {
+            match known.remove(&k) {
+                Some(h) if hold => delivered.push((h, h.first + d.skew_max_ns(k) as i64 + 1)),
+                _ => {}
+            }
+        }
+        for (h, due) in delivered.drain(..) {
+            self.frame_delivered(h.rx, h.flow as usize, h.frame, due - h.emit);
+        }
+        self.expired = expired;
+        self.held_out = delivered;
     }
 
     // ---- retransmission ------------------------------------------------------------------
@@ -1621,6 +1643,18 @@ impl Simulator {
     fn timeout(&mut self, slot: u32) {
         let key = self.timeouts[slot as usize];
         self.free_timeouts.push(slot);
+        if !self.dedups.is_empty() {
+            // A frame held alone may have been delivered at its SkewMax's end, which the
+            // deduplicator tells only when it next moves on: make it move on now. (Its clock runs
+            // on delivery times: arrival plus receive latency, no later than this.)
+            let nodes: Vec<u32> = self
+                .awaited
+                .get(&key)
+                .map_or(Vec::new(), |rxs| rxs.iter().map(|&rx| self.receiver_node[rx as usize]).collect());
+            for n in nodes {
+                self.expire_held(n as usize, self.now + self.hot.node_receive_ns[n as usize]);
+            }
+        }
         if self.awaited.remove(&key).is_none() {
             return;
         }

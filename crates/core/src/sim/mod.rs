@@ -178,7 +178,8 @@ pub struct FlowStats {
     /// more than two after the previous copy's on this plane, after frames were lost): discarded
     /// before redundancy management. VLs only.
     pub integrity_discards: u64,
-    /// Frames of this flow sent again after a loss or a missed deadline.
+    /// Frames of this flow sent again because some destination had not delivered them within
+    /// their timeout (the flow's figure, repeated on each of its rows).
     pub retransmissions: u64,
     /// Latency histogram: (upper edge µs, count), for CDF plots.
     pub histogram: Vec<(f64, u64)>,

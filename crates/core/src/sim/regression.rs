@@ -185,7 +185,7 @@ fn runs() -> Vec<(String, NetworkSpec, SimConfig)> {
     runs
 }
 
-/// Hashes recorded from the engine as of the regression test's introduction, re-recorded once:
+/// Hashes recorded from the engine as of the regression test's introduction, re-recorded first
 /// when FIFO ports began to schedule each frame as it arrives (no end-of-transmission events).
 /// The reports were then compared run by run: the same except for the event counts, copies
 /// counted as forwarded when scheduled, policed copies created and dropped at the queue's

@@ -238,12 +238,12 @@ fn fifo_fast_path_matches_the_event_driven_fifo() {
 
 /// Arrivals at destinations logged and handled in batches must give exactly what arrival events
 /// give, ties included: every field of the report, the number of events and the copies in
-/// flight too. Random networks with every scheduler kind, one or two planes, random and
-/// synchronised releases (many ties), small buffers on some, run in three slices (arrivals not
-/// yet due are carried from one slice to the next); and a generated two-plane AFDX network, where
-/// the copies of a frame often reach their destination in the other order than they were logged.
-/// Batches are taken at the engine's size and, to cross many more batch boundaries, every 1 and
-/// every 13 arrivals.
+/// flight too. 40 random networks with every scheduler kind, one or two planes, small buffers on
+/// some, and a generated two-plane AFDX network, where the copies of a frame often reach their
+/// destination in the other order than they were logged; each with random and synchronised
+/// releases (many ties), run in three slices (arrivals not yet due are carried from one slice to
+/// the next). Batches are taken at the engine's size and, to cross many more batch boundaries,
+/// every 1 and every 13 arrivals.
 #[test]
 fn logged_arrivals_match_arrival_events() {
     let run = |sim: Result<Simulator, String>, end: i64| {
@@ -275,7 +275,7 @@ fn logged_arrivals_match_arrival_events() {
             let cfg = SimConfig { duration_ns: 60_000_000, seed, release, ..Default::default() };
             let end = 50_000_017;
             let events = run(Simulator::with_arrivals(&n, cfg.clone(), None), end);
-            for batch in [super::arrivals::ARRIVAL_BATCH, 1, 13] {
+            for batch in [0, 1, 13] {
                 let logged = Simulator::with_arrivals(&n, cfg.clone(), Some(batch)).unwrap();
                 logged_runs += logged.logs_arrivals() as u32;
                 assert!(run(Ok(logged), end) == events, "seed {seed}, {release:?}, batches of {batch}");
@@ -307,7 +307,8 @@ fn integrity_checking_by_hand() {
 
 /// On random networks with small buffers, integrity checking discards copies only on routes
 /// that lost at least two frames per copy discarded (each discard follows two consecutive
-/// losses), never on a route without losses, and only VLs'; and some are discarded.
+/// losses), never on a route without losses; and some are discarded; the same with
+/// deduplication instead of redundancy management.
 #[test]
 fn integrity_checking_follows_losses() {
     let (mut discarded, mut lost) = (0, 0);
@@ -322,6 +323,11 @@ fn integrity_checking_follows_losses() {
             discarded += f.integrity_discards;
             lost += f.losses;
         }
+        // Integrity checking comes before redundancy management or deduplication, whichever.
+        let dedup = SimConfig { dedup: Some(DedupSettings::default()), ..cfg };
+        let with_dedup = simulate(&n, &dedup).unwrap();
+        let discards = |r: &SimReport| r.flows.iter().map(|f| f.integrity_discards).collect::<Vec<_>>();
+        assert_eq!(discards(&r), discards(&with_dedup), "seed {seed}");
     }
     assert!(discarded > 0, "no copy failed integrity checking ({lost} lost)");
 }
@@ -415,6 +421,56 @@ fn cbr_workload_by_hand() {
     assert_eq!(emitted(0.75, 10), 8, "every 4/3 ms: 0, 1.33, ..., 9.33 ms");
     assert_eq!(emitted(0.75, 11), 9, "and 10.67 ms");
     assert_eq!(emitted(3.0, 10), 10, "three times the contract: the BAG lets one a ms");
+    // Release k at round(k · 10/7 ms): the 700th at exactly 1 s. Steps of round(10/7 ms) would
+    // drift 0.43 ns a step and put it at 999,999,700 ns, within a run ending 100 ns before 1 s.
+    let cfg = SimConfig {
+        duration_ns: 999_999_900,
+        release: Release::Synchronized,
+        workload: Workload::Cbr { load: 0.7 },
+        ..Default::default()
+    };
+    assert_eq!(simulate(&one_switch("16us"), &cfg).unwrap().stats.frames_released, 700, "no drift");
     let cfg = SimConfig { workload: Workload::Cbr { load: 0.0 }, ..Default::default() };
     assert!(simulate(&one_switch("16us"), &cfg).unwrap_err().contains("load must be positive"));
+}
+
+/// With hold-until-twin deduplication, a frame whose only copy arrives is delivered when its
+/// SkewMax runs out; if that is within its timeout it is not retransmitted, though the
+/// deduplicator only tells of it when it next moves on (here, at the timeout).
+#[test]
+fn held_frames_delivered_in_time_are_not_retransmitted() {
+    let (n, d) = load_network(
+        r#"{
+      "name": "one-plane-lost",
+      "redundancy": {"planes": ["A", "B"], "skew_max": "100us"},
+      "end_systems": [{"name": "ES1"}, {"name": "ES2"}],
+      "switches": [{"name": "SWA", "plane": "A", "buffer": "100B"}, {"name": "SWB", "plane": "B"}],
+      "links": [{"from": "ES1", "to": "SWA"}, {"from": "SWA", "to": "ES2"},
+                {"from": "ES1", "to": "SWB"}, {"from": "SWB", "to": "ES2"}],
+      "flows": [{"name": "VL1", "type": "virtual_link", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+                 "source": "ES1", "destinations": ["ES2"], "deadline": "500us"}]
+    }"#,
+    );
+    let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
+    let run = |mode: DedupMode| {
+        let cfg = SimConfig {
+            duration_ns: 20_000_000,
+            release: Release::Synchronized,
+            retransmit: true,
+            dedup: Some(DedupSettings { mode, ..Default::default() }),
+            ..Default::default()
+        };
+        simulate(&n, &cfg).unwrap()
+    };
+    for mode in [DedupMode::FirstCopy, DedupMode::HoldUntilTwin] {
+        let r = run(mode);
+        let a = r.flows.iter().find(|f| f.plane == "A").unwrap();
+        assert_eq!(a.losses, 20, "{mode:?}: plane A loses every frame");
+        let delivered = &r.delivered[0].latency;
+        assert_eq!(delivered.count, 20, "{mode:?}");
+        // 1020 B at 100 Mb/s twice (163.2 µs), plus SkewMax and 1 ns when held.
+        let expect_us = if mode == DedupMode::HoldUntilTwin { 263.201 } else { 163.2 };
+        assert!((delivered.max_us - expect_us).abs() < 1e-6, "{mode:?}: {}", delivered.max_us);
+        assert_eq!(a.retransmissions, 0, "{mode:?}: every frame delivered within 500 µs");
+    }
 }
