@@ -1354,20 +1354,9 @@ impl Simulator {
     fn depart(&mut self, packet: u32, port: usize, end: i64) {
         let prop = self.hot.port_prop_ns[port];
         let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
-        if let Some(log) = self.arrivals.as_mut().filter(|_| hop.deliver != NO_ROUTE) {
-            let c = &self.copies[copy as usize];
-            let arrival = Arrival {
-                time: end + prop,
-                seq: 0,
-                frame: c.frame,
-                start_ns: c.start_ns,
-                emit_ns: c.emit_ns,
-                route: hop.deliver,
-                rx: hop.first_next,
-                flow: c.flow,
-                node: self.hot.port_peer[port],
-            };
-            let batch_due = log.log(arrival);
+        if hop.deliver != NO_ROUTE && self.arrivals.is_some() {
+            let arrival = self.arrival(packet, end + prop);
+            let batch_due = self.arrivals.as_mut().is_some_and(|log| log.log(arrival));
             self.free_packet(packet);
             if batch_due {
                 self.deliver_logged(self.now);
@@ -1457,11 +1446,19 @@ impl Simulator {
 
     /// The last bit of a packet reaches its destination end system.
     fn arrive(&mut self, packet: u32) {
+        let arrival = self.arrival(packet, self.now);
+        self.deliver(&arrival);
+        self.packets_delivered += 1;
+        self.free_packet(packet);
+    }
+
+    /// The arrival at `time` of a packet crossing its last port, with what its destination needs.
+    fn arrival(&self, packet: u32, time: i64) -> Arrival {
         let Packet { copy, hop, .. } = self.packets[packet as usize];
-        debug_assert_ne!(hop.deliver, NO_ROUTE, "arrival events are for destinations");
+        debug_assert_ne!(hop.deliver, NO_ROUTE, "arrivals are at destinations");
         let c = &self.copies[copy as usize];
-        let arrival = Arrival {
-            time: self.now,
+        Arrival {
+            time,
             seq: 0,
             frame: c.frame,
             start_ns: c.start_ns,
@@ -1470,10 +1467,7 @@ impl Simulator {
             rx: hop.first_next,
             flow: c.flow,
             node: self.hot.port_peer[hop.port as usize],
-        };
-        self.deliver(&arrival);
-        self.packets_delivered += 1;
-        self.free_packet(packet);
+        }
     }
 
     /// Handles the logged arrivals due by `horizon`, each destination's in time order, fetching
