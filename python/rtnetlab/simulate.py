@@ -19,7 +19,7 @@ from rtnetlab.model import Network
 DEFAULT_TRACE_LIMIT = 5_000_000
 
 
-def check_output_path(path: Path, option: str = "--trace") -> None:
+def check_output_path(path: Path, option: str) -> None:
     """Checks, before anything runs, that an output of the run (`option`'s file) can be written:
     its directory exists and a file can be created there (one is created and removed again). A
     user error otherwise, and nothing is left behind."""

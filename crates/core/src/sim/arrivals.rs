@@ -56,10 +56,10 @@ pub(super) struct ArrivalLog {
     /// Arrivals not due at the last batch, carried to the next.
     carried: Vec<Arrival>,
     batch_size: usize,
-    /// Arrivals to log before the next batch: the batch size, or as many as were carried over if
-    /// more (a batch copies those again; on an overloaded port they pile up).
-    next_batch: usize,
-    since_batch: usize,
+    /// The next batch is taken when this many arrivals are held: those carried over, plus the
+    /// batch size or as many again if more (a batch copies what it carries; on an overloaded port
+    /// it piles up).
+    batch_at: usize,
     seq: u64,
 }
 
@@ -82,8 +82,7 @@ impl ArrivalLog {
             counts: vec![0; n as usize + 1],
             carried: Vec::new(),
             batch_size: if batch == 0 { ARRIVAL_BATCH.max(n as usize) } else { batch },
-            next_batch: 0,
-            since_batch: 0,
+            batch_at: if batch == 0 { ARRIVAL_BATCH.max(n as usize) } else { batch },
             seq: 0,
         }
     }
@@ -94,8 +93,7 @@ impl ArrivalLog {
         self.seq += 1;
         a.seq = self.seq;
         self.logged.push(a);
-        self.since_batch += 1;
-        self.since_batch >= self.next_batch
+        self.logged.len() >= self.batch_at
     }
 
     /// Arrivals logged and not yet handled.
@@ -106,7 +104,6 @@ impl ArrivalLog {
     /// Moves every arrival due by `horizon` into `batch` (empty), grouped by destination, each
     /// destination's in (time, seq) order.
     pub fn take_due(&mut self, horizon: i64, batch: &mut Vec<Arrival>) {
-        self.since_batch = 0;
         // A stable counting sort by destination: each destination's arrivals in the order
         // logged, which is time order port by port (a port sends one frame at a time)...
         self.counts.fill(0);
@@ -130,22 +127,13 @@ impl ArrivalLog {
         }
         std::mem::swap(&mut self.logged, &mut self.carried);
         self.carried.clear();
-        self.next_batch = self.batch_size.max(self.logged.len());
-        // ...so that a destination's run, the merge of its ports' logs, is nearly in order:
-        // insertion-sorted by (time, seq). Runs now end where `counts` point.
+        self.batch_at = self.logged.len() + self.batch_size.max(self.logged.len());
+        // ...so that a destination's run, the merge of its ports' logs, is nearly in order (few
+        // and short moves for the sort). Runs now end where `counts` point; keys are unique.
         let mut start = 0;
-        for d in 0..self.counts.len() - 1 {
-            let end = self.counts[d] as usize;
-            for i in start + 1..end {
-                let a = batch[i];
-                let mut j = i;
-                while j > start && batch[j - 1].key() > a.key() {
-                    batch[j] = batch[j - 1];
-                    j -= 1;
-                }
-                batch[j] = a;
-            }
-            start = end;
+        for &end in &self.counts[..self.counts.len() - 1] {
+            batch[start..end as usize].sort_unstable_by_key(Arrival::key);
+            start = end as usize;
         }
     }
 }

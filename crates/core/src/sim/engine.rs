@@ -515,8 +515,6 @@ pub struct Simulator {
     arrivals: Option<ArrivalLog>,
     batch: Vec<Arrival>,
     expired: Vec<u64>,
-    /// Held frames delivered as their SkewMax ran out, with when (scratch).
-    held_out: Vec<(Held, i64)>,
     events: u64,
     frame_hops: u64,
     packets_created: u64,
@@ -783,7 +781,6 @@ impl Simulator {
             arrivals,
             batch: Vec::new(),
             expired: Vec::new(),
-            held_out: Vec::new(),
             events: 0,
             frame_hops: 0,
             packets_created: 0,
@@ -1296,16 +1293,16 @@ impl Simulator {
     /// increment (the latencies are known now).
     fn prefetch_counts(&self, packet: u32, port: usize, tx_end: i64) {
         let Packet { copy, hop, .. } = self.packets[packet as usize];
-        if hop.deliver != NO_ROUTE && self.arrivals.is_some() {
-            // Logged, and handled in a batch that fetches its own records.
-            return;
-        }
         if hop.deliver == NO_ROUTE {
             if hop.n_next > 0 {
                 let next: *const Hop = &self.hops[hop.first_next as usize];
                 prefetch(next);
                 prefetch(next.wrapping_add(hop.n_next as usize - 1));
             }
+            return;
+        }
+        if self.arrivals.is_some() {
+            // A logged arrival: its batch fetches its own records.
             return;
         }
         let node = self.hot.port_peer[port] as usize;
@@ -1575,22 +1572,18 @@ impl Simulator {
     /// Advances `node`'s deduplicator to `at`: the frames whose SkewMax has run out are
     /// forgotten, and in hold-until-twin mode those held alone are delivered, at their expiry.
     fn expire_held(&mut self, node: usize, at: i64) {
+        let Some((d, _)) = self.dedups[node].as_mut() else { return };
         let mut expired = std::mem::take(&mut self.expired);
-        let mut delivered = std::mem::take(&mut self.held_out);
-        let Some((d, known)) = self.dedups[node].as_mut() else { return };
         d.expire_into(at as u64, &mut expired);
-        let hold = d.mode() == DeliveryMode::HoldUntilTwin;
         for k in expired.drain(..) {
-            match known.remove(&k) {
-                Some(h) if hold => delivered.push((h, h.first + d.skew_max_ns(k) as i64 + 1)),
-                _ => {}
+            let Some((d, known)) = self.dedups[node].as_mut() else { unreachable!("checked above") };
+            let Some(h) = known.remove(&k) else { continue };
+            if d.mode() == DeliveryMode::HoldUntilTwin {
+                let due = h.first + d.skew_max_ns(k) as i64 + 1;
+                self.frame_delivered(h.rx, h.flow as usize, h.frame, due - h.emit);
             }
         }
-        for (h, due) in delivered.drain(..) {
-            self.frame_delivered(h.rx, h.flow as usize, h.frame, due - h.emit);
-        }
         self.expired = expired;
-        self.held_out = delivered;
     }
 
     // ---- retransmission ------------------------------------------------------------------
@@ -1666,7 +1659,6 @@ impl Simulator {
 
     pub fn report(&self) -> SimReport {
         let net = &self.net;
-
         let flows = self
             .routes
             .iter()
