@@ -67,7 +67,7 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
         }
         "tfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Tfa))),
         "sfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Sfa))),
-        "best" => network_bounds::applies(net).map(|_| network_bounds::best(net)),
+        "best" => network_bounds::applies(net).map(|_| network_bounds::best(net, mux)),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }?;
     finish(net, &mut report);

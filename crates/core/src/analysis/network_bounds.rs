@@ -809,7 +809,7 @@ fn run_candidates(
             flows.push(flow_bound(net, f, r, delay, reason, method));
         }
     }
-    if candidates.iter().any(|&(_, m)| m == Multiplexing::Blind) && candidates.len() == 1 {
+    if candidates.iter().all(|&(_, m)| m == Multiplexing::Blind) {
         notes.push("blind multiplexing: no assumption on the order of frames inside a queue".to_string());
     }
     AnalysisReport::new(net, name, flows, port_bounds(net, &st.port_delay, &st.port_backlog), notes)
@@ -826,17 +826,38 @@ fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
     run_candidates(net, opt.grouping, opt.multiplexing, &[(opt.method, opt.multiplexing)], opt.name())
 }
 
-/// `best`: every sound method that applies, each with grouping (TFA, SFA with FIFO and with blind
-/// multiplexing), and per (flow, destination, plane) the smallest bound and the method that gave
-/// it. afdx-naive is not a candidate: TFA without grouping is the same computation before
-/// rounding, and grouping only tightens it.
-pub fn best(net: &Network) -> AnalysisReport {
-    let candidates = [
-        (Method::Tfa, Multiplexing::Fifo),
-        (Method::Sfa, Multiplexing::Fifo),
-        (Method::Sfa, Multiplexing::Blind),
-    ];
-    run_candidates(net, true, Multiplexing::Fifo, &candidates, "best")
+/// `best`: every sound method that applies under the multiplexing the user assumes, each with
+/// grouping, and per (flow, destination, plane) the smallest bound and the method that gave it.
+///
+/// * FIFO multiplexing (the default: FIFO and static-priority queues serve their frames in
+///   arrival order): TFA, SFA with FIFO left-over service, and SFA with blind left-over service
+///   (a blind bound holds whatever the order, so it is a candidate too).
+/// * Blind multiplexing (`--blind`: the order of frames inside a queue is unknown): only the
+///   blind candidates, TFA and SFA. A FIFO candidate would assume an order the user ruled out.
+///
+/// afdx-naive is not a candidate: TFA without grouping is the same computation before rounding,
+/// and grouping only tightens it.
+pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
+    match multiplexing {
+        Multiplexing::Fifo => run_candidates(
+            net,
+            true,
+            Multiplexing::Fifo,
+            &[
+                (Method::Tfa, Multiplexing::Fifo),
+                (Method::Sfa, Multiplexing::Fifo),
+                (Method::Sfa, Multiplexing::Blind),
+            ],
+            "best",
+        ),
+        Multiplexing::Blind => run_candidates(
+            net,
+            true,
+            Multiplexing::Blind,
+            &[(Method::Tfa, Multiplexing::Blind), (Method::Sfa, Multiplexing::Blind)],
+            "best-blind",
+        ),
+    }
 }
 
 /// Smallest possible delay of a route: latencies, one smallest frame per hop, propagation.
@@ -940,7 +961,8 @@ mod table_tests {
                     &net,
                     &Options { method: Method::Sfa, grouping: true, multiplexing: Multiplexing::Fifo },
                 ),
-                best(&net),
+                best(&net, Multiplexing::Fifo),
+                best(&net, Multiplexing::Blind),
             ] {
                 assert!(report.flows.iter().all(|f| f.delay_us.is_finite() && f.reason.is_none()), "{kind}");
             }

@@ -55,7 +55,7 @@ fn grouping_never_loosens_a_method() {
 fn best_is_never_looser_than_any_method() {
     for seed in 0..150 {
         let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
-        let best = network_bounds::best(&n);
+        let best = network_bounds::best(&n, network_bounds::Multiplexing::Fifo);
         for method in [Method::Tfa, Method::Sfa] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 for grouping in [false, true] {
@@ -288,4 +288,78 @@ fn cyclic_dependencies_reach_a_fixed_point() {
             g.delay_us
         );
     }
+}
+
+/// Every (method, --grouping, --blind) combination a user can ask for is either honoured (the
+/// report's rows say so: blind rows come from blind candidates only, grouped rows from grouped
+/// ones) or refused with one line; none is silently ignored.
+#[test]
+fn every_flag_is_honoured_or_refused() {
+    // FIFO ports, so that afdx-naive applies and only its flags decide.
+    let n = net(3, RandomSchedulers::Fifo);
+    for method in ["best", "tfa", "sfa", "afdx-naive"] {
+        for grouping in [false, true] {
+            for blind in [false, true] {
+                let req = Request { method: method.into(), grouping, blind };
+                let what = format!("{method} grouping={grouping} blind={blind}");
+                match run(&n, &req) {
+                    Err(e) => {
+                        assert_eq!(method, "afdx-naive", "{what}: refused: {e}");
+                        assert!(grouping || blind, "{what}: plain afdx-naive refused");
+                        assert!(!e.contains('\n') && e.contains("afdx-naive"), "{what}: '{e}'");
+                    }
+                    Ok(r) => {
+                        assert!(method != "afdx-naive" || !(grouping || blind), "{what}: accepted");
+                        for f in &r.flows {
+                            assert_eq!(f.method.contains("blind"), blind, "{what}: row by {}", f.method);
+                            // best always groups (grouping only tightens); tfa/sfa as asked.
+                            if method != "afdx-naive" {
+                                let grouped = method == "best" || grouping;
+                                assert_eq!(f.method.contains("grouping"), grouped, "{what}: {}", f.method);
+                            }
+                        }
+                        assert_eq!(r.method.contains("blind"), blind, "{what}: report named {}", r.method);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `best --blind` is the smallest blind bound, never a FIFO one, and is never looser than a
+/// single blind method; on FIFO networks where the FIFO bound is smaller (cross traffic can pass
+/// the tagged flow under arbitrary multiplexing), best --blind gives the blind one.
+#[test]
+fn best_blind_takes_only_blind_candidates() {
+    let mut fifo_tighter = 0;
+    for seed in 0..150 {
+        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Fifo });
+        let best_blind = network_bounds::best(&n, Multiplexing::Blind);
+        let best_fifo = network_bounds::best(&n, Multiplexing::Fifo);
+        let mut smallest_blind: Option<AnalysisReport> = None;
+        for method in [Method::Tfa, Method::Sfa] {
+            let other = network_bounds::analyze(&n, &opt(method, true, Multiplexing::Blind));
+            no_looser(&best_blind, &other, &format!("best-blind vs {}", other.method), seed);
+            smallest_blind = Some(match smallest_blind {
+                None => other,
+                Some(mut s) => {
+                    for (a, b) in s.flows.iter_mut().zip(other.flows.iter()) {
+                        if b.delay_us < a.delay_us {
+                            a.delay_us = b.delay_us;
+                        }
+                    }
+                    s
+                }
+            });
+        }
+        // best-blind is exactly the smallest blind candidate, whatever FIFO would give.
+        for (b, s) in best_blind.flows.iter().zip(&smallest_blind.unwrap().flows) {
+            assert!(b.delay_us == s.delay_us || (b.delay_us - s.delay_us).abs() <= 1e-9 * s.delay_us);
+        }
+        no_looser(&best_fifo, &best_blind, "best vs best-blind", seed);
+        fifo_tighter +=
+            best_fifo.flows.iter().zip(&best_blind.flows).filter(|(f, b)| f.delay_us < b.delay_us).count();
+    }
+    // The property is not vacuous: FIFO bounds are often smaller, and best --blind did not take them.
+    assert!(fifo_tighter > 100, "only {fifo_tighter} rows where FIFO is tighter");
 }
