@@ -256,6 +256,19 @@ pub enum RandomSchedulers {
     /// D2DRR, WF2Q, SCFQ, a token-bucket shaper, or an arbitration table (AS basic, IBA
     /// weighted, DTable with weights above the frames or partly below them).
     Any,
+    /// Every switch port runs the named configuration: a built-in name or one of
+    /// [`sample_schedulers`].
+    Only(&'static str),
+}
+
+/// The sample configurations random networks draw from, by name, each with the kind of
+/// scheduler it is (`fifo`, `drr`, ...): at least one per kind the format has (the scheduler
+/// soundness tests check it), and shapers around several inner disciplines.
+pub fn sample_schedulers() -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> =
+        vec![("fifo".into(), "fifo"), ("static_priority".into(), "static_priority")];
+    out.extend(random_scheduler_configs().into_iter().map(|(name, c)| (name, c.kind_name())));
+    out
 }
 
 /// Named scheduler configurations over classes c0, c1, c2 for random networks.
@@ -317,6 +330,23 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             inner: Some("static_priority".into()),
         },
     );
+    // Shapers that cut the link rate, around FIFO and around a per-class discipline.
+    m.insert(
+        "shaper_fifo".into(),
+        SchedulerConfig::TokenBucket {
+            rate: DataRate::from_bps(80e6),
+            burst: DataSize::from_bytes(3100.0),
+            inner: None,
+        },
+    );
+    m.insert(
+        "shaper_drr".into(),
+        SchedulerConfig::TokenBucket {
+            rate: DataRate::from_bps(90e6),
+            burst: DataSize::from_bytes(1600.0),
+            inner: Some("drr".into()),
+        },
+    );
     m
 }
 
@@ -367,6 +397,7 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
                     ];
                     ANY[rng.gen_range(0..ANY.len())]
                 }
+                RandomSchedulers::Only(name) => name,
             };
             switches.push(Switch {
                 name: format!("SW{plane}{}", k + 1),
@@ -445,7 +476,7 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
             skew_max: Duration::from_ms(2.0),
         }),
         classes,
-        schedulers: if schedulers == RandomSchedulers::Any {
+        schedulers: if matches!(schedulers, RandomSchedulers::Any | RandomSchedulers::Only(_)) {
             random_scheduler_configs()
         } else {
             BTreeMap::new()
@@ -477,4 +508,65 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
     }
     spec.flows = flows;
     spec
+}
+
+/// A random configuration of the scheduler `kind` (as written in files) for one port whose
+/// classes `c0`, `c1`, ... have the largest frames `lmax_bytes`: the shares, quanta, weights and
+/// tables the schedulers' soundness tests draw, above and far below the frame sizes. Every kind
+/// of [`crate::schedulers::KINDS`] has one (a kind without one panics, and the tests fail).
+pub fn random_port_scheduler(kind: &str, lmax_bytes: &[u32], rng: &mut ChaCha8Rng) -> SchedulerConfig {
+    let n = lmax_bytes.len();
+    let class = |k: usize| format!("c{k}");
+    let per_class = |rng: &mut ChaCha8Rng, draw: &dyn Fn(&mut ChaCha8Rng) -> f64| -> BTreeMap<String, f64> {
+        (0..n).map(|k| (class(k), draw(rng))).collect()
+    };
+    match kind {
+        "fifo" => SchedulerConfig::Fifo,
+        "static_priority" => SchedulerConfig::StaticPriority,
+        "wrr" => SchedulerConfig::Wrr { weights: (0..n).map(|k| (class(k), rng.gen_range(1..=5))).collect() },
+        "drr" => SchedulerConfig::Drr {
+            quanta: per_class(rng, &|r| r.gen_range(1..=3000) as f64)
+                .into_iter()
+                .map(|(c, q)| (c, DataSize::from_bytes(q)))
+                .collect(),
+        },
+        "d2drr" => SchedulerConfig::D2drr {
+            base_quantum: DataSize::from_bytes(rng.gen_range(64..=1500) as f64),
+            factors: per_class(rng, &|r| r.gen_range(1..=40) as f64 / 10.0),
+        },
+        "wf2q" => SchedulerConfig::Wf2q { weights: per_class(rng, &|r| r.gen_range(1..=100) as f64 / 10.0) },
+        "scfq" => SchedulerConfig::Scfq { weights: per_class(rng, &|r| r.gen_range(1..=100) as f64 / 10.0) },
+        "table" => {
+            let table_kind =
+                [TableKind::AsBasic, TableKind::IbaWeighted, TableKind::Dtable][rng.gen_range(0..3)];
+            // DTable weights at least the class's largest frame (as seed 003 requires) in half
+            // the tables, anywhere in the others.
+            let paper_weights = rng.gen_bool(0.5);
+            let n_entries = rng.gen_range(n..=16);
+            // Every class gets an entry, the rest are drawn; then the order is shuffled.
+            let mut classes: Vec<usize> = (0..n).chain((n..n_entries).map(|_| rng.gen_range(0..n))).collect();
+            for k in (1..classes.len()).rev() {
+                classes.swap(k, rng.gen_range(0..=k));
+            }
+            let entries = classes
+                .into_iter()
+                .map(|k| {
+                    let lmax = lmax_bytes[k];
+                    let bytes = match table_kind {
+                        TableKind::AsBasic => 1,
+                        TableKind::Dtable if paper_weights => rng.gen_range(lmax..=3 * lmax),
+                        TableKind::Dtable | TableKind::IbaWeighted => rng.gen_range(64..=3000),
+                    };
+                    TableEntry { class: class(k), weight: DataSize::from_bytes(bytes as f64) }
+                })
+                .collect();
+            SchedulerConfig::Table { table_kind, entries }
+        }
+        "token_bucket" => SchedulerConfig::TokenBucket {
+            rate: DataRate::from_bps(rng.gen_range(10..=100) as f64 * 1e6),
+            burst: DataSize::from_bytes((lmax_bytes.iter().max().copied().unwrap_or(1518) + 20) as f64 * 2.0),
+            inner: None,
+        },
+        other => panic!("no random configuration for the scheduler kind '{other}'"),
+    }
 }

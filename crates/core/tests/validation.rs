@@ -200,3 +200,59 @@ fn units_round_trip_through_the_spec() {
     let second = serde_json::to_value(&again.unwrap().spec).unwrap();
     assert_eq!(first, second);
 }
+
+/// A description cannot redefine a built-in scheduler name: with `fifo` redefined as WRR, a
+/// shaper whose inner scheduler is `fifo` would mean one thing to the simulator and another to
+/// the analysis. Refused in one line at the redefinition.
+#[test]
+fn built_in_scheduler_names_are_reserved() {
+    let mut doc = net(json!([vl("VL1", json!("2ms"), "64B", "200B")]));
+    doc["classes"] = json!([{"name": "c"}]);
+    doc["schedulers"] = json!({
+        "fifo": {"kind": "wrr", "weights": {"c": 2}},
+        "shaped": {"kind": "token_bucket", "rate": "50Mbps", "burst": "3000B", "inner": "fifo"}
+    });
+    doc["switches"][0]["scheduler"] = json!("shaped");
+    let (n, d) = load_network(&doc.to_string());
+    assert!(n.is_none());
+    assert_eq!(
+        lines(&d),
+        vec![error(
+            "schedulers.fifo",
+            "'fifo' is the name of a built-in scheduler and cannot be redefined; choose another name"
+        )]
+    );
+}
+
+/// A shaper's inner scheduler is resolved once, at validation, and stored on the port: the
+/// analysis and the simulator read the same discipline.
+#[test]
+fn a_shapers_inner_scheduler_is_resolved_on_the_port() {
+    let mut doc = net(json!([vl("VL1", json!("2ms"), "64B", "200B")]));
+    doc["classes"] = json!([{"name": "c", "priority": 1}]);
+    doc["flows"][0]["class"] = json!("c");
+    doc["schedulers"] = json!({
+        "rr": {"kind": "wrr", "weights": {"c": 2}},
+        "shaped": {"kind": "token_bucket", "rate": "50Mbps", "burst": "3000B", "inner": "rr"},
+        "shaped_sp": {"kind": "token_bucket", "rate": "50Mbps", "burst": "3000B", "inner": "static_priority"},
+        "nested": {"kind": "token_bucket", "rate": "50Mbps", "burst": "3000B", "inner": "shaped"}
+    });
+    doc["switches"][0]["scheduler"] = json!("shaped");
+    doc["switches"][1]["scheduler"] = json!("shaped_sp");
+    let (n, d) = load_network(&doc.to_string());
+    assert_eq!(
+        lines(&d),
+        vec![error("schedulers.nested.inner", "a token-bucket shaper cannot wrap another shaper")]
+    );
+    assert!(n.is_none());
+    doc["schedulers"].as_object_mut().unwrap().remove("nested");
+    let (n, d) = load_network(&doc.to_string());
+    let n = n.unwrap_or_else(|| panic!("{:?}", lines(&d)));
+    let port = |node: &str| n.ports.iter().find(|p| n.nodes[p.node].name == node).unwrap();
+    use rtnetlab_core::model::{SchedulerConfig, Shaper};
+    let sw1 = port("SW1");
+    assert!(matches!(sw1.discipline, SchedulerConfig::Wrr { .. }), "{:?}", sw1.discipline);
+    assert_eq!(sw1.shaper, Some(Shaper { rate: 50e6, burst: 24000.0 }));
+    assert!(matches!(port("SW2").discipline, SchedulerConfig::StaticPriority));
+    assert!(matches!(port("ES1").discipline, SchedulerConfig::Fifo) && port("ES1").shaper.is_none());
+}

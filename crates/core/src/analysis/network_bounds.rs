@@ -20,7 +20,7 @@
 
 use super::results::*;
 use crate::curves::{self, Curve, Unbounded};
-use crate::model::{FlowId, Network, PortId, SchedulerConfig, TableEntry, TableKind};
+use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
@@ -82,15 +82,16 @@ struct Queue {
     crossings: Vec<usize>,
 }
 
-/// How an egress port shares its link between its queues.
-#[derive(Clone, Debug)]
+/// How an egress port shares its link between its queues: the port's discipline, whose
+/// [`schedulers::Service`] says which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Discipline {
     /// One FIFO queue.
     Fifo,
     /// One FIFO queue per priority level.
     StaticPriority,
     /// One FIFO queue per class, each with the latency-rate guarantee of its share.
-    ClassShares(SchedulerConfig),
+    ClassShares,
 }
 
 /// The service model of one egress port: the rate its scheduler can count on (the link rate, or
@@ -104,45 +105,28 @@ struct PortModel {
 /// The model of port `p`, or why this analysis cannot bound it.
 fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, String> {
     let port = &net.ports[p];
-    let plain = |cfg: &SchedulerConfig, rate: f64| -> Result<PortModel, String> {
-        let discipline = match cfg {
-            SchedulerConfig::Fifo => Discipline::Fifo,
-            SchedulerConfig::StaticPriority => Discipline::StaticPriority,
-            SchedulerConfig::Wrr { .. }
-            | SchedulerConfig::Drr { .. }
-            | SchedulerConfig::D2drr { .. }
-            | SchedulerConfig::Wf2q { .. }
-            | SchedulerConfig::Scfq { .. }
-            | SchedulerConfig::Table { .. } => Discipline::ClassShares(cfg.clone()),
-            SchedulerConfig::TokenBucket { .. } => {
-                return Err(format!(
-                    "{} uses a {} scheduler, whose service model is not part of tfa/sfa yet",
-                    net.port_label(p),
-                    cfg.kind_name()
-                ))
-            }
-        };
-        Ok(PortModel { rate, discipline })
+    let service = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let discipline = match service.service() {
+        schedulers::Service::Fifo => Discipline::Fifo,
+        schedulers::Service::StaticPriority => Discipline::StaticPriority,
+        schedulers::Service::PerClass(_) => Discipline::ClassShares,
     };
-    match &port.scheduler {
-        SchedulerConfig::TokenBucket { rate, burst, inner } => {
+    let rate = match port.shaper {
+        None => port.rate,
+        Some(shaper) => {
             let largest = flows.iter().map(|&f| net.flows[f].max_frame_wire).fold(0.0, f64::max);
-            if burst.bits() < largest {
+            if shaper.burst < largest {
                 return Err(format!(
-                    "{}: the shaper's burst ({burst}) is smaller than the largest frame on the wire ({}B)",
+                    "{}: the shaper's burst ({}B) is smaller than the largest frame on the wire ({}B)",
                     net.port_label(p),
+                    shaper.burst / 8.0,
                     largest / 8.0
                 ));
             }
-            let inner_cfg = match inner.as_deref() {
-                None | Some("fifo") => SchedulerConfig::Fifo,
-                Some("static_priority") => SchedulerConfig::StaticPriority,
-                Some(name) => net.spec.schedulers.get(name).cloned().unwrap_or(SchedulerConfig::Fifo),
-            };
-            plain(&inner_cfg, crate::schedulers::token_bucket::shaped_rate(port.rate, rate.bps()))
+            crate::schedulers::token_bucket::shaped_rate(port.rate, shaper.rate)
         }
-        cfg => plain(cfg, port.rate),
-    }
+    };
+    Ok(PortModel { rate, discipline })
 }
 
 /// Whether every port carrying traffic has a service model here, or the first reason it has not.
@@ -205,7 +189,7 @@ fn layout(net: &Network) -> Layout {
                             Discipline::StaticPriority => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
-                            Discipline::ClassShares(_) => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
+                            Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
                         };
                         // A port has few queues: a linear look-up beats a map.
                         let q = match port_queues[p].iter().find(|&&q| queues[q].priority == priority) {
@@ -283,40 +267,23 @@ impl Group {
     }
 }
 
-/// Queue `q` (one class) as a per-class scheduler sees it: its share and frame sizes.
-fn class_at_port(net: &Network, lay: &Layout, cfg: &SchedulerConfig, q: usize) -> ClassAtPort {
+/// Queue `q` (one class) as a per-class scheduler sees it: its name, share and frame sizes.
+fn class_at_port<'a>(
+    net: &'a Network,
+    lay: &Layout,
+    shares: &dyn schedulers::ClassShares,
+    q: usize,
+) -> (&'a str, ClassAtPort) {
     let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[lay.crossings[c].flow]);
     let class = flows().next().and_then(|f| f.class).map(|k| net.classes[k].name.as_str()).unwrap_or("");
-    let share = match cfg {
-        SchedulerConfig::Wrr { weights } => weights.get(class).map_or(0.0, |&w| w as f64),
-        SchedulerConfig::Drr { quanta } => quanta.get(class).map_or(0.0, |q| q.bits()),
-        SchedulerConfig::D2drr { base_quantum, factors } => {
-            factors.get(class).map_or(0.0, |&w| schedulers::d2drr::quantum(base_quantum.bits(), w))
-        }
-        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
-            weights.get(class).copied().unwrap_or(0.0)
-        }
-        _ => 0.0,
-    };
-    ClassAtPort {
-        share,
+    let at = ClassAtPort {
+        // Validation refuses a class the discipline gives nothing to.
+        share: shares.share(class).expect("validated: every class at a per-class port has a share"),
         lmin: flows().map(|f| f.min_frame_wire).fold(f64::INFINITY, f64::min),
         lmax: flows().map(|f| f.max_frame_wire).fold(0.0, f64::max),
         overhead: net.spec.defaults.interframe_overhead.bits(),
-    }
-}
-
-/// The entries of a table whose class is present at the port (has a queue there), as (index of
-/// the class's queue in `queues`, weight in frame bits); the others are never visited.
-fn table_at_port(net: &Network, lay: &Layout, entries: &[TableEntry], queues: &[usize]) -> Vec<(usize, f64)> {
-    entries
-        .iter()
-        .filter_map(|e| {
-            let class = net.classes.iter().position(|c| c.name == e.class)? as u32;
-            let k = queues.iter().position(|&q| lay.queues[q].priority == Some(class))?;
-            Some((k, e.weight.bits()))
-        })
-        .collect()
+    };
+    (class, at)
 }
 
 fn sum_curves(curves: impl Iterator<Item = Curve>) -> Curve {
@@ -476,24 +443,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
             (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
-            (Discipline::ClassShares(cfg), Some(_)) => {
-                let shares: Vec<ClassAtPort> =
-                    queues.iter().map(|&o| class_at_port(net, lay, cfg, o)).collect();
-                let lr = match cfg {
-                    SchedulerConfig::Wrr { .. } => schedulers::wrr::latency_rate(k, &shares, model.rate),
-                    SchedulerConfig::Wf2q { .. } => schedulers::wf2q::latency_rate(k, &shares, model.rate),
-                    SchedulerConfig::Scfq { .. } => schedulers::scfq::latency_rate(k, &shares, model.rate),
-                    SchedulerConfig::Table { table_kind, entries } => {
-                        let entries = table_at_port(net, lay, entries, queues);
-                        let lr = match table_kind {
-                            TableKind::AsBasic => schedulers::as_table::latency_rate,
-                            TableKind::IbaWeighted => schedulers::iba_table::latency_rate,
-                            TableKind::Dtable => schedulers::dtable::latency_rate,
-                        };
-                        lr(k, &entries, &shares, model.rate)
-                    }
-                    _ => schedulers::drr::latency_rate(k, &shares, model.rate),
+            (Discipline::ClassShares, Some(_)) => {
+                let d = schedulers::discipline(&net.ports[p].discipline)
+                    .expect("a port's discipline is no shaper");
+                let schedulers::Service::PerClass(shares) = d.service() else {
+                    unreachable!("the port model follows the discipline's service")
                 };
+                let (names, present): (Vec<&str>, Vec<ClassAtPort>) =
+                    queues.iter().map(|&o| class_at_port(net, lay, shares, o)).unzip();
+                let lr = shares.latency_rate(k, &present, &names, model.rate);
                 let guaranteed = Curve::rate_latency(lr.rate, lr.latency + latency);
                 // Work conservation also guarantees the class whatever the other classes leave,
                 // [β − Σ α_others]^+ (blind multiplexing). Either curve gives a valid bound; the

@@ -37,7 +37,7 @@ use super::queue::EventQueue;
 use super::scenario::{ClassReport, FabricChecks, FabricReport, RunStats, Scenario};
 use super::topology::{Node, Topology};
 use super::traffic::{ClassLaw, Emitted, Source};
-use crate::schedulers::{behaviour, Behaviour, Queued};
+use crate::schedulers::{Behaviour, Queued};
 use crate::sim::stats::{Latency, LatencySummary};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -262,8 +262,13 @@ impl<'a> Fabric<'a> {
         };
         let classes = scenario.traffic_classes();
         let make_scheduler = |name: &str| -> Result<Box<dyn Behaviour>, String> {
-            behaviour(&scenario.schedulers[name], &classes, &scenario.schedulers)
-                .map_err(|e| format!("scheduler '{name}': {e}"))
+            crate::schedulers::resolve(name, &scenario.schedulers)
+                .map(|r| r.behaviour(&classes, scenario.link.rate.bps()))
+                .ok_or_else(|| {
+                    format!(
+                        "scheduler '{name}': unknown, or a shaper around an unknown scheduler or a shaper"
+                    )
+                })
         };
         let iface_scheduler = scenario.interface_scheduler.as_deref().unwrap_or(&scenario.scheduler);
         let vcs = p.vcs;

@@ -36,6 +36,13 @@ pub struct Node {
     pub ports: Vec<PortId>,
 }
 
+/// A token-bucket shaper on a port's output: rate (bit/s) and burst (bits), on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Shaper {
+    pub rate: f64,
+    pub burst: f64,
+}
+
 /// One direction of a full-duplex link: the output port of `node` towards `peer`.
 #[derive(Clone, Debug, Serialize)]
 pub struct EgressPort {
@@ -51,7 +58,13 @@ pub struct EgressPort {
     pub plane: PlaneId,
     /// Name of the scheduler configuration (`fifo`, `static_priority` or a `schedulers` key).
     pub scheduler_name: String,
+    /// The configuration as written under that name.
     pub scheduler: SchedulerConfig,
+    /// The discipline that orders the port's frames, resolved once at validation: the port's
+    /// scheduler, or a shaper's inner scheduler (FIFO when it names none). Never a shaper.
+    pub discipline: SchedulerConfig,
+    /// The token-bucket shaper in front of the link, when the port's scheduler is one.
+    pub shaper: Option<Shaper>,
     /// Output buffer in bits, if the description bounds it.
     pub buffer: Option<f64>,
     /// The port at the other end of the same link (the reverse direction).

@@ -98,14 +98,7 @@ pub fn build_at(
     for (name, cfg) in &spec.schedulers {
         check_scheduler(name, cfg, &spec, &mut cx);
     }
-    let scheduler_of = |name: &str| -> Option<SchedulerConfig> {
-        match spec.schedulers.get(name) {
-            Some(c) => Some(c.clone()),
-            None if name == "fifo" => Some(SchedulerConfig::Fifo),
-            None if name == "static_priority" => Some(SchedulerConfig::StaticPriority),
-            None => None,
-        }
-    };
+    let scheduler_of = |name: &str| crate::schedulers::resolve(name, &spec.schedulers);
     if scheduler_of(&spec.defaults.scheduler).is_none() {
         cx.unknown("defaults.scheduler".into(), "scheduler", &spec.defaults.scheduler.clone());
     }
@@ -270,7 +263,12 @@ pub fn build_at(
         let fwd = ports.len();
         for (k, (node, peer, pname)) in [(a, b, from_port), (b, a, to_port)].into_iter().enumerate() {
             let (sched_name, buffer) = port_settings(&spec, &nodes[node], &pname);
-            let scheduler = scheduler_of(&sched_name).unwrap_or(SchedulerConfig::Fifo);
+            // Unknown names are reported above; the network is then not built.
+            let resolved = scheduler_of(&sched_name).unwrap_or(crate::schedulers::Resolved {
+                written: SchedulerConfig::Fifo,
+                discipline: SchedulerConfig::Fifo,
+                shaper: None,
+            });
             nodes[node].ports.push(ports.len());
             ports.push(EgressPort {
                 node,
@@ -281,7 +279,9 @@ pub fn build_at(
                 propagation_delay: prop,
                 plane,
                 scheduler_name: sched_name,
-                scheduler,
+                scheduler: resolved.written,
+                discipline: resolved.discipline,
+                shaper: resolved.shaper,
                 buffer: buffer.map(|b| b.bits()),
                 reverse: if k == 0 { fwd + 1 } else { fwd },
             });
@@ -434,7 +434,7 @@ fn check_buffer(buffer: Option<crate::units::DataSize>, place: &str, diags: &mut
 fn check_scheduler_ref(
     name: Option<&str>,
     place: &str,
-    scheduler_of: &dyn Fn(&str) -> Option<SchedulerConfig>,
+    scheduler_of: &dyn Fn(&str) -> Option<crate::schedulers::Resolved>,
     cx: &mut Ctx,
 ) {
     if let Some(n) = name {
@@ -450,68 +450,36 @@ fn check_scheduler_ref(
 }
 
 fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &mut Ctx) {
+    use crate::schedulers::{ConfigProblem, Registered};
     let place = format!("schedulers.{name}");
+    if crate::schedulers::BUILT_IN.contains(&name) {
+        cx.diags.error(
+            place.clone(),
+            format!(
+                "'{name}' is the name of a built-in scheduler and cannot be redefined; choose another name"
+            ),
+        );
+    }
     let known = |c: &str| spec.classes.iter().any(|k| k.name == c);
-    let classes_positive = |field: &str, entries: Vec<(&String, f64)>, cx: &mut Ctx| {
-        if entries.is_empty() {
-            cx.diags.error(format!("{place}.{field}"), "must give a value for at least one class");
-        }
-        for (class, v) in entries {
-            if !known(class) {
-                cx.unknown(format!("{place}.{field}.{class}"), "class", class);
-            }
-            if v.is_nan() || v <= 0.0 {
-                cx.diags.error(format!("{place}.{field}.{class}"), format!("must be positive, got {v}"));
-            }
-        }
-    };
-    match cfg {
-        SchedulerConfig::Fifo | SchedulerConfig::StaticPriority => {}
-        SchedulerConfig::Wrr { weights } => {
-            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w as f64)).collect(), cx)
-        }
-        SchedulerConfig::Drr { quanta } => {
-            classes_positive("quanta", quanta.iter().map(|(c, q)| (c, q.bits())).collect(), cx)
-        }
-        SchedulerConfig::D2drr { base_quantum, factors } => {
-            if base_quantum.bits() <= 0.0 {
-                cx.diags.error(format!("{place}.base_quantum"), "must be positive");
-            }
-            classes_positive("factors", factors.iter().map(|(c, w)| (c, *w)).collect(), cx)
-        }
-        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
-            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w)).collect(), cx)
-        }
-        SchedulerConfig::Table { entries, .. } => {
-            if entries.is_empty() {
-                cx.diags.error(format!("{place}.entries"), "an arbitration table needs at least one entry");
-            }
-            for (k, e) in entries.iter().enumerate() {
-                if !known(&e.class) {
-                    cx.unknown(format!("{place}.entries[{k}].class"), "class", &e.class);
-                }
-                if e.weight.bits() <= 0.0 {
-                    cx.diags.error(format!("{place}.entries[{k}].weight"), "must be positive");
-                }
-            }
-        }
-        SchedulerConfig::TokenBucket { rate, burst, inner } => {
-            if rate.bps() <= 0.0 {
-                cx.diags.error(format!("{place}.rate"), "must be positive");
-            }
-            if burst.bits() <= 0.0 {
-                cx.diags.error(format!("{place}.burst"), "must be positive");
-            }
-            if let Some(i) = inner {
-                match spec.schedulers.get(i) {
-                    Some(SchedulerConfig::TokenBucket { .. }) => cx
+    let problems = match crate::schedulers::registered(cfg) {
+        Registered::Discipline(d) => d.check(&place, &known),
+        Registered::Shaper(s) => {
+            if let Some(i) = s.inner {
+                match crate::schedulers::resolve(i, &spec.schedulers) {
+                    Some(r) if r.shaper.is_none() => {}
+                    Some(_) => cx
                         .diags
                         .error(format!("{place}.inner"), "a token-bucket shaper cannot wrap another shaper"),
-                    Some(_) => {}
-                    None if i == "fifo" || i == "static_priority" => {}
                     None => cx.unknown(format!("{place}.inner"), "scheduler", i),
                 }
             }
+            s.check(&place)
+        }
+    };
+    for p in problems {
+        match p {
+            ConfigProblem::Error { place, message } => cx.diags.error(place, message),
+            ConfigProblem::UnknownClass { place, class } => cx.unknown(place, "class", &class),
         }
     }
 }
@@ -915,37 +883,21 @@ fn shortest_path(
     Some(out)
 }
 
-/// Class-based schedulers need every crossing flow to carry a class they know; DRR quanta and
-/// DTable entry weights smaller than the frames they serve are legal but slow, so they are a
-/// warning.
+/// Class-based schedulers need every crossing flow to carry a class they give something to;
+/// a share that is legal but slow for a class's frames (a DRR quantum or a DTable entry below a
+/// frame) is a warning, once per scheduler and class.
 fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     let per_port = net.flows_per_port();
     let mut warned: HashSet<(String, String)> = HashSet::new();
     let mut unclassed: BTreeMap<usize, String> = BTreeMap::new();
     for (p, flows) in per_port.iter().enumerate() {
         let port = &net.ports[p];
-        let cfg = match &port.scheduler {
-            SchedulerConfig::TokenBucket { inner: Some(i), .. } => match net.spec.schedulers.get(i) {
-                Some(c) => c.clone(),
-                None if i == "static_priority" => SchedulerConfig::StaticPriority,
-                None => SchedulerConfig::Fifo,
-            },
-            c => c.clone(),
-        };
-        let per_class: Option<Vec<(&String, f64)>> = match &cfg {
-            SchedulerConfig::Fifo | SchedulerConfig::TokenBucket { .. } => continue,
-            SchedulerConfig::StaticPriority => None,
-            SchedulerConfig::Wrr { weights } => Some(weights.iter().map(|(c, w)| (c, *w as f64)).collect()),
-            SchedulerConfig::Drr { quanta } => Some(quanta.iter().map(|(c, q)| (c, q.bits())).collect()),
-            SchedulerConfig::D2drr { base_quantum, factors } => {
-                Some(factors.iter().map(|(c, w)| (c, w * base_quantum.bits())).collect())
-            }
-            SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
-                Some(weights.iter().map(|(c, w)| (c, *w)).collect())
-            }
-            SchedulerConfig::Table { entries, .. } => {
-                Some(entries.iter().map(|e| (&e.class, e.weight.bits())).collect())
-            }
+        let discipline =
+            crate::schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+        let shares = match discipline.service() {
+            crate::schedulers::Service::Fifo => continue,
+            crate::schedulers::Service::StaticPriority => None,
+            crate::schedulers::Service::PerClass(shares) => Some(shares),
         };
         for &f in flows {
             let flow = &net.flows[f];
@@ -954,14 +906,14 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                     format!(
                         "has no class but crosses {} whose {} scheduler serves classes",
                         net.port_label(p),
-                        cfg.kind_name()
+                        discipline.kind()
                     )
                 });
                 continue;
             };
+            let Some(shares) = shares else { continue };
             let cname = &net.classes[class].name;
-            let Some(entries) = &per_class else { continue };
-            if !entries.iter().any(|(c, _)| *c == cname) {
+            if shares.share(cname).is_none() {
                 diags.error(
                     format!("schedulers.{}", port.scheduler_name),
                     format!(
@@ -970,42 +922,13 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                         net.port_label(p)
                     ),
                 );
+                continue;
             }
-            let quantum = entries.iter().filter(|(c, _)| *c == cname).map(|(_, q)| *q).fold(0.0, f64::max);
             let lmax = flow.max_frame_wire - net.spec.defaults.interframe_overhead.bits();
-            if matches!(cfg, SchedulerConfig::Drr { .. } | SchedulerConfig::D2drr { .. })
-                && quantum > 0.0
-                && quantum < lmax
-                && warned.insert((port.scheduler_name.clone(), cname.clone()))
-            {
-                diags.warning(
-                    format!("schedulers.{}", port.scheduler_name),
-                    format!(
-                        "quantum of class '{cname}' ({}B) is smaller than its largest frame ({}B, flow '{}'): \
-                         a frame may wait several rounds, so latency grows",
-                        quantum / 8.0,
-                        lmax / 8.0,
-                        flow.name
-                    ),
-                );
-            }
-            // DTable requires every entry weight to cover its class's frames (seed 003 §3.1).
-            let lightest =
-                entries.iter().filter(|(c, _)| *c == cname).map(|(_, w)| *w).fold(f64::INFINITY, f64::min);
-            if matches!(cfg, SchedulerConfig::Table { table_kind: TableKind::Dtable, .. })
-                && lightest < lmax
-                && warned.insert((port.scheduler_name.clone(), cname.clone()))
-            {
-                diags.warning(
-                    format!("schedulers.{}", port.scheduler_name),
-                    format!(
-                        "an entry of class '{cname}' weighs {}B, less than its largest frame ({}B, flow '{}'): \
-                         the class then needs several passes over the table, so latency grows",
-                        lightest / 8.0,
-                        lmax / 8.0,
-                        flow.name
-                    ),
-                );
+            if let Some(w) = shares.frame_warning(cname, lmax, &flow.name) {
+                if warned.insert((port.scheduler_name.clone(), cname.clone())) {
+                    diags.warning(format!("schedulers.{}", port.scheduler_name), w);
+                }
             }
         }
     }

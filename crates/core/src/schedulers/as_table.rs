@@ -27,7 +27,7 @@ impl AsTable {
             entries: entries.to_vec(),
             queues: ClassQueues::new(n_classes),
             position: entries.len().saturating_sub(1),
-            scheduled: (0..n_classes).map(|c| table::has_entry(entries, c)).collect(),
+            scheduled: table::listed(entries, n_classes),
         }
     }
 
@@ -39,9 +39,7 @@ impl AsTable {
 
 impl Behaviour for AsTable {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
-        let i = item.class as usize;
-        let served = self.scheduled.get(i).copied().unwrap_or(false);
-        self.queues.admit(item, served);
+        self.queues.admit_listed(item, &self.scheduled);
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
@@ -71,6 +69,22 @@ pub fn latency_rate(
     let least = |_: usize| classes[i].lmin;
     let v = VisitBounds { entries, most: &most, least: &least, carry: 0.0, lag: 0.0 };
     table::latency_rate(i, classes, &v, capacity)
+}
+
+table::table_discipline!(
+    AsTableDiscipline,
+    "table",
+    AsTable,
+    "The Advanced Switching basic table as a [`super::Discipline`]."
+);
+
+impl super::ClassShares for AsTableDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        table::share(self.entries, class)
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, &table::at_port(self.entries, names), present, rate)
+    }
 }
 
 #[cfg(test)]

@@ -101,6 +101,66 @@ pub fn behaviour(base_quantum_bits: f64, factors: &[Option<f64>]) -> super::drr:
     super::drr::Drr::new(&quanta)
 }
 
+/// D2DRR as a [`super::Discipline`]: DRR with quantum ω_i · Δ (`factors[class]` × `base_quantum`).
+pub struct D2drrDiscipline<'a> {
+    /// Δ, Ethernet frame bits.
+    pub base_quantum: f64,
+    pub factors: &'a std::collections::BTreeMap<String, f64>,
+}
+
+impl super::Discipline for D2drrDiscipline<'_> {
+    fn kind(&self) -> &'static str {
+        "d2drr"
+    }
+    fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
+        let mut out = Vec::new();
+        if self.base_quantum.is_nan() || self.base_quantum <= 0.0 {
+            out.push(super::ConfigProblem::Error {
+                place: format!("{place}.base_quantum"),
+                message: "must be positive".into(),
+            });
+        }
+        out.extend(super::check_class_values(
+            place,
+            "factors",
+            self.factors.iter().map(|(c, &w)| (c.clone(), w)),
+            class_known,
+        ));
+        out
+    }
+    fn service(&self) -> super::Service<'_> {
+        super::Service::PerClass(self)
+    }
+    fn behaviour(
+        &self,
+        classes: &[crate::model::TrafficClass],
+        _link_rate: f64,
+    ) -> Box<dyn super::Behaviour> {
+        Box::new(behaviour(
+            self.base_quantum,
+            &super::by_class_index(classes, |c| self.factors.get(c).copied()),
+        ))
+    }
+}
+
+impl super::ClassShares for D2drrDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        self.factors.get(class).map(|&w| quantum(self.base_quantum, w))
+    }
+    fn latency_rate(
+        &self,
+        k: usize,
+        present: &[super::ClassAtPort],
+        _names: &[&str],
+        rate: f64,
+    ) -> super::LatencyRate {
+        super::drr::latency_rate(k, present, rate)
+    }
+    fn frame_warning(&self, class: &str, largest_frame_bits: f64, flow: &str) -> Option<String> {
+        super::drr::quantum_warning(class, self.share(class)?, largest_frame_bits, flow)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::paper::*;

@@ -11,7 +11,11 @@
 //! form of the bound of Boyer, Stea and Mangoua Sofack (2012) for DRR; with s = 1 and Q ≥ L it is
 //! close to Stiliadis & Varma's latency (3F − 2Q_i)/C.
 
+use super::{by_class_index, check_class_values, ClassShares, ConfigProblem, Discipline, Service};
 use super::{Behaviour, ClassAtPort, LatencyRate, Queued};
+use crate::model::TrafficClass;
+use crate::units::DataSize;
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
 /// Deficit round robin as Shreedhar & Varghese (IEEE/ACM ToN 4(3), 1996, Fig. 3): an active list
@@ -138,6 +142,61 @@ pub fn latency_rate(i: usize, classes: &[ClassAtPort], capacity: f64) -> Latency
         rate: me.share * capacity / f_w,
         latency: (f_w - s(me) * me.share + others_l) / capacity + lmax_frame * f_w / (me.share * capacity),
     }
+}
+
+/// DRR as a [`Discipline`]: `quanta[class]` (Ethernet frame bits) per round.
+pub struct DrrDiscipline<'a> {
+    pub quanta: &'a BTreeMap<String, DataSize>,
+}
+
+impl Discipline for DrrDiscipline<'_> {
+    fn kind(&self) -> &'static str {
+        "drr"
+    }
+    fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
+        check_class_values(
+            place,
+            "quanta",
+            self.quanta.iter().map(|(c, q)| (c.clone(), q.bits())),
+            class_known,
+        )
+    }
+    fn service(&self) -> Service<'_> {
+        Service::PerClass(self)
+    }
+    fn behaviour(&self, classes: &[TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {
+        Box::new(Drr::new(&by_class_index(classes, |c| self.share(c))))
+    }
+}
+
+impl ClassShares for DrrDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        self.quanta.get(class).map(|q| q.bits())
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], _names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, present, rate)
+    }
+    fn frame_warning(&self, class: &str, largest_frame_bits: f64, flow: &str) -> Option<String> {
+        quantum_warning(class, self.share(class)?, largest_frame_bits, flow)
+    }
+}
+
+/// The warning for a quantum below the class's largest frame (legal, but the class then needs
+/// several rounds per frame).
+pub(crate) fn quantum_warning(
+    class: &str,
+    quantum_bits: f64,
+    largest_frame_bits: f64,
+    flow: &str,
+) -> Option<String> {
+    (quantum_bits < largest_frame_bits).then(|| {
+        format!(
+            "quantum of class '{class}' ({}B) is smaller than its largest frame ({}B, flow '{flow}'): \
+             a frame may wait several rounds, so latency grows",
+            quantum_bits / 8.0,
+            largest_frame_bits / 8.0
+        )
+    })
 }
 
 #[cfg(test)]

@@ -175,6 +175,39 @@ pub fn latency_rate(
     table::latency_rate(i, classes, &v, capacity)
 }
 
+table::table_discipline!(
+    DtableDiscipline,
+    "table",
+    Dtable,
+    "The Deficit Table (seed 003) as a [`super::Discipline`]."
+);
+
+impl super::ClassShares for DtableDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        table::share(self.entries, class)
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, &table::at_port(self.entries, names), present, rate)
+    }
+    // DTable requires every entry weight to cover its class's frames (seed 003 §3.1).
+    fn frame_warning(&self, class: &str, largest_frame_bits: f64, flow: &str) -> Option<String> {
+        let lightest = self
+            .entries
+            .iter()
+            .filter(|e| e.class == class)
+            .map(|e| e.weight.bits())
+            .fold(f64::INFINITY, f64::min);
+        (lightest < largest_frame_bits).then(|| {
+            format!(
+                "an entry of class '{class}' weighs {}B, less than its largest frame ({}B, flow '{flow}'): \
+                 the class then needs several passes over the table, so latency grows",
+                lightest / 8.0,
+                largest_frame_bits / 8.0
+            )
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,24 @@ impl Behaviour for Fifo {
     }
 }
 
+/// FIFO as a [`super::Discipline`].
+pub struct FifoDiscipline;
+
+impl super::Discipline for FifoDiscipline {
+    fn kind(&self) -> &'static str {
+        "fifo"
+    }
+    fn check(&self, _place: &str, _class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
+        Vec::new()
+    }
+    fn service(&self) -> super::Service<'_> {
+        super::Service::Fifo
+    }
+    fn behaviour(&self, _classes: &[crate::model::TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {
+        Box::new(Fifo::default())
+    }
+}
+
 /// Formulas of seed 002 (Vila-Carbó et al.) for FIFO ports and AFDX end systems.
 pub mod paper {
     /// Loeser & Haertig (2004), seed 002 Eq. 1: delay of a FIFO port fed by token buckets

@@ -46,7 +46,7 @@ impl IbaTable {
             entries.iter().map(|e| Entry { weight: allowance_bits(e.weight as f64), ..*e }).collect();
         IbaTable {
             position: entries.len().saturating_sub(1),
-            scheduled: (0..n_classes).map(|c| table::has_entry(&entries, c)).collect(),
+            scheduled: table::listed(&entries, n_classes),
             entries,
             queues: ClassQueues::new(n_classes),
             remaining: 0,
@@ -61,9 +61,7 @@ impl IbaTable {
 
 impl Behaviour for IbaTable {
     fn enqueue(&mut self, item: Queued, _now_ns: i64) {
-        let i = item.class as usize;
-        let served = self.scheduled.get(i).copied().unwrap_or(false);
-        self.queues.admit(item, served);
+        self.queues.admit_listed(item, &self.scheduled);
     }
 
     fn dequeue(&mut self, _now_ns: i64) -> Option<Queued> {
@@ -107,6 +105,22 @@ pub fn latency_rate(
     let least = |k: usize| own * w(k);
     let v = VisitBounds { entries, most: &most, least: &least, carry: 0.0, lag: 0.0 };
     table::latency_rate(i, classes, &v, capacity)
+}
+
+table::table_discipline!(
+    IbaTableDiscipline,
+    "table",
+    IbaTable,
+    "The InfiniBand weighted table as a [`super::Discipline`]."
+);
+
+impl super::ClassShares for IbaTableDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        table::share(self.entries, class)
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, &table::at_port(self.entries, names), present, rate)
+    }
 }
 
 #[cfg(test)]

@@ -9,17 +9,16 @@ pub mod drr;
 pub mod dtable;
 pub mod fifo;
 pub mod iba_table;
-#[cfg(test)]
-mod round_robin_soundness;
 pub mod scfq;
 pub mod service_list;
 pub mod static_priority;
 pub mod table;
-#[cfg(test)]
-mod table_soundness;
 pub mod token_bucket;
 pub mod wf2q;
 pub mod wrr;
+
+use crate::model::{SchedulerConfig, Shaper, TrafficClass};
+use std::collections::BTreeMap;
 
 /// One traffic class as a per-class scheduler at one port sees it, for its service model.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +108,15 @@ impl<T: Clone> ClassQueues<T> {
             self.push_background(item);
         }
     }
+    /// Queues `item` in its class's FIFO when `listed[class]` (the class has an entry or a
+    /// share), else in the background FIFO.
+    pub fn admit_listed(&mut self, item: Queued, listed: &[bool])
+    where
+        T: From<Queued>,
+    {
+        let served = listed.get(item.class as usize).copied().unwrap_or(false);
+        self.admit(item, served);
+    }
     pub fn push_background(&mut self, item: Queued) {
         self.background.push_back(item);
     }
@@ -124,61 +132,214 @@ impl<T: Clone> ClassQueues<T> {
     }
 }
 
-/// The behaviour of a port's scheduler. `classes` gives every class's name and priority (by class
-/// index); `schedulers` resolves the inner scheduler of a shaper. Errors name what is missing.
-///
-/// Per-class settings are looked up by class name; a class the configuration does not list (which
-/// validation refuses) is served after the listed ones, so its frames are never lost.
-pub fn behaviour(
-    config: &crate::model::SchedulerConfig,
-    classes: &[crate::model::TrafficClass],
-    schedulers: &std::collections::BTreeMap<String, crate::model::SchedulerConfig>,
-) -> Result<Box<dyn Behaviour>, String> {
-    use crate::model::SchedulerConfig as S;
-    let per_class = |values: &dyn Fn(&str) -> Option<f64>| -> Vec<Option<f64>> {
-        classes.iter().map(|c| values(&c.name)).collect()
-    };
-    Ok(match config {
-        S::Fifo => Box::new(fifo::Fifo::default()),
-        S::StaticPriority => Box::new(static_priority::StaticPriority::new(classes)),
-        S::Wrr { weights } => {
-            let w: Vec<Option<u32>> = classes.iter().map(|c| weights.get(&c.name).copied()).collect();
-            Box::new(wrr::Wrr::new(&w))
-        }
-        S::Drr { quanta } => Box::new(drr::Drr::new(&per_class(&|c| quanta.get(c).map(|q| q.bits())))),
+/// Everything rtnetlab knows about one egress discipline (how a port orders its frames), in
+/// that discipline's own file: its configuration checks, the service model the analysis uses
+/// and the behaviour the simulator runs. [`registered`] is the only place that maps a
+/// configuration to its discipline; nothing else matches on [`SchedulerConfig`], so a new
+/// scheduler cannot be analysed or simulated as something else.
+pub trait Discipline {
+    /// The field's name of the discipline, as written in files (`drr`, `table`, ...).
+    fn kind(&self) -> &'static str;
+    /// Problems of the configuration on its own; `place` is where it is written
+    /// (`schedulers.NAME`), `class_known` tells whether a class name is defined.
+    fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem>;
+    /// How the analysis splits a port running this discipline into FIFO queues and bounds each.
+    fn service(&self) -> Service<'_>;
+    /// The behaviour the simulator runs, over the network's classes (by class index), at a port
+    /// whose link sends `link_rate` bits per second (what a fluid reference needs).
+    fn behaviour(&self, classes: &[TrafficClass], link_rate: f64) -> Box<dyn Behaviour>;
+}
+
+/// The worst-case service model of a discipline, as the analysis applies it to a port.
+pub enum Service<'a> {
+    /// One FIFO queue served at the port's rate (β_{C,T}).
+    Fifo,
+    /// One FIFO queue per priority level, non-preemptive: a level gets the port's service minus
+    /// the higher levels' arrivals, after the largest lower-level frame.
+    StaticPriority,
+    /// One FIFO queue per class, each with the latency-rate guarantee of its share.
+    PerClass(&'a dyn ClassShares),
+}
+
+/// The worst-case model of a discipline that shares the link between classes.
+pub trait ClassShares {
+    /// What `class` is given (frames per round, quantum or weight; a table's total weight),
+    /// `None` when the discipline gives it nothing.
+    fn share(&self, class: &str) -> Option<f64>;
+    /// The latency-rate guarantee of `present[k]` among the classes present at a port of rate
+    /// `rate` (`names[j]` names `present[j]`; shares already filled in from [`Self::share`]).
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], names: &[&str], rate: f64) -> LatencyRate;
+    /// A warning when `class`, whose largest frame is `largest_frame_bits` (Ethernet frame bits,
+    /// from `flow`), is served correctly but slowly (a quantum or entry below a frame).
+    fn frame_warning(&self, _class: &str, _largest_frame_bits: f64, _flow: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A problem a discipline finds in its own configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfigProblem {
+    /// A rule broken at `place`.
+    Error { place: String, message: String },
+    /// `place` names a class the description does not define.
+    UnknownClass { place: String, class: String },
+}
+
+/// What a scheduler configuration is: a discipline ordering frames, or a token-bucket shaper in
+/// front of one (whose inner discipline validation resolves once, by name, for each port).
+pub enum Registered<'a> {
+    Discipline(Box<dyn Discipline + 'a>),
+    Shaper(token_bucket::ShaperConfig<'a>),
+}
+
+/// The kinds of scheduler configuration, as written in files; every one is in [`registered`].
+pub const KINDS: &[&str] =
+    &["fifo", "static_priority", "wrr", "drr", "d2drr", "wf2q", "scfq", "table", "token_bucket"];
+
+/// The registry: the one match on a scheduler configuration.
+pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
+    use crate::model::TableKind;
+    use SchedulerConfig as S;
+    Registered::Discipline(match config {
+        S::Fifo => Box::new(fifo::FifoDiscipline),
+        S::StaticPriority => Box::new(static_priority::StaticPriorityDiscipline),
+        S::Wrr { weights } => Box::new(wrr::WrrDiscipline { weights }),
+        S::Drr { quanta } => Box::new(drr::DrrDiscipline { quanta }),
         S::D2drr { base_quantum, factors } => {
-            Box::new(d2drr::behaviour(base_quantum.bits(), &per_class(&|c| factors.get(c).copied())))
+            Box::new(d2drr::D2drrDiscipline { base_quantum: base_quantum.bits(), factors })
         }
-        S::Wf2q { weights } => Box::new(wf2q::Wf2q::new(&per_class(&|c| weights.get(c).copied()))),
-        S::Scfq { weights } => Box::new(scfq::Scfq::new(&per_class(&|c| weights.get(c).copied()))),
-        S::Table { table_kind, entries } => {
-            let entries = table::resolve(entries, classes);
-            match table_kind {
-                crate::model::TableKind::AsBasic => Box::new(as_table::AsTable::new(&entries, classes.len())),
-                crate::model::TableKind::IbaWeighted => {
-                    Box::new(iba_table::IbaTable::new(&entries, classes.len()))
-                }
-                crate::model::TableKind::Dtable => Box::new(dtable::Dtable::new(&entries, classes.len())),
-            }
+        S::Wf2q { weights } => Box::new(wf2q::Wf2qDiscipline { weights }),
+        S::Scfq { weights } => Box::new(scfq::ScfqDiscipline { weights }),
+        S::Table { table_kind: TableKind::AsBasic, entries } => {
+            Box::new(as_table::AsTableDiscipline { entries })
         }
+        S::Table { table_kind: TableKind::IbaWeighted, entries } => {
+            Box::new(iba_table::IbaTableDiscipline { entries })
+        }
+        S::Table { table_kind: TableKind::Dtable, entries } => Box::new(dtable::DtableDiscipline { entries }),
         S::TokenBucket { rate, burst, inner } => {
-            // As validation reads `inner`: a named scheduler first, then the two built-in names.
-            let inner_config = match inner.as_deref() {
-                None => &S::Fifo,
-                Some(name) => match schedulers.get(name) {
-                    Some(S::TokenBucket { .. }) => {
-                        return Err(format!("the shaper's inner scheduler '{name}' is itself a shaper"))
-                    }
-                    Some(c) => c,
-                    None if name == "fifo" => &S::Fifo,
-                    None if name == "static_priority" => &S::StaticPriority,
-                    None => return Err(format!("the shaper's inner scheduler '{name}' is not defined")),
-                },
-            };
-            let inner = behaviour(inner_config, classes, schedulers)?;
-            Box::new(token_bucket::TokenBucket::new(rate.bps(), burst.bits(), inner))
+            return Registered::Shaper(token_bucket::ShaperConfig {
+                rate: *rate,
+                burst: *burst,
+                inner: inner.as_deref(),
+            })
         }
     })
+}
+
+/// The discipline of a configuration that is not a shaper (a port's resolved discipline).
+pub fn discipline(config: &SchedulerConfig) -> Option<Box<dyn Discipline + '_>> {
+    match registered(config) {
+        Registered::Discipline(d) => Some(d),
+        Registered::Shaper(_) => None,
+    }
+}
+
+/// A scheduler name resolved: the configuration as written, the discipline that orders frames,
+/// and the shaper in front of the link when the configuration is a token bucket.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub written: SchedulerConfig,
+    pub discipline: SchedulerConfig,
+    pub shaper: Option<Shaper>,
+}
+
+/// The names of the built-in schedulers, which descriptions cannot redefine.
+pub const BUILT_IN: [&str; 2] = ["fifo", "static_priority"];
+
+/// The one place where a scheduler name is read: a built-in name, else one of `named`; a
+/// shaper's inner scheduler by the same rule (FIFO when it names none). `None` for an unknown
+/// name or a shaper inside a shaper (validation reports both where they are written).
+pub fn resolve(name: &str, named: &BTreeMap<String, SchedulerConfig>) -> Option<Resolved> {
+    let lookup = |n: &str| -> Option<SchedulerConfig> {
+        match n {
+            "fifo" => Some(SchedulerConfig::Fifo),
+            "static_priority" => Some(SchedulerConfig::StaticPriority),
+            _ => named.get(n).cloned(),
+        }
+    };
+    let written = lookup(name)?;
+    let (inner, shaper) = match registered(&written) {
+        Registered::Discipline(_) => (None, None),
+        Registered::Shaper(s) => (
+            Some(s.inner.unwrap_or("fifo").to_string()),
+            Some(Shaper { rate: s.rate.bps(), burst: s.burst.bits() }),
+        ),
+    };
+    let discipline = match inner {
+        None => written.clone(),
+        Some(i) => lookup(&i).filter(|c| discipline(c).is_some())?,
+    };
+    Some(Resolved { written, discipline, shaper })
+}
+
+impl Resolved {
+    /// The behaviour the simulator runs on a link of `link_rate` bit/s: the discipline, behind
+    /// the shaper if there is one.
+    pub fn behaviour(&self, classes: &[TrafficClass], link_rate: f64) -> Box<dyn Behaviour> {
+        shaped_behaviour(&self.discipline, self.shaper, classes, link_rate)
+    }
+}
+
+/// The behaviour the simulator runs at an egress port (its discipline and shaper, both resolved
+/// at validation).
+pub fn port_behaviour(port: &crate::model::EgressPort, classes: &[TrafficClass]) -> Box<dyn Behaviour> {
+    shaped_behaviour(&port.discipline, port.shaper, classes, port.rate)
+}
+
+fn shaped_behaviour(
+    discipline_config: &SchedulerConfig,
+    shaper: Option<Shaper>,
+    classes: &[TrafficClass],
+    link_rate: f64,
+) -> Box<dyn Behaviour> {
+    let inner = discipline(discipline_config)
+        .expect("a resolved discipline is no shaper")
+        .behaviour(classes, link_rate);
+    match shaper {
+        Some(s) => Box::new(token_bucket::TokenBucket::new(s.rate, s.burst, inner)),
+        None => inner,
+    }
+}
+
+/// Checks shared by per-class configurations: at least one class, each known, each value
+/// positive.
+pub(crate) fn check_class_values(
+    place: &str,
+    field: &str,
+    values: impl Iterator<Item = (String, f64)>,
+    class_known: &dyn Fn(&str) -> bool,
+) -> Vec<ConfigProblem> {
+    let mut out = Vec::new();
+    let mut any = false;
+    for (class, v) in values {
+        any = true;
+        let at = format!("{place}.{field}.{class}");
+        if !class_known(&class) {
+            out.push(ConfigProblem::UnknownClass { place: at.clone(), class });
+        }
+        if v.is_nan() || v <= 0.0 {
+            out.push(ConfigProblem::Error { place: at, message: format!("must be positive, got {v}") });
+        }
+    }
+    if !any {
+        out.insert(
+            0,
+            ConfigProblem::Error {
+                place: format!("{place}.{field}"),
+                message: "must give a value for at least one class".into(),
+            },
+        );
+    }
+    out
+}
+
+/// Per-class settings by class index, from a discipline's setting by class name.
+pub(crate) fn by_class_index<T>(
+    classes: &[TrafficClass],
+    value: impl Fn(&str) -> Option<T>,
+) -> Vec<Option<T>> {
+    classes.iter().map(|c| value(&c.name)).collect()
 }
 
 /// Checks shared by the schedulers' tests.
@@ -204,8 +365,11 @@ pub(crate) mod testing {
             }
         }
         let mut got = [0f64; 4];
+        let mut now = 0i64;
         for step in 0..6000 {
-            let q = s.dequeue(0).expect("backlogged");
+            // The link is 1 Gb/s: each frame takes its wire bits in ns.
+            let q = s.dequeue(now).expect("backlogged");
+            now += q.wire_bits as i64;
             got[q.class as usize] += q.wire_bits as f64;
             if step > 100 {
                 let total: f64 = got.iter().sum();
@@ -294,7 +458,9 @@ mod tests {
             let shaper = matches!(config, S::TokenBucket { .. });
             for seed in 0..20u64 {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-                let mut s = behaviour(&config, &classes, &named).unwrap();
+                let mut named = named.clone();
+                named.insert("under_test".into(), config.clone());
+                let mut s = resolve("under_test", &named).expect("resolves").behaviour(&classes, 1e9);
                 let mut now = 0i64;
                 let mut next_id = 0u32;
                 let mut seen = vec![false; 4000];
@@ -353,22 +519,64 @@ mod tests {
         }
     }
 
-    /// The builder refuses what it cannot run and resolves a shaper's inner scheduler by name.
+    /// Resolution refuses a shaper inside a shaper and an unknown inner scheduler, reads the
+    /// built-in names as the built-ins, and gives a shaper's inner discipline with the shaper.
     #[test]
-    fn builder_errors() {
+    fn resolution() {
         let classes = classes();
-        let err =
-            |c: &S, named: &BTreeMap<String, S>| behaviour(c, &classes, named).err().unwrap_or_default();
         let mut named = BTreeMap::new();
-        let shaper = S::TokenBucket { rate: DataRate(1e6), burst: DataSize(1e4), inner: Some("tb".into()) };
-        named.insert("tb".to_string(), shaper.clone());
-        assert!(err(&shaper, &named).contains("itself a shaper"));
-        let missing = S::TokenBucket { rate: DataRate(1e6), burst: DataSize(1e4), inner: Some("x".into()) };
-        assert!(err(&missing, &named).contains("not defined"));
+        let tb = |inner: Option<&str>| S::TokenBucket {
+            rate: DataRate(1e6),
+            burst: DataSize(1e4),
+            inner: inner.map(Into::into),
+        };
+        named.insert("tb".to_string(), tb(Some("tb2")));
+        named.insert("tb2".to_string(), tb(None));
+        named.insert("missing".to_string(), tb(Some("x")));
+        named.insert("sp".to_string(), tb(Some("static_priority")));
+        named.insert("wrr".to_string(), S::Wrr { weights: by_class(&[1, 2, 3]) });
+        named.insert("shaped_wrr".to_string(), tb(Some("wrr")));
+        assert!(resolve("tb", &named).is_none(), "a shaper inside a shaper");
+        assert!(resolve("missing", &named).is_none(), "an unknown inner scheduler");
+        assert!(resolve("nobody", &named).is_none());
+        let plain = resolve("tb2", &named).unwrap();
+        assert!(
+            matches!(plain.discipline, S::Fifo) && plain.shaper == Some(Shaper { rate: 1e6, burst: 1e4 })
+        );
+        assert!(matches!(resolve("sp", &named).unwrap().discipline, S::StaticPriority));
+        assert!(matches!(resolve("shaped_wrr", &named).unwrap().discipline, S::Wrr { .. }));
+        assert!(matches!(resolve("fifo", &named).unwrap().discipline, S::Fifo));
         // Tables build even when no entry names a known class (every frame then goes to the
         // background FIFO).
         for kind in [TableKind::AsBasic, TableKind::IbaWeighted, TableKind::Dtable] {
-            assert!(behaviour(&table(kind, &[("nobody", 100.0)]), &classes, &named).is_ok());
+            let config = table(kind, &[("nobody", 100.0)]);
+            assert_eq!(discipline(&config).unwrap().behaviour(&classes, 1e9).len(), 0);
+        }
+    }
+
+    /// The registry covers every kind of configuration the description format has: the kinds
+    /// are read from the format's JSON Schema, so a kind added to the format and not to
+    /// [`KINDS`] (and so, to [`registered`]) fails here.
+    #[test]
+    fn every_kind_of_the_format_is_registered() {
+        let schema = serde_json::to_value(schemars::schema_for!(SchedulerConfig)).unwrap();
+        let mut kinds: Vec<String> = schema["oneOf"]
+            .as_array()
+            .expect("one schema per kind")
+            .iter()
+            .flat_map(|v| v["properties"]["kind"]["enum"].as_array().cloned().unwrap_or_default())
+            .map(|k| k.as_str().unwrap().to_string())
+            .collect();
+        kinds.sort();
+        let mut registered_kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
+        registered_kinds.sort();
+        assert_eq!(kinds, registered_kinds);
+        for (_, config) in configs() {
+            let kind = match registered(&config) {
+                Registered::Discipline(d) => d.kind(),
+                Registered::Shaper(_) => "token_bucket",
+            };
+            assert_eq!(kind, config.kind_name());
         }
     }
 }

@@ -4,7 +4,10 @@
 //! Θ_i = L_i / ρ_i + Σ_{j≠i} L_j / C (Stiliadis & Varma 1998: (V − 1)·L_max / C for V sessions,
 //! written here with each other class's own largest frame). Wire lengths, as for WF²Q.
 
+use super::{by_class_index, check_class_values, ClassShares, ConfigProblem, Discipline, Service};
 use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
+use crate::model::TrafficClass;
+use std::collections::BTreeMap;
 
 /// Self-clocked fair queueing (Golestani, "A self-clocked fair queueing scheme for broadband
 /// applications", INFOCOM 1994), one FIFO per class, lengths in wire bits (the service model's
@@ -86,6 +89,35 @@ pub fn latency_rate(i: usize, classes: &[ClassAtPort], capacity: f64) -> Latency
     let rate = classes[i].share / total * capacity;
     let others: f64 = classes.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.lmax).sum();
     LatencyRate { rate, latency: classes[i].lmax / rate + others / capacity }
+}
+
+/// SCFQ as a [`Discipline`]: `weights[class]`, shares of the link in proportion.
+pub struct ScfqDiscipline<'a> {
+    pub weights: &'a BTreeMap<String, f64>,
+}
+
+impl Discipline for ScfqDiscipline<'_> {
+    fn kind(&self) -> &'static str {
+        "scfq"
+    }
+    fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
+        check_class_values(place, "weights", self.weights.iter().map(|(c, &w)| (c.clone(), w)), class_known)
+    }
+    fn service(&self) -> Service<'_> {
+        Service::PerClass(self)
+    }
+    fn behaviour(&self, classes: &[TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {
+        Box::new(Scfq::new(&by_class_index(classes, |c| self.share(c))))
+    }
+}
+
+impl ClassShares for ScfqDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        self.weights.get(class).copied()
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], _names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, present, rate)
+    }
 }
 
 #[cfg(test)]

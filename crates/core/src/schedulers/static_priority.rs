@@ -45,6 +45,24 @@ impl Behaviour for StaticPriority {
     }
 }
 
+/// Static priority as a [`super::Discipline`]: levels come from the classes' priorities.
+pub struct StaticPriorityDiscipline;
+
+impl super::Discipline for StaticPriorityDiscipline {
+    fn kind(&self) -> &'static str {
+        "static_priority"
+    }
+    fn check(&self, _place: &str, _class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
+        Vec::new()
+    }
+    fn service(&self) -> super::Service<'_> {
+        super::Service::StaticPriority
+    }
+    fn behaviour(&self, classes: &[crate::model::TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {
+        Box::new(StaticPriority::new(classes))
+    }
+}
+
 /// Formulas of the seed papers.
 pub mod paper {
     /// Zhang & Zhang (2005), seed 002 Eq. 2: delay of priority level k (levels sorted highest

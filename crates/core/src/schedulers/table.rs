@@ -44,9 +44,9 @@ pub fn resolve(entries: &[TableEntry], classes: &[TrafficClass]) -> Vec<Entry> {
         .collect()
 }
 
-/// Whether class index `class` has at least one entry (its frames are scheduled).
-pub(crate) fn has_entry(entries: &[Entry], class: usize) -> bool {
-    entries.iter().any(|e| e.class == class)
+/// Whether each of `n_classes` class indices has at least one entry (its frames are scheduled).
+pub(crate) fn listed(entries: &[Entry], n_classes: usize) -> Vec<bool> {
+    (0..n_classes).map(|c| entries.iter().any(|e| e.class == c)).collect()
 }
 
 /// The first entry after `position` (cyclically, `position` itself last) whose class has frames
@@ -112,6 +112,80 @@ pub(crate) fn wire_ratio(c: &ClassAtPort) -> (f64, f64) {
     let frame = |w: f64| (w - c.overhead).max(1.0);
     (c.lmin / frame(c.lmin), c.lmax / frame(c.lmax))
 }
+
+/// The configuration checks every table kind shares: at least one entry, known classes,
+/// positive weights.
+pub(crate) fn check_entries(
+    place: &str,
+    entries: &[TableEntry],
+    class_known: &dyn Fn(&str) -> bool,
+) -> Vec<super::ConfigProblem> {
+    use super::ConfigProblem::{Error, UnknownClass};
+    let mut out = Vec::new();
+    if entries.is_empty() {
+        out.push(Error {
+            place: format!("{place}.entries"),
+            message: "an arbitration table needs at least one entry".into(),
+        });
+    }
+    for (k, e) in entries.iter().enumerate() {
+        if !class_known(&e.class) {
+            out.push(UnknownClass { place: format!("{place}.entries[{k}].class"), class: e.class.clone() });
+        }
+        if e.weight.bits().is_nan() || e.weight.bits() <= 0.0 {
+            out.push(Error {
+                place: format!("{place}.entries[{k}].weight"),
+                message: "must be positive".into(),
+            });
+        }
+    }
+    out
+}
+
+/// What a table gives `class`: the total weight of its entries (frame bits), `None` without one.
+pub(crate) fn share(entries: &[TableEntry], class: &str) -> Option<f64> {
+    let mut mine = entries.iter().filter(|e| e.class == class).peekable();
+    mine.peek().is_some().then(|| mine.map(|e| e.weight.bits()).sum())
+}
+
+/// The entries whose class is present at a port, as (index into the present classes `names`,
+/// weight in frame bits); entries of absent classes are never visited.
+pub(crate) fn at_port(entries: &[TableEntry], names: &[&str]) -> Vec<(usize, f64)> {
+    entries
+        .iter()
+        .filter_map(|e| Some((names.iter().position(|n| *n == e.class)?, e.weight.bits())))
+        .collect()
+}
+
+/// One table kind as a [`super::Discipline`]: its name, its behaviour and its class bound.
+macro_rules! table_discipline {
+    ($name:ident, $kind:literal, $behaviour:ident, $doc:literal) => {
+        #[doc = $doc]
+        pub struct $name<'a> {
+            pub entries: &'a [crate::model::TableEntry],
+        }
+
+        impl super::Discipline for $name<'_> {
+            fn kind(&self) -> &'static str {
+                $kind
+            }
+            fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
+                super::table::check_entries(place, self.entries, class_known)
+            }
+            fn service(&self) -> super::Service<'_> {
+                super::Service::PerClass(self)
+            }
+            fn behaviour(
+                &self,
+                classes: &[crate::model::TrafficClass],
+                _link_rate: f64,
+            ) -> Box<dyn super::Behaviour> {
+                Box::new($behaviour::new(&super::table::resolve(self.entries, classes), classes.len()))
+            }
+        }
+    };
+}
+pub(crate) use table_discipline;
 
 #[cfg(test)]
 mod tests {

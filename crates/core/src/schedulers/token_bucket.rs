@@ -13,6 +13,28 @@ pub fn shaped_rate(link_rate: f64, rate: f64) -> f64 {
     link_rate.min(rate)
 }
 
+/// A token-bucket configuration as written (`kind: token_bucket`): the shaper and the name of
+/// the discipline inside it (FIFO when absent), which validation resolves once per port.
+pub struct ShaperConfig<'a> {
+    pub rate: crate::units::DataRate,
+    pub burst: crate::units::DataSize,
+    pub inner: Option<&'a str>,
+}
+
+impl ShaperConfig<'_> {
+    /// Problems of the shaper's own parameters (its inner scheduler is checked where it is
+    /// resolved, against the other configurations).
+    pub fn check(&self, place: &str) -> Vec<super::ConfigProblem> {
+        let positive = |v: f64, field: &str| {
+            (v.is_nan() || v <= 0.0).then(|| super::ConfigProblem::Error {
+                place: format!("{place}.{field}"),
+                message: "must be positive".into(),
+            })
+        };
+        positive(self.rate.bps(), "rate").into_iter().chain(positive(self.burst.bits(), "burst")).collect()
+    }
+}
+
 /// Slack on the token comparison (bits), so that the float refill reaching a frame's size at
 /// the nanosecond [`Behaviour::next_ready`] named is not lost to rounding.
 const TOKEN_SLACK_BITS: f64 = 1e-6;

@@ -12,7 +12,7 @@
 //! for the rest of that frame and a visit of every other class. A run of such refills gives the
 //! class one frame per round however large w_i is, so a curve of rate ρ_i can only be measured
 //! from the last refill, and from there the first frame waits up to (L_i + O_i)/C. Without the
-//! L_i term the bound fails (`round_robin_soundness::wrr_refill_run`: a frame delayed 41.2 µs
+//! L_i term the bound fails (`tests/scheduler_soundness.rs`, `wrr_refill_run`: a frame delayed 41.2 µs
 //! at 1 Gb/s where O_i/C + b/ρ_i gives 33.2 µs).
 //!
 //! Derivation (as in docs/ANALYSIS.md, "WRR"). The analysis uses β as a min-plus service curve,
@@ -36,7 +36,10 @@
 //! the queue empties or not, so the argument runs from the start of i's backlogged period
 //! instead, where σ = 0: C·Θ_i = O_i.
 
+use super::{by_class_index, check_class_values, ClassShares, ConfigProblem, Discipline, Service};
 use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
+use crate::model::TrafficClass;
+use std::collections::BTreeMap;
 
 /// Weighted round robin over per-class FIFOs: the backlogged classes are visited in class-index
 /// order, cyclically, and class i sends up to w_i frames per visit (Hahne's WRR, as the service
@@ -116,6 +119,40 @@ pub fn latency_rate(i: usize, classes: &[ClassAtPort], capacity: f64) -> Latency
     // visit of more than one frame can be cut short by it.
     let own = if me.share > 1.0 { me.lmax } else { 0.0 };
     LatencyRate { rate: mine * capacity / (mine + others), latency: (others + own) / capacity }
+}
+
+/// WRR as a [`Discipline`]: `weights[class]` frames per visit.
+pub struct WrrDiscipline<'a> {
+    pub weights: &'a BTreeMap<String, u32>,
+}
+
+impl Discipline for WrrDiscipline<'_> {
+    fn kind(&self) -> &'static str {
+        "wrr"
+    }
+    fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
+        check_class_values(
+            place,
+            "weights",
+            self.weights.iter().map(|(c, &w)| (c.clone(), w as f64)),
+            class_known,
+        )
+    }
+    fn service(&self) -> Service<'_> {
+        Service::PerClass(self)
+    }
+    fn behaviour(&self, classes: &[TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {
+        Box::new(Wrr::new(&by_class_index(classes, |c| self.weights.get(c).copied())))
+    }
+}
+
+impl ClassShares for WrrDiscipline<'_> {
+    fn share(&self, class: &str) -> Option<f64> {
+        self.weights.get(class).map(|&w| w as f64)
+    }
+    fn latency_rate(&self, k: usize, present: &[ClassAtPort], _names: &[&str], rate: f64) -> LatencyRate {
+        latency_rate(k, present, rate)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use super::queue::{EventQueue, Kind, MAX_LANES};
 use super::stats::{prefetch, Latency, LatencySummary};
 use super::*;
 use crate::dedup::{self, Decision, Dedup, DedupConfig, DeliveryMode};
-use crate::model::{Network, NodeKind, SchedulerConfig, Switching, Traffic};
+use crate::model::{Network, NodeKind, Switching, Traffic};
 use crate::schedulers::{self, Behaviour, Queued};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -596,12 +596,13 @@ impl Simulator {
         }
         let net = net.clone();
         let mut ports = Vec::with_capacity(net.ports.len());
-        for (p, port) in net.ports.iter().enumerate() {
-            let discipline = match port.scheduler {
-                SchedulerConfig::Fifo if !generic_fifo => Discipline::Fifo { waiting: VecDeque::new() },
-                _ => Discipline::Scheduled(Scheduled {
-                    behaviour: schedulers::behaviour(&port.scheduler, &net.classes, &net.spec.schedulers)
-                        .map_err(|e| format!("{}: {e}", net.port_label(p)))?,
+        for port in net.ports.iter() {
+            let plain_fifo = port.shaper.is_none()
+                && schedulers::discipline(&port.discipline).is_some_and(|d| d.kind() == "fifo");
+            let discipline = match plain_fifo && !generic_fifo {
+                true => Discipline::Fifo { waiting: VecDeque::new() },
+                false => Discipline::Scheduled(Scheduled {
+                    behaviour: schedulers::port_behaviour(port, &net.classes),
                     busy: false,
                     current: 0,
                     tx_end: 0,

@@ -196,7 +196,6 @@ mod tests {
     use crate::analysis::afdx_naive;
     use crate::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
     use crate::model::validate_spec;
-    use crate::units::{DataRate, DataSize};
 
     const TFA: Options = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
 
@@ -307,11 +306,7 @@ mod tests {
             for (p, port) in net.ports.iter_mut().enumerate() {
                 if p % 3 == 1 {
                     let burst = if seed % 5 == 0 { 100.0 } else { 3000.0 };
-                    port.scheduler = SchedulerConfig::TokenBucket {
-                        rate: DataRate::from_bps(port.rate * 0.6),
-                        burst: DataSize::from_bytes(burst),
-                        inner: if p % 2 == 0 { None } else { Some("fifo".into()) },
-                    };
+                    port.shaper = Some(crate::model::Shaper { rate: port.rate * 0.6, burst: burst * 8.0 });
                 }
             }
             shaped += same_as_general(&net, &format!("seed {seed}, shaped")) as usize;
