@@ -76,8 +76,12 @@ def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict
 
     data = formats.read(path)
     net = model.load_data(data, str(path))
+    from rtnetlab import _core
+
     try:
         report = json.loads(net.handle.assign_priorities_json(method))
+    except _core.ChoiceError as e:
+        raise UserError(f"--method: {e}") from None
     except ValueError as e:
         raise UserError(str(e)) from None
     if not report["feasible"]:
@@ -103,8 +107,12 @@ def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict 
 
     data = formats.read(path)
     net = model.load_data(data, str(path))
+    from rtnetlab import _core
+
     try:
         report = json.loads(net.handle.partition_json(method))
+    except _core.ChoiceError as e:
+        raise UserError(f"--method: {e}") from None
     except ValueError as e:
         raise UserError(f"{path}: {e}") from None
     if not report["feasible"]:

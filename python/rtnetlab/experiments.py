@@ -112,6 +112,11 @@ def dopa_fig6(
     for panel, (label, stem, (px, popa, pdm)) in DOPA_PANELS.items():
         try:
             rows = _core.dopa_fig6(panel, points, sets, seed, dm_key, local_test, threads)
+        except _core.ChoiceError as e:
+            # The engine names the argument and lists its values; the option is ours to name.
+            argument, reason = e.args
+            option = {"dm_key": "--dm-key", "local_test": "--local-test"}.get(argument, argument)
+            raise UserError(f"{option}: {reason}") from None
         except ValueError as e:
             raise UserError(str(e)) from None
         results[panel] = rows

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod can;
+pub mod choice;
 pub mod curves;
 pub mod dedup;
 pub mod fabric;

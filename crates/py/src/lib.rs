@@ -8,6 +8,29 @@
 use pyo3::prelude::*;
 use rtnetlab_core::model;
 
+mod errors {
+    // PyO3 0.22's macro checks a `gil-refs` feature this crate does not declare.
+    #![allow(unexpected_cfgs)]
+    pyo3::create_exception!(
+        _core,
+        ChoiceError,
+        pyo3::exceptions::PyValueError,
+        "A name given for an option is none of its choices; the message lists them (the caller names the option)."
+    );
+}
+use errors::ChoiceError;
+
+/// A name the user chose, read by the engine ([`rtnetlab_core::choice::parse`]).
+fn choice<T: serde::de::DeserializeOwned>(text: &str) -> PyResult<T> {
+    rtnetlab_core::choice::parse(text).map_err(ChoiceError::new_err)
+}
+
+/// [`choice`] for one of several arguments: the error carries (argument name, reason), so that
+/// the caller can name the option that was wrong.
+fn named_choice<T: serde::de::DeserializeOwned>(argument: &str, text: &str) -> PyResult<T> {
+    rtnetlab_core::choice::parse(text).map_err(|e| ChoiceError::new_err((argument.to_string(), e)))
+}
+
 fn to_json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("engine results serialise to JSON")
 }
@@ -68,28 +91,16 @@ impl Network {
     /// Priority orders per processor and bus (`method`: opa or dm), JSON text.
     fn assign_priorities_json(&self, method: &str) -> PyResult<String> {
         use rtnetlab_core::synthesis::priorities::{assign, Method};
-        let method = match method {
-            "opa" => Method::Opa,
-            "dm" => Method::Dm,
-            other => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "--method: expected opa or dm, got '{other}'"
-                )))
-            }
-        };
+        let method: Method = choice(method)?;
         Ok(to_json(&assign(&self.inner.fixed_priority, method)))
     }
     /// DOPA on the description's chains (`method`: opa or dm), JSON text.
     fn partition_json(&self, method: &str) -> PyResult<String> {
         use rtnetlab_core::fixed_priority::dopa::{DmKey, PriorityPolicy};
-        let policy = match method {
-            "opa" => PriorityPolicy::Opa,
-            "dm" => PriorityPolicy::DeadlineMonotonic(DmKey::LocalWindow),
-            other => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "--method: expected opa or dm, got '{other}'"
-                )))
-            }
+        use rtnetlab_core::synthesis::priorities::Method;
+        let policy = match choice::<Method>(method)? {
+            Method::Opa => PriorityPolicy::Opa,
+            Method::Dm => PriorityPolicy::DeadlineMonotonic(DmKey::LocalWindow),
         };
         rtnetlab_core::synthesis::partition::partition(&self.inner.fixed_priority, policy)
             .map(|r| to_json(&r))
@@ -231,27 +242,11 @@ fn dopa_fig6(
     threads: usize,
 ) -> PyResult<Vec<(f64, f64, f64)>> {
     use rtnetlab_core::fixed_priority::dopa::{DmKey, LocalTest};
-    use rtnetlab_core::fixed_priority::fig6::{fig6_with, Fig6Config, Fig6Kind};
-    let bad = |what: &str, got: &str, expected: &str| {
-        pyo3::exceptions::PyValueError::new_err(format!("--{what}: expected {expected}, got '{got}'"))
-    };
-    let kind = match kind {
-        "density" => Fig6Kind::Density,
-        "processors" => Fig6Kind::Processors,
-        "applications" => Fig6Kind::Applications,
-        other => return Err(bad("panel", other, "density, processors or applications")),
-    };
-    let dm_key = match dm_key {
-        "local-window" => DmKey::LocalWindow,
-        "end-to-end" => DmKey::EndToEnd,
-        "absolute" => DmKey::AbsoluteDeadline,
-        other => return Err(bad("dm-key", other, "local-window, end-to-end or absolute")),
-    };
-    let local_test = match local_test {
-        "release-jitter" => LocalTest::ReleaseJitter,
-        "paper" => LocalTest::Paper,
-        other => return Err(bad("local-test", other, "release-jitter or paper")),
-    };
+    use rtnetlab_core::fixed_priority::fig6::Fig6Kind;
+    use rtnetlab_core::fixed_priority::fig6::{fig6_with, Fig6Config};
+    let kind: Fig6Kind = named_choice("kind", kind)?;
+    let dm_key: DmKey = named_choice("dm_key", dm_key)?;
+    let local_test: LocalTest = named_choice("local_test", local_test)?;
     let cfg = Fig6Config { dm_key, local_test, threads: threads.max(1), ..Fig6Config::default() };
     let rows = py.allow_threads(|| fig6_with(kind, points, sets_per_point, seed, &cfg));
     Ok(rows.iter().map(|r| (r.x, r.opa_acceptance, r.dm_acceptance)).collect())
@@ -298,6 +293,7 @@ fn analysis_methods() -> Vec<&'static str> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Network>()?;
+    m.add("ChoiceError", m.py().get_type_bound::<ChoiceError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;

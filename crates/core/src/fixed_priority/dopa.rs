@@ -85,13 +85,15 @@ pub struct Platform {
 }
 
 /// What deadline-monotonic sorts by (the paper does not say; catalogue I-001E-4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum DmKey {
     /// The step's own window C·D/Σ (its relative deadline after decomposition).
     LocalWindow,
     /// The application's end-to-end deadline D.
     EndToEnd,
     /// The step's absolute intermediate deadline d_j (from the event).
+    #[serde(rename = "absolute")]
     AbsoluteDeadline,
 }
 
@@ -105,7 +107,8 @@ pub enum PriorityPolicy {
 }
 
 /// How a step is tested against its window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LocalTest {
     /// Release jitter from the decomposition charged to every step (safe; the default).
     ReleaseJitter,

@@ -91,7 +91,8 @@ pub fn generate<R: Rng + ?Sized>(
 }
 
 /// Which panel of Fig. 6.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Fig6Kind {
     /// (a) total density swept, 50 applications on 10 processors.
     Density,
