@@ -109,7 +109,8 @@ def test_schema_is_json_with_definitions_for_every_field(tmp_path: Path) -> None
     assert schema["type"] == "object"
     assert sorted(schema["properties"]) == ["buses", "chains", "classes", "defaults", "description",
                                             "end_systems", "flows", "links", "messages", "name", "processors",
-                                            "redundancy", "schedulers", "servers", "switches", "tasks"]
+                                            "redundancy", "schedulers", "server_graph", "servers", "switches",
+                                            "tasks"]
     assert schema["required"] == ["name"]
     definitions = schema["definitions"]
     for name in ["Defaults", "Redundancy", "TrafficClass", "SchedulerConfig", "EndSystem", "Switch", "Link",

@@ -19,7 +19,7 @@ CLI = REPO / ".venv" / "bin" / "rtnetlab"
 
 TOP_KEYS = (
     "name, description, defaults, redundancy, classes, schedulers, end_systems, switches, links, flows, "
-    "processors, buses, tasks, messages, servers, chains"
+    "processors, buses, tasks, messages, servers, chains, server_graph"
 )
 
 NODES = """\

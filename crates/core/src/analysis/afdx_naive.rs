@@ -54,7 +54,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
     let delay = &tfa.port_delay;
     let notes = tfa.notes;
     let loads = net.port_loads();
-    let ports = net
+    let ports: Vec<PortBound> = net
         .ports
         .iter()
         .enumerate()
@@ -74,15 +74,16 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
                 status: if delay[p].is_finite() { Status::Ok } else { Status::Unbounded },
                 reason: overloaded.then(|| {
                     format!(
-                        "overloaded: offered {:.6} Mb/s > link rate {} Mb/s",
-                        loads[p] / 1e6,
-                        port.rate / 1e6
+                        "overloaded: offered {} > link rate {}",
+                        super::results::rate_text(net, loads[p]),
+                        super::results::rate_text(net, port.rate)
                     )
                 }),
             }
         })
         .collect();
 
+    let port_backlog: Vec<f64> = ports.iter().map(|p| p.backlog_bytes).collect();
     // Rows over the flattened routes, with what they read of ports and nodes side by side.
     let tables = super::network_bounds::PortTables::of(net);
     let routes = net.flat_routes();
@@ -118,6 +119,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
             })
         };
         let deadline_us = flow.deadline.map(|d| d * 1e6);
+        let backlog_bytes = ports.iter().map(|&p| port_backlog[p as usize]).fold(0.0, f64::max);
         flows.push(FlowBound {
             flow: f,
             destination,
@@ -125,6 +127,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
             delay_us,
             jitter_us,
             best_case_us: (best_case + tables.receive[destination]) * 1e6,
+            backlog_bytes,
             deadline_us,
             slack_us: deadline_us.map(|d| d - delay_us),
             status: status_of(delay_us, deadline_us),

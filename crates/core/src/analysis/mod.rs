@@ -5,14 +5,10 @@
 //! * [`redundancy`]: first-valid-copy-wins bounds over redundant planes, SkewMax check.
 //! * [`results`]: what every analysis reports (per flow and destination, per egress port).
 //!
-//! Network calculus on an abstract feed-forward server graph (the layer AFDX, grouping and
-//! priorities compile into), tested against NetCal/DNC's functional-test results:
-//!
-//! * [`server_graph`]: servers (service curve, multiplexing) and flows (arrival curve, path).
-//! * [`arrival_bound`]: arrival bounds of cross traffic inside the network (DNC's PBOO
-//!   concatenation).
-//! * [`tfa`]: total flow analysis; [`sfa`]: separated flow analysis (pay bursts only once);
-//!   [`flow_analysis`]: one entry point for both; [`bound`]: bounds with reasons when infinite.
+//! Abstract network-calculus networks (`server_graph:` in a description: rate-latency servers,
+//! token-bucket flows, no framing) are resolved by the model into the same `Network` and analysed
+//! by the same TFA and SFA, with DNC's semantics (crates/core/tests/dnc_functional.rs reproduces
+//! NetCal/DNC's functional tests through `run`).
 
 pub mod afdx_naive;
 pub mod network_bounds;
@@ -20,24 +16,10 @@ pub mod redundancy;
 pub mod response_time;
 pub mod results;
 
-pub mod arrival_bound;
-pub mod bound;
-pub mod flow_analysis;
-pub mod server_graph;
-pub mod sfa;
-pub mod tfa;
-
-#[cfg(test)]
-mod dnc_oracle_tests;
 #[cfg(test)]
 mod network_tests;
 #[cfg(test)]
 mod textbook_tests;
-
-pub use arrival_bound::{AnalysisConfig, ArrivalBounder, CrossTraffic};
-pub use bound::{Bound, FlowBounds};
-pub use flow_analysis::{analyse, NcAnalysis};
-pub use server_graph::{Flow, FlowId, GraphError, Multiplexing, Server, ServerGraph, ServerId};
 
 use crate::model::Network;
 use results::AnalysisReport;
@@ -58,7 +40,17 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
     use network_bounds::{Method, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
+    let graph = net.kind == crate::model::NetworkKind::ServerGraph;
+    if graph && req.grouping {
+        return Err(
+            "a server graph has no links whose line rate would serialise flows: grouping does not apply"
+                .into(),
+        );
+    }
     let mut report = match req.method.as_str() {
+        "afdx-naive" if graph => {
+            Err("afdx-naive applies to AFDX networks, not to a server graph (use tfa, sfa or best)".into())
+        }
         "afdx-naive" => {
             if req.grouping || req.blind {
                 return Err("afdx-naive has no grouping and no blind variant (use tfa or sfa)".into());

@@ -26,6 +26,28 @@ fn opt_finite_or_null<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::
     }
 }
 
+/// A rate as reasons show it: with a unit that keeps the figure short on an Ethernet network
+/// (`12.3 Mb/s`, `17.6 Tb/s`), as the plain number it was given in on a server graph.
+pub fn rate_text(net: &crate::model::Network, bps: f64) -> String {
+    let short = |v: f64| {
+        let s = format!("{v:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s.is_empty() {
+            "0".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if net.kind == crate::model::NetworkKind::ServerGraph {
+        return short(bps);
+    }
+    let (scale, unit) = [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s")]
+        .into_iter()
+        .find(|&(scale, _)| bps.abs() >= scale)
+        .unwrap_or((1.0, "b/s"));
+    format!("{} {unit}", short(bps / scale))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -53,6 +75,10 @@ pub struct FlowBound {
     pub jitter_us: f64,
     /// Smallest possible delay: latencies, one smallest frame per hop, propagation.
     pub best_case_us: f64,
+    /// The method's backlog bound for the flow, in DNC's sense: for TFA (and afdx-naive) the
+    /// largest backlog of a port on the path, for SFA the flow's own end-to-end backlog.
+    #[serde(serialize_with = "finite_or_null")]
+    pub backlog_bytes: f64,
     #[serde(serialize_with = "opt_finite_or_null")]
     pub deadline_us: Option<f64>,
     #[serde(serialize_with = "opt_finite_or_null")]

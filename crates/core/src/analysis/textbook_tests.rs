@@ -1,8 +1,11 @@
-//! Small cases from other tools and textbooks (`shared/oracles/README.md`, items 1 and 2).
+//! Small cases from other tools and textbooks (`shared/oracles/README.md`, items 1 and 2),
+//! through the analysis users run: server graphs written as descriptions.
 
-use super::sfa::{sfa, sfa_detail};
-use super::*;
+use super::network_bounds::{self, Method, Multiplexing, Options, ALL_FLOWS_UPSTREAM};
+use super::{run, Request};
 use crate::curves::{deconvolve, horizontal_deviation, vertical_deviation, Curve};
+use crate::model::{load_network, Network};
+use serde_json::json;
 
 fn approx(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
@@ -12,56 +15,73 @@ fn assert_approx(got: f64, expected: f64, what: &str) {
     assert!(approx(got, expected), "{what}: got {got}, expected {expected}");
 }
 
-/// NCBounds (Nokia) doctest network: flows (σ, ρ), servers (rate, latency).
-fn ncbounds_toy() -> ServerGraph {
-    let mut g = ServerGraph::new();
-    let s: Vec<ServerId> = [(4.0, 2.0), (5.0, 3.0), (7.0, 1.0)]
-        .iter()
-        .enumerate()
-        .map(|(i, &(r, t))| {
-            g.add_server(format!("server{i}"), Curve::rate_latency(r, t), Multiplexing::Arbitrary)
-        })
-        .collect();
-    g.add_flow("flow0", Curve::token_bucket(2.0, 1.0), vec![s[0], s[1], s[2]]).unwrap();
-    g.add_flow("flow1", Curve::token_bucket(3.0, 2.0), vec![s[1], s[2]]).unwrap();
-    g.add_flow("flow2", Curve::token_bucket(1.0, 1.0), vec![s[0], s[2]]).unwrap();
-    g
+/// A server graph: servers (name, rate, latency), flows (name, burst, rate, path).
+fn graph(servers: &[(&str, f64, f64)], flows: &[(&str, f64, f64, &[&str])]) -> Network {
+    let doc = json!({"name": "g", "server_graph": {
+        "servers": servers.iter().map(|&(n, r, t)| json!({"name": n, "rate": r, "latency": t})).collect::<Vec<_>>(),
+        "flows": flows.iter().map(|&(n, b, r, p)| json!({"name": n, "burst": b, "rate": r, "path": p})).collect::<Vec<_>>(),
+    }});
+    let (n, d) = load_network(&doc.to_string());
+    n.unwrap_or_else(|| panic!("{:?}", d.0))
 }
+
+/// NCBounds (Nokia) doctest network: flows (σ, ρ), servers (rate, latency).
+fn ncbounds_toy() -> Network {
+    graph(
+        &[("server0", 4.0, 2.0), ("server1", 5.0, 3.0), ("server2", 7.0, 1.0)],
+        &[
+            ("flow0", 1.0, 2.0, &["server0", "server1", "server2"]),
+            ("flow1", 2.0, 3.0, &["server1", "server2"]),
+            ("flow2", 1.0, 1.0, &["server0", "server2"]),
+        ],
+    )
+}
+
+const SFA_BLIND: Options =
+    Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Blind };
 
 #[test]
 fn ncbounds_toy_blind_sfa() {
     // NCBounds counts every flow upstream, the flow of interest included.
     let g = ncbounds_toy();
-    let config = AnalysisConfig { cross_traffic: CrossTraffic::AllFlows };
-    let bounder = ArrivalBounder::new(&g);
-    let d = sfa_detail(&bounder, FlowId(0), &config).unwrap();
+    ALL_FLOWS_UPSTREAM.with(|c| c.set(true));
+    let residuals = network_bounds::sfa_left_overs(&g, &SFA_BLIND, 0);
+    let report = network_bounds::analyze(&g, &SFA_BLIND);
+    ALL_FLOWS_UPSTREAM.with(|c| c.set(false));
     // Residual service of flow 0: 3(t−3)+, 2(t−8.5)+, 3(t−12.1667)+.
     let expected = [(3.0, 3.0), (2.0, 8.5), (3.0, 12.0 + 1.0 / 6.0)];
-    for (i, (c, &(r, t))) in d.residuals.iter().zip(&expected).enumerate() {
+    let residuals: Vec<Curve> = residuals.into_iter().map(|r| r.unwrap()).collect();
+    for (i, (c, &(r, t))) in residuals.iter().zip(&expected).enumerate() {
         assert_approx(c.tail_slope(), r, &format!("residual rate at server {i}"));
         assert_approx(c.upper_inverse(0.0).unwrap(), t, &format!("residual latency at server {i}"));
         assert_approx(c.value(t + 1.0), r, &format!("residual shape at server {i}"));
     }
-    // Arrival curve of flow 0 entering servers 0, 1, 2: 1+2t, 7+2t, 24+2t.
-    for (i, (a, b)) in d.arrivals.iter().zip([1.0, 7.0, 24.0]).enumerate() {
-        let a = a.as_ref().unwrap();
+    // Arrival curve of flow 0 entering servers 0, 1, 2 (its own, deconvolved by the left-over
+    // service before): 1+2t, 7+2t, 24+2t.
+    let alpha = Curve::token_bucket(2.0, 1.0);
+    let mut before: Option<Curve> = None;
+    for (i, b) in [1.0, 7.0, 24.0].into_iter().enumerate() {
+        let a = before.as_ref().map_or(alpha.clone(), |s| deconvolve(&alpha, s).unwrap());
         assert_approx(a.burst(), b, &format!("burst entering server {i}"));
         assert_approx(a.tail_slope(), 2.0, &format!("rate entering server {i}"));
-        assert_eq!(a.value(0.0), 0.0);
+        before = Some(match before {
+            None => residuals[i].clone(),
+            Some(s) => crate::curves::convolve_convex(&s, &residuals[i]),
+        });
     }
-    let r = sfa(&g, FlowId(0), &config);
-    assert_approx(r.delay.value(), 24.0 + 1.0 / 6.0, "SFA delay of flow 0");
-    assert_approx(r.backlog.value(), 48.0 + 1.0 / 3.0, "SFA backlog of flow 0");
+    let f0 = &report.flows[0];
+    assert_approx(f0.delay_us / 1e6, 24.0 + 1.0 / 6.0, "SFA delay of flow 0");
+    assert_approx(f0.backlog_bytes * 8.0, 48.0 + 1.0 / 3.0, "SFA backlog of flow 0");
 }
 
 #[test]
 fn ncbounds_toy_dnc_semantics_differ() {
     // With DNC's treatment of the flow of interest (lowest priority on its own turns), flow 1's
     // burst at server 2 ignores flow 0 at server 1: 2 + 3·3 = 11 instead of 24, and the bound
-    // drops to 3 + 8.5 + (7 + 11 + 5.5)/3 + 1/2. Kept as a regression value of this project.
-    let g = ncbounds_toy();
-    let r = sfa(&g, FlowId(0), &AnalysisConfig::default());
-    assert_approx(r.delay.value(), 3.0 + 8.5 + 23.5 / 3.0 + 0.5, "DNC-style SFA delay of flow 0");
+    // drops to 3 + 8.5 + (7 + 11 + 5.5)/3 + 1/2. What `rtnetlab analyze --method sfa --blind`
+    // gives on a server graph.
+    let r = run(&ncbounds_toy(), &Request { method: "sfa".into(), grouping: false, blind: true }).unwrap();
+    assert_approx(r.flows[0].delay_us / 1e6, 3.0 + 8.5 + 23.5 / 3.0 + 0.5, "DNC-style SFA delay of flow 0");
 }
 
 #[test]
@@ -72,44 +92,44 @@ fn ncbounds_single_node() {
     assert_approx(horizontal_deviation(&a, &b).unwrap(), 3.4, "delay");
     assert_approx(vertical_deviation(&a, &b).unwrap(), 8.0, "backlog");
     assert_eq!(deconvolve(&a, &b).unwrap(), Curve::token_bucket(2.0, 8.0));
-    // (5, 3) through (2, 2): infinite, with the reason.
+    // The same as a described server graph, every method.
+    let g = graph(&[("node", 5.0, 3.0)], &[("f", 2.0, 2.0, &["node"])]);
+    for method in ["tfa", "sfa", "best"] {
+        for blind in [false, true] {
+            let r = run(&g, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            assert_approx(r.flows[0].delay_us / 1e6, 3.4, &format!("{method} blind={blind}"));
+            assert_approx(r.flows[0].backlog_bytes * 8.0, 8.0, &format!("{method} blind={blind}"));
+        }
+    }
+    // (5, 3) through (2, 2): infinite, with the reason naming the server and both rates.
     let a = Curve::token_bucket(3.0, 5.0);
     let b = Curve::rate_latency(2.0, 2.0);
     assert!(horizontal_deviation(&a, &b).is_err());
     assert!(vertical_deviation(&a, &b).is_err());
     assert!(deconvolve(&a, &b).is_err());
-    // Same through the server graph: both bounds infinite, reasons naming the rates.
-    for analysis in [NcAnalysis::Tfa, NcAnalysis::Sfa] {
-        for mux in [Multiplexing::Arbitrary, Multiplexing::Fifo] {
-            let mut g = ServerGraph::new();
-            let s = g.add_server("node", Curve::rate_latency(2.0, 2.0), mux);
-            let f = g.add_flow("f", Curve::token_bucket(3.0, 5.0), vec![s]).unwrap();
-            let r = analyse(&g, f, analysis, &AnalysisConfig::default());
-            let reason = r.delay.reason().unwrap_or_else(|| panic!("{analysis:?} {mux:?}: finite delay"));
-            assert!(reason.contains("rate 3") && reason.contains("node"), "{reason}");
-            assert!(r.backlog.value().is_infinite());
+    let g = graph(&[("node", 2.0, 2.0)], &[("f", 5.0, 3.0, &["node"])]);
+    for method in ["tfa", "sfa", "best"] {
+        for blind in [false, true] {
+            let r = run(&g, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            let f = &r.flows[0];
+            let reason = f.reason.as_deref().unwrap_or_else(|| panic!("{method}: finite delay"));
+            assert!(f.delay_us.is_infinite() && f.backlog_bytes.is_infinite(), "{method}");
+            assert!(reason.contains("node:out") && reason.contains("offered 3 > link rate 2"), "{reason}");
         }
     }
-    // Exact shape of the single-node residual (no cross traffic: the service curve itself).
-    let mut g = ServerGraph::new();
-    let s = g.add_server("node", Curve::rate_latency(5.0, 3.0), Multiplexing::Fifo);
-    let f = g.add_flow("f", Curve::token_bucket(2.0, 2.0), vec![s]).unwrap();
-    let d = sfa_detail(&ArrivalBounder::new(&g), f, &AnalysisConfig::default()).unwrap();
-    assert_eq!(d.end_to_end, Curve::rate_latency(5.0, 3.0), "end-to-end service");
 }
 
 #[test]
 fn overloaded_cross_traffic_names_the_server() {
     // Two flows of rate 6 into a rate-10 server: every bound of the flow is infinite.
-    let mut g = ServerGraph::new();
-    let s0 = g.add_server("sw1.out3", Curve::rate_latency(10.0, 1.0), Multiplexing::Fifo);
-    let s1 = g.add_server("sw2.out1", Curve::rate_latency(20.0, 1.0), Multiplexing::Fifo);
-    let f = g.add_flow("a", Curve::token_bucket(6.0, 1.0), vec![s0, s1]).unwrap();
-    g.add_flow("b", Curve::token_bucket(6.0, 1.0), vec![s0]).unwrap();
-    for analysis in [NcAnalysis::Tfa, NcAnalysis::Sfa] {
-        let r = analyse(&g, f, analysis, &AnalysisConfig::default());
-        let reason = r.delay.reason().unwrap_or_else(|| panic!("{analysis:?}: finite delay {}", r.delay));
-        assert!(reason.contains("sw1.out3"), "{analysis:?}: {reason}");
+    let g = graph(
+        &[("sw1.out3", 10.0, 1.0), ("sw2.out1", 20.0, 1.0)],
+        &[("a", 1.0, 6.0, &["sw1.out3", "sw2.out1"]), ("b", 1.0, 6.0, &["sw1.out3"])],
+    );
+    for method in ["tfa", "sfa", "best"] {
+        let r = run(&g, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let reason = r.flows[0].reason.as_deref().unwrap_or_else(|| panic!("{method}: finite delay"));
+        assert!(reason.contains("sw1.out3"), "{method}: {reason}");
     }
 }
 
@@ -125,10 +145,18 @@ fn le_boudec_thiran_atm_staircase() {
 
 #[test]
 fn le_boudec_thiran_atm_affine_delay() {
-    // Affine approximation γ_{0.04, 1.16} per connection: delay T + b/R = 8 + 11.6 = 19.6.
+    // Affine approximation γ_{0.04, 1.16} per connection: delay T + b/R = 8 + 11.6 = 19.6, also
+    // as ten flows of a described server graph.
     let alpha = Curve::token_bucket(0.04, 1.16).scale(10.0);
     let beta = Curve::rate_latency(1.0, 8.0);
     assert_approx(horizontal_deviation(&alpha, &beta).unwrap(), 19.6, "delay (slots)");
+    let names: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+    let flows: Vec<(&str, f64, f64, &[&str])> =
+        names.iter().map(|n| (n.as_str(), 1.16, 0.04, &["node"][..])).collect();
+    let r =
+        run(&graph(&[("node", 1.0, 8.0)], &flows), &Request { method: "tfa".into(), ..Default::default() })
+            .unwrap();
+    assert_approx(r.flows[0].delay_us / 1e6, 19.6, "delay (slots), tfa");
 }
 
 #[test]

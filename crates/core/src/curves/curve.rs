@@ -89,6 +89,24 @@ impl Curve {
         c
     }
 
+    /// `(burst, rate)` when the curve is a token bucket γ_{r,b} (the closed forms of the
+    /// analyses apply then).
+    pub fn as_token_bucket(&self) -> Option<(f64, f64)> {
+        (self.at_zero == 0.0 && self.points.len() == 1 && self.points[0].x == 0.0)
+            .then(|| (self.points[0].y, self.tail_slope))
+    }
+
+    /// `(rate, latency)` when the curve is a rate-latency curve β_{R,T}.
+    pub fn as_rate_latency(&self) -> Option<(f64, f64)> {
+        match self.points[..] {
+            [Point { x, y }] if self.at_zero == 0.0 && x == 0.0 && y == 0.0 => Some((self.tail_slope, 0.0)),
+            [Point { x: 0.0, y: 0.0 }, Point { x, y: 0.0 }] if self.at_zero == 0.0 => {
+                Some((self.tail_slope, x))
+            }
+            _ => None,
+        }
+    }
+
     /// The zero curve (no arrivals, or no service).
     pub fn zero() -> Curve {
         Curve::new(0.0, vec![(0.0, 0.0)], 0.0)

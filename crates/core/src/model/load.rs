@@ -106,6 +106,7 @@ const TOP_KEYS: &[&str] = &[
     "messages",
     "servers",
     "chains",
+    "server_graph",
 ];
 
 /// Reads a whole description; structural problems go to `diags`, and the partial model (every
@@ -152,6 +153,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
         }
     };
     let defaults = one(&mut top, "defaults", diags).unwrap_or_default();
+    let server_graph = one(&mut top, "server_graph", diags);
     let redundancy = one(&mut top, "redundancy", diags).flatten();
     let mut lists = Lists { top: &mut top, diags, broken: &mut broken, origins: &mut origins };
     let classes = lists.read("classes", false, one_error(from_value_at));
@@ -184,6 +186,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
             messages,
             servers,
             chains,
+            server_graph,
         },
         broken_names: broken,
         origins,

@@ -7,6 +7,7 @@ pub mod indices;
 pub mod info;
 pub mod load;
 pub mod network;
+pub mod server_graph;
 pub mod spec;
 pub mod validate;
 

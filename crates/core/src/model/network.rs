@@ -19,6 +19,19 @@ pub type ClassId = usize;
 pub enum NodeKind {
     EndSystem,
     Switch,
+    /// A server of a network-calculus server graph.
+    Server,
+}
+
+/// What a network is made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetworkKind {
+    /// End systems, switches and links: frames, store-and-forward hops, line rates.
+    #[default]
+    Ethernet,
+    /// An abstract network-calculus server graph: fluid flows through rate-latency servers.
+    ServerGraph,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -129,6 +142,7 @@ impl FlowModel {
 #[derive(Clone, Debug, Serialize)]
 pub struct Network {
     pub spec: NetworkSpec,
+    pub kind: NetworkKind,
     pub planes: Vec<String>,
     pub classes: Vec<TrafficClass>,
     pub nodes: Vec<Node>,

@@ -56,6 +56,44 @@ pub struct NetworkSpec {
     /// End-to-end chains of tasks and messages triggered by one external event.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chains: Vec<Chain>,
+    /// An abstract network-calculus network instead of an Ethernet one: servers with
+    /// rate-latency service curves, flows with token-bucket arrival curves and paths, no framing
+    /// and no links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_graph: Option<ServerGraph>,
+}
+
+/// A network-calculus server graph, as DNC, panco or DEBORAH take them. Numbers are plain, in any
+/// consistent units; rtnetlab reads them as seconds, bits and bits per second, so its outputs
+/// (µs, bytes) are those units scaled (a delay of 30 is reported as 30,000,000 µs).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerGraph {
+    pub servers: Vec<GraphServer>,
+    pub flows: Vec<GraphFlow>,
+}
+
+/// A server offering the rate-latency service curve β(t) = rate·[t − latency]^+ to the flows
+/// crossing it (FIFO among them, or blind with `--blind`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphServer {
+    pub name: String,
+    pub rate: f64,
+    pub latency: f64,
+}
+
+/// A flow with the token-bucket arrival curve α(t) = burst + rate·t at its first server, and the
+/// servers it crosses in order.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphFlow {
+    pub name: String,
+    pub burst: f64,
+    pub rate: f64,
+    pub path: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<f64>,
 }
 
 /// Network-wide defaults.

@@ -52,6 +52,9 @@ pub fn build_at(
     origins: &Origins,
     diags: &mut Diagnostics,
 ) -> Option<Network> {
+    if spec.server_graph.is_some() {
+        return super::server_graph::build(spec, diags);
+    }
     let links_incomplete = origins.dropped_some("links")
         || origins.dropped_some("end_systems")
         || origins.dropped_some("switches");
@@ -386,6 +389,7 @@ pub fn build_at(
         return None;
     }
     let mut net = Network {
+        kind: NetworkKind::Ethernet,
         planes,
         classes: spec.classes.clone(),
         nodes,
@@ -503,6 +507,7 @@ fn port_settings(spec: &NetworkSpec, node: &Node, port: &str) -> (String, Option
             let b = pc.and_then(|p| p.buffer).or_else(|| sw.and_then(|s| s.buffer)).or(d.buffer);
             (s, b)
         }
+        NodeKind::Server => unreachable!("server graphs are resolved in model::server_graph"),
     }
 }
 

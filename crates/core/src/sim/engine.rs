@@ -540,6 +540,12 @@ pub struct TraceRecord {
 
 impl Simulator {
     pub fn new(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
+        if net.kind == crate::model::NetworkKind::ServerGraph {
+            return Err(
+                "a server graph has no frames and no links to simulate; analyse it with `rtnetlab analyze`"
+                    .into(),
+            );
+        }
         // A trace records each frame as it starts, in time order: FIFO ports then run as any
         // other scheduler, on events.
         let generic_fifo = cfg.trace_limit > 0;

@@ -1,17 +1,17 @@
-//! TFA on FIFO ports without grouping, over flat arrays.
+//! afdx-naive's TFA (FIFO ports, no grouping, bursts grown by b + r·d) over flat arrays.
 //!
 //! A FIFO port whose flows are token buckets, behind the rate-latency service β_{C,T}, has TFA's
 //! bounds in closed form (Le Boudec & Thiran Thm 1.4.1-1.4.2): delay T + B/C and backlog B + R·T,
 //! with B and R the sums of the bursts and rates entering the port; each flow leaves with its
-//! burst grown by its rate × that delay. No curve is needed: one pass over the ports in
-//! feed-forward order, with the (flow, port) crossings in one flat array grouped by port,
-//! computes what the general path computes, with the same operations in the same order, so every
-//! bound is the same to the last bit (`tests` below check it on many networks).
+//! burst grown by its rate × that delay, the rule of WOPANet-family tools. No curve is needed:
+//! one pass over the ports in feed-forward order, with the (flow, port) crossings in one flat
+//! array grouped by port, computes what the general path computes with that rule
+//! ([`BurstGrowth::ByDelay`]), with the same operations in the same order, so every bound is the
+//! same to the last bit (`tests` below check it on many networks).
 //!
-//! It applies to TFA without grouping with FIFO multiplexing, when every port carrying traffic
-//! has one FIFO queue (shaped or not), the port dependencies are feed-forward, and every route of
-//! a multicast flow reaches a port through the same upstream port. Anything else (priorities,
-//! per-class schedulers, grouping, cycles) takes the general path.
+//! It applies when every port carrying traffic has one FIFO queue (shaped or not), the port
+//! dependencies are feed-forward, and every route of a multicast flow reaches a port through the
+//! same upstream port. Anything else (cycles, diverging routes) takes the general path.
 
 use super::*;
 
@@ -127,11 +127,11 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
         let load: f64 = slot_rate[slots.clone()].iter().sum();
         let why = if load > rate[p] {
             Some(format!(
-                "{} overloaded: offered {:.6} Mb/s > {} rate {} Mb/s",
+                "{} overloaded: offered {} > {} rate {}",
                 net.port_label(p),
-                load / 1e6,
+                rate_text(net, load),
                 if rate[p] < port.rate { "shaped" } else { "link" },
-                rate[p] / 1e6
+                rate_text(net, rate[p])
             ))
         } else if burst[slots.clone()].iter().any(|b| !b.is_finite()) {
             Some(format!("{}: an upstream port has no finite bound", net.port_label(p)))
@@ -152,44 +152,6 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
     Some(out)
 }
 
-/// TFA without grouping by the pass, or `None` when the general path must run.
-pub(super) fn analyze(net: &Network, opt: &Options) -> Option<AnalysisReport> {
-    if opt.method != Method::Tfa || opt.grouping || opt.multiplexing != Multiplexing::Fifo {
-        return None;
-    }
-    let pass = pass(net)?;
-    let method = opt.name();
-    let tables = PortTables::of(net);
-    let routes = net.flat_routes();
-    let port_delay = or_infinite(&pass.delay);
-    let mut flows = Vec::with_capacity(routes.len());
-    for k in 0..routes.len() {
-        let (f, destination) = (routes.flow[k] as usize, routes.destination[k] as usize);
-        let flow = &net.flows[f];
-        let ports = routes.ports(k);
-        // The three sums of run_candidates and best_case_delay, term by term in the same order
-        // (so bit for bit the same), side by side in one walk.
-        let (mut propagation, mut queueing, mut best_case) = (-0.0, 0.0, -0.0);
-        for &p in ports {
-            let p = p as usize;
-            propagation += tables.propagation[p];
-            queueing += port_delay[p];
-            best_case += tables.best_case_hop(flow, p);
-        }
-        let fixed = propagation + tables.receive[destination];
-        let best_case = best_case + tables.receive[destination];
-        let (delay, reason) = if queueing.is_finite() {
-            (queueing + fixed, None)
-        } else {
-            let unbounded = ports.iter().find_map(|&p| pass.delay[p as usize].as_ref().err());
-            (f64::INFINITY, unbounded.map(|u| u.to_string()))
-        };
-        let route = (destination, routes.plane[k] as usize);
-        flows.push(row(flow, f, route, delay, best_case, reason, method));
-    }
-    Some(AnalysisReport::new(net, method, flows, port_bounds(net, &pass.delay, &pass.backlog), Vec::new()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,53 +159,13 @@ mod tests {
     use crate::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
     use crate::model::validate_spec;
 
-    const TFA: Options = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
-
-    fn bits(x: Option<f64>) -> Option<u64> {
-        x.map(f64::to_bits)
-    }
-
-    /// The pass and the general path give the same report, bit for bit, and the same port
-    /// delays and bursts to afdx-naive; `false` when the pass does not apply.
+    /// The pass and the general path (with afdx-naive's rule, b + r·d) give the same port delays
+    /// and bursts to afdx-naive, bit for bit, and the same afdx-naive report; `false` when the
+    /// pass does not apply.
     fn same_as_general(net: &Network, what: &str) -> bool {
-        let general = analyze_general(net, &TFA);
-        let Some(fast) = analyze(net, &TFA) else {
-            assert!(pass(net).is_none(), "{what}");
-            assert_eq!(
-                serde_json::to_string(&super::super::analyze(net, &TFA)).unwrap(),
-                serde_json::to_string(&general).unwrap(),
-                "{what}"
-            );
+        if pass(net).is_none() {
             return false;
-        };
-        assert_eq!(fast.flows.len(), general.flows.len(), "{what}");
-        for (a, b) in fast.flows.iter().zip(&general.flows) {
-            let row = format!("{what}: {:?}", general.flows.names_of(b));
-            assert_eq!((&a.flow, &a.destination, &a.plane), (&b.flow, &b.destination, &b.plane), "{row}");
-            assert_eq!(a.delay_us.to_bits(), b.delay_us.to_bits(), "{row}: {} vs {}", a.delay_us, b.delay_us);
-            assert_eq!(a.jitter_us.to_bits(), b.jitter_us.to_bits(), "{row}");
-            assert_eq!(a.best_case_us.to_bits(), b.best_case_us.to_bits(), "{row}");
-            assert_eq!(bits(a.deadline_us), bits(b.deadline_us), "{row}");
-            assert_eq!(bits(a.slack_us), bits(b.slack_us), "{row}");
-            assert_eq!((a.status, &a.method, &a.reason), (b.status, &b.method, &b.reason), "{row}");
         }
-        assert_eq!(fast.ports.len(), general.ports.len(), "{what}");
-        for (k, (a, b)) in fast.ports.iter().zip(&general.ports).enumerate() {
-            let port = format!("{what}: port {k} {}:{}", b.node, b.port);
-            assert_eq!(
-                a.delay_us.to_bits(),
-                b.delay_us.to_bits(),
-                "{port}: {} vs {}",
-                a.delay_us,
-                b.delay_us
-            );
-            assert_eq!(a.backlog_bytes.to_bits(), b.backlog_bytes.to_bits(), "{port}");
-            assert_eq!(a.load.to_bits(), b.load.to_bits(), "{port}");
-            assert_eq!((a.status, &a.reason), (b.status, &b.reason), "{port}");
-        }
-        assert_eq!((&fast.method, &fast.notes), (&general.method, &general.notes), "{what}");
-        assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&general).unwrap(), "{what}");
-        // afdx-naive's inputs, and its report.
         let (a, b) = (fifo_tfa(net), fifo_tfa_general(net));
         let v = |x: &[f64]| x.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
         assert_eq!(v(&a.port_delay), v(&b.port_delay), "{what}: afdx-naive port delays");
@@ -299,7 +221,7 @@ mod tests {
                 flow.rate *= [1.0, 3.0, 7.0][f % 3];
             }
             assert!(same_as_general(&heavy, &format!("seed {seed}, rates scaled")));
-            let r = analyze(&heavy, &TFA).expect("FIFO");
+            let r = afdx_naive::report(&heavy, fifo_tfa(&heavy));
             overloaded += r.flows.iter().filter(|f| f.reason.is_some()).count();
 
             let mut net = net;
@@ -362,7 +284,7 @@ mod tests {
                 vl("C", "E3", "E2", &["E3", "S3", "S1", "S2", "E2"])]
         }));
         assert!(!same_as_general(&ring, "ring"));
-        assert!(super::super::analyze(&ring, &TFA).notes.iter().any(|n| n.contains("fixed point")));
+        assert!(fifo_tfa(&ring).notes.iter().any(|n| n.contains("fixed point")));
 
         // M goes to E2 through S2 and to E3 through S3, N from E2 to E3 through S2 and S3.
         let doc = serde_json::json!({

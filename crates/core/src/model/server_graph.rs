@@ -1,0 +1,175 @@
+//! A network-calculus server graph (`server_graph:` in a description) resolved into the same
+//! [`Network`] the engines read: each server a node with one egress port (its rate, and its
+//! latency as the node's technological latency), each flow a fluid token bucket routed along its
+//! path. Frames have no length (the analyses add no packetization), there are no links to
+//! serialise flows on (no grouping), and the simulator, which needs frames, refuses it.
+
+use super::diagnostics::Diagnostics;
+use super::network::*;
+use super::spec::*;
+use crate::units::{DataRate, DataSize};
+use std::collections::HashMap;
+
+/// Resolves `spec.server_graph` into a network; `None` with every problem in `diags`.
+pub fn build(spec: NetworkSpec, diags: &mut Diagnostics) -> Option<Network> {
+    let graph = spec.server_graph.clone().expect("called for a server graph");
+    let ethernet = [
+        ("end_systems", spec.end_systems.is_empty()),
+        ("switches", spec.switches.is_empty()),
+        ("links", spec.links.is_empty()),
+        ("flows", spec.flows.is_empty()),
+        ("processors", spec.processors.is_empty()),
+        ("buses", spec.buses.is_empty()),
+        ("tasks", spec.tasks.is_empty()),
+        ("messages", spec.messages.is_empty()),
+        ("servers", spec.servers.is_empty()),
+        ("chains", spec.chains.is_empty()),
+        ("classes", spec.classes.is_empty()),
+        ("schedulers", spec.schedulers.is_empty()),
+        ("redundancy", spec.redundancy.is_none()),
+    ];
+    for (key, empty) in ethernet {
+        if !empty {
+            diags.error(
+                key,
+                "a description with a server_graph describes nothing else; put it in a file of its own",
+            );
+        }
+    }
+    let finite = |v: f64, place: String, diags: &mut Diagnostics, positive: bool| {
+        if !v.is_finite() || v < 0.0 || (positive && v == 0.0) {
+            let rule = if positive { "a positive finite number" } else { "a finite number, at least 0" };
+            diags.error(place, format!("must be {rule}, got {v}"));
+        }
+    };
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in graph.servers.iter().enumerate() {
+        let place = format!("server_graph.servers[{i}]");
+        if s.name.is_empty() {
+            diags.error(format!("{place}.name"), "must not be empty");
+        } else if let Some(first) = index.insert(&s.name, i) {
+            diags.error(
+                format!("{place}.name"),
+                format!(
+                    "'{}' is already the name of server_graph.servers[{first}]; server names must be unique",
+                    s.name
+                ),
+            );
+        }
+        finite(s.rate, format!("{place}.rate"), diags, true);
+        finite(s.latency, format!("{place}.latency"), diags, false);
+    }
+    if graph.servers.is_empty() {
+        diags.error("server_graph.servers", "a server graph needs at least one server");
+    }
+    let mut paths: Vec<Vec<usize>> = Vec::new();
+    for (i, f) in graph.flows.iter().enumerate() {
+        let place = format!("server_graph.flows[{i}]");
+        finite(f.burst, format!("{place}.burst"), diags, false);
+        finite(f.rate, format!("{place}.rate"), diags, false);
+        if let Some(d) = f.deadline {
+            finite(d, format!("{place}.deadline"), diags, true);
+        }
+        if f.path.is_empty() {
+            diags.error(format!("{place}.path"), "must name at least one server");
+        }
+        let mut path = Vec::new();
+        for (k, name) in f.path.iter().enumerate() {
+            match index.get(name.as_str()) {
+                None => diags.error(format!("{place}.path[{k}]"), format!("unknown server '{name}'")),
+                Some(&s) if path.contains(&s) => {
+                    diags.error(format!("{place}.path[{k}]"), format!("crosses server '{name}' twice"))
+                }
+                Some(&s) => path.push(s),
+            }
+        }
+        paths.push(path);
+    }
+    if diags.has_errors() {
+        return None;
+    }
+    // One node and one egress port per server; the port's link leads back to its own node (a
+    // server graph has no links: routes are the flows' paths).
+    let nodes: Vec<Node> = graph
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Node {
+            name: s.name.clone(),
+            kind: NodeKind::Server,
+            plane: Some(0),
+            technological_latency: s.latency,
+            receive_latency: 0.0,
+            switching: Switching::StoreAndForward,
+            ports: vec![i],
+        })
+        .collect();
+    let ports: Vec<EgressPort> = graph
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| EgressPort {
+            node: i,
+            name: "out".into(),
+            link: i,
+            peer: i,
+            rate: s.rate,
+            propagation_delay: 0.0,
+            plane: 0,
+            scheduler_name: "fifo".into(),
+            scheduler: SchedulerConfig::Fifo,
+            discipline: SchedulerConfig::Fifo,
+            shaper: None,
+            buffer: None,
+            reverse: i,
+        })
+        .collect();
+    let links = graph
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LinkInfo { name: s.name.clone(), forward: i, backward: i })
+        .collect();
+    let flows = graph
+        .flows
+        .iter()
+        .zip(paths)
+        .map(|(f, path)| FlowModel {
+            name: f.name.clone(),
+            source: path[0],
+            class: None,
+            deadline: f.deadline,
+            traffic: Traffic::TokenBucket {
+                burst: DataSize(f.burst),
+                rate: DataRate(f.rate),
+                min_packet: DataSize(0.0),
+                max_packet: DataSize(0.0),
+            },
+            // Fluid: no frame, so no packetization and no transmission in the best case.
+            max_frame_wire: 0.0,
+            min_frame_wire: 0.0,
+            burst: f.burst,
+            rate: f.rate,
+            planes: vec![0],
+            routes: vec![Route { destination: *path.last().expect("non-empty path"), plane: 0, ports: path }],
+        })
+        .collect();
+    let mut net = Network {
+        kind: NetworkKind::ServerGraph,
+        planes: vec!["A".into()],
+        classes: Vec::new(),
+        nodes,
+        ports,
+        links,
+        flows,
+        sending_skew: 0.0,
+        skew_max: 0.0,
+        spec,
+        port_flows: Vec::new(),
+        derived: Default::default(),
+        fixed_priority: Default::default(),
+    };
+    net.index_port_flows();
+    net.build_indices();
+    Some(net)
+}
