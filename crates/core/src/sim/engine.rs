@@ -264,51 +264,64 @@ struct SourceCold {
     start_ns: i64,
 }
 
-/// Redundancy management at one (flow, destination): frames accepted within the last SkewMax
-/// and when, one cache line (the latencies delivered are in `Simulator::delivered`).
+/// Frames this many apart share an ARINC 664 sequence number (1 to 255, then 1 again): past
+/// it, redundancy management cannot tell a frame's twin from a later frame.
+const SEQUENCE_WINDOW: u64 = 255;
+
+/// A frame redundancy management accepted, whose other copies may still arrive.
+#[derive(Clone, Copy)]
+struct Accepted {
+    frame: u64,
+    at: i64,
+    /// Copies of the frame still to come (on the other planes).
+    twins: u32,
+}
+
+/// Redundancy management at one (flow, destination). Only a destination reached on several
+/// planes receives a frame more than once (a retransmission is a new frame, with its own
+/// sequence number), so only there does it keep state: the accepted frames whose twins may
+/// still come. A frame is forgotten when its last twin arrives, when SkewMax has passed since it
+/// was accepted (a later copy counts as a new frame, as in ARINC 664), or when it falls out of
+/// the sequence-number window of the newest frame accepted: at most [`SEQUENCE_WINDOW`]
+/// frames, and in practice those of one SkewMax, whatever the run's length. The latencies
+/// delivered are in `Simulator::delivered`.
 #[derive(Default)]
 #[repr(align(64))]
 struct Receiver {
-    /// The accepted frames, in acceptance order, (frame, time): `recent[..len]` while they fit
-    /// (SkewMax is usually shorter than two periods), else all in `spill`.
-    recent: [(u64, i64); 2],
-    len: u8,
-    /// Boxed: 8 bytes here instead of a `VecDeque`'s 32 keep the receiver in one cache line.
-    #[allow(clippy::box_collection)]
-    spill: Option<Box<VecDeque<(u64, i64)>>>,
+    /// Copies of each frame sent to this destination: one per plane reaching it.
+    copies: u32,
+    /// Oldest first.
+    awaiting_twins: VecDeque<Accepted>,
+    /// The newest frame accepted.
+    newest: u64,
     duplicates: u64,
 }
 
 impl Receiver {
-    /// Forgets the frames accepted more than `skew_max` before `at`, then tells whether `frame`
-    /// is among those left. A copy arrives close to its twin, so the scan runs from the back.
-    fn seen(&mut self, frame: u64, at: i64, skew_max: i64) -> bool {
-        if let Some(q) = self.spill.as_mut() {
-            while q.front().is_some_and(|&(_, t)| at - t > skew_max) {
-                q.pop_front();
+    /// Whether a valid copy of `frame` arriving at `at` is a twin of a frame accepted within
+    /// `skew_max` (to discard, counted) rather than the first of its frame (to deliver);
+    /// `work` counts the entries visited.
+    fn is_twin(&mut self, frame: u64, at: i64, skew_max: i64, work: &mut u64) -> bool {
+        if self.copies <= 1 {
+            return false;
+        }
+        let newest = self.newest.max(frame);
+        *work += self.awaiting_twins.len() as u64;
+        self.awaiting_twins.retain(|a| at - a.at <= skew_max && a.frame + SEQUENCE_WINDOW > newest);
+        self.newest = newest;
+        match self.awaiting_twins.iter().position(|a| a.frame == frame) {
+            Some(i) => {
+                self.awaiting_twins[i].twins -= 1;
+                if self.awaiting_twins[i].twins == 0 {
+                    self.awaiting_twins.remove(i);
+                }
+                self.duplicates += 1;
+                true
             }
-            return q.iter().rev().any(|&(k, _)| k == frame);
-        }
-        let mut n = self.len as usize;
-        while n > 0 && at - self.recent[0].1 > skew_max {
-            self.recent[0] = self.recent[1];
-            n -= 1;
-        }
-        self.len = n as u8;
-        self.recent[..n].iter().rev().any(|&(k, _)| k == frame)
-    }
-
-    fn accept(&mut self, frame: u64, at: i64) {
-        if let Some(q) = self.spill.as_mut() {
-            q.push_back((frame, at));
-        } else if (self.len as usize) < self.recent.len() {
-            self.recent[self.len as usize] = (frame, at);
-            self.len += 1;
-        } else {
-            let mut q: VecDeque<(u64, i64)> = self.recent.iter().copied().collect();
-            q.push_back((frame, at));
-            self.spill = Some(Box::new(q));
-            self.len = 0;
+            None => {
+                self.awaiting_twins.push_back(Accepted { frame, at, twins: self.copies - 1 });
+                false
+            }
         }
     }
 }
@@ -516,6 +529,9 @@ pub struct Simulator {
     batch: Vec<Arrival>,
     expired: Vec<u64>,
     events: u64,
+    /// Work done beyond events (entries of per-destination state visited), for tests that
+    /// check the cost per frame-hop does not grow with the run.
+    work: u64,
     frame_hops: u64,
     packets_created: u64,
     packets_delivered: u64,
@@ -732,6 +748,7 @@ impl Simulator {
         let mut flow_receivers: Vec<Vec<u32>> = vec![Vec::new(); net.flows.len()];
         let mut receiver_node = vec![0; receivers.len()];
         for &(f, destination, _, rx) in &routes {
+            receivers[rx as usize].copies += 1;
             receiver_node[rx as usize] = destination;
             if !flow_receivers[f as usize].contains(&rx) {
                 flow_receivers[f as usize].push(rx);
@@ -782,6 +799,7 @@ impl Simulator {
             batch: Vec::new(),
             expired: Vec::new(),
             events: 0,
+            work: 0,
             frame_hops: 0,
             packets_created: 0,
             packets_delivered: 0,
@@ -834,9 +852,15 @@ impl Simulator {
                 };
                 let mut d = Dedup::new(&config).map_err(|e| format!("dedup: {e}"))?;
                 for f in 0..self.net.flows.len() {
-                    if let Traffic::VirtualLink { skew_max: Some(s), .. } = &self.net.flows[f].traffic {
-                        d.set_vl_skew_max(f as u16, skew(s.secs()));
-                    }
+                    let skew_max = match &self.net.flows[f].traffic {
+                        Traffic::VirtualLink { skew_max: Some(s), .. } => skew(s.secs()),
+                        _ => config.skew_max_ns,
+                    };
+                    // A key is kept no longer than the sequence-number window lasts (a network
+                    // without SkewMax would otherwise keep every frame whose twin was lost).
+                    // (Rounded down to a power of two: few distinct SkewMax classes to merge.)
+                    let window = SEQUENCE_WINDOW.saturating_mul(self.sources[f].period_ns.max(1) as u64);
+                    d.set_vl_skew_max(f as u16, skew_max.min(1 << window.ilog2()));
                 }
                 Ok(Some((d, HashMap::new())))
             })
@@ -856,6 +880,42 @@ impl Simulator {
     /// Plane names, in plane order.
     pub fn plane_names(&self) -> Vec<String> {
         self.net.planes.clone()
+    }
+
+    /// Deterministic work units so far: events plus the entries of per-destination state visited
+    /// (a measure of cost that no machine's speed affects).
+    pub fn work_units(&self) -> u64 {
+        self.events + self.work
+    }
+
+    /// Entries held in every structure of the engine that could grow with the run:
+    /// per-destination state, frames awaited for retransmission, packets and copies (the pools'
+    /// peak), frames waiting in FIFO ports, arrivals logged, trace records. (Not the frames the
+    /// applications produced that wait in their regulators: the workload's own backlog.)
+    pub fn retained_entries(&self) -> usize {
+        let ports: usize = self
+            .ports
+            .iter()
+            .map(|p| match &p.discipline {
+                Discipline::Fifo { waiting } => waiting.len(),
+                Discipline::Scheduled(_) => 0,
+            })
+            .sum();
+        let dedup: usize = self.dedups.iter().flatten().map(|(d, known)| d.live_keys() + known.len()).sum();
+        self.receivers.iter().map(|r| r.awaiting_twins.len()).sum::<usize>()
+            + dedup
+            + self.awaited.len()
+            + self.timeouts.len()
+            + self.packets.len()
+            + self.copies.len()
+            + ports
+            + self.arrivals.as_ref().map_or(0, |l| l.held())
+            + self.trace.len()
+    }
+
+    /// Frame-hops so far (frames scheduled on an egress port).
+    pub fn frame_hops(&self) -> u64 {
+        self.frame_hops
     }
 
     /// Simulated time reached so far, ns.
@@ -956,7 +1016,7 @@ impl Simulator {
                 self.emit(f, bits, now, false);
             } else {
                 self.produce(f, now, bits, false);
-                self.regulate(f);
+                self.wake_regulator(f);
             }
             return;
         }
@@ -1009,7 +1069,16 @@ impl Simulator {
             }
         };
         self.push(next, Ev::Release { flow: f as u32 });
-        self.regulate(f);
+        self.wake_regulator(f);
+    }
+
+    /// A frame joined the regulator's queue: the regulator looks at it now, unless it already
+    /// waits for the gap to pass (one pending event per flow, however many frames wait: an
+    /// event per frame produced would pile up while a burst drains).
+    fn wake_regulator(&mut self, f: usize) {
+        if !self.sources[f].regulate_pending {
+            self.regulate(f);
+        }
     }
 
     fn exponential(&mut self, mean: f64) -> i64 {
@@ -1484,6 +1553,7 @@ impl Simulator {
                 let at = a.time + self.hot.node_receive_ns[a.node as usize];
                 self.route_stats[a.route as usize].prefetch_record(at - a.start_ns);
                 self.delivered[a.rx as usize].prefetch_record(at - a.emit_ns);
+                prefetch(self.receivers[a.rx as usize].awaiting_twins.as_slices().0.as_ptr());
             }
             self.deliver(&batch[i]);
         }
@@ -1519,19 +1589,17 @@ impl Simulator {
             self.route_integrity_discards[a.route as usize] += 1;
             return;
         }
-        if !self.dedups.is_empty() {
+        if !self.dedups.is_empty() && self.receivers[rx as usize].copies > 1 {
+            // A frame that reaches this destination on one plane only has no twin to remove.
             self.deliver_dedup(node, rx, f as usize, frame, emit, at);
             return;
         }
         // Redundancy management: the first valid copy of a frame wins; a copy of an accepted
         // frame within SkewMax is discarded.
         let skew_max = self.hot.flow_skew_max[f as usize];
-        let r = &mut self.receivers[rx as usize];
-        if r.seen(frame, at, skew_max) {
-            r.duplicates += 1;
+        if self.receivers[rx as usize].is_twin(frame, at, skew_max, &mut self.work) {
             return;
         }
-        r.accept(frame, at);
         self.frame_delivered(rx, f as usize, frame, at - emit);
     }
 

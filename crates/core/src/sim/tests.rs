@@ -474,3 +474,68 @@ fn held_frames_delivered_in_time_are_not_retransmitted() {
         assert_eq!(a.retransmissions, 0, "{mode:?}: every frame delivered within 500 µs");
     }
 }
+
+/// Work per frame-hop at `duration_ns` and at ten times it: events plus per-destination state
+/// visited, over frame-hops (deterministic, no clock involved).
+/// And the entries held at the end of each (see [`Simulator::retained_entries`]).
+fn work_per_frame_hop(n: &crate::model::Network, cfg: &SimConfig, duration_ns: i64) -> [(f64, usize); 2] {
+    [duration_ns, 10 * duration_ns].map(|d| {
+        let mut sim = Simulator::new(n, SimConfig { duration_ns: d, ..cfg.clone() }).unwrap();
+        sim.run_until(d);
+        let held = sim.retained_entries();
+        sim.finish();
+        assert!(sim.frame_hops() > 0);
+        (sim.work_units() as f64 / sim.frame_hops() as f64, held)
+    })
+}
+
+/// A run's cost grows with what it simulates, not with how long it has run: the work per
+/// frame-hop at ten times the duration stays within twice that of the short run, on single-plane
+/// and two-plane networks (generated AFDX and random with every scheduler), with every workload,
+/// release, retransmission and deduplication. Per-destination state that remembered every frame
+/// (redundancy management without a SkewMax) made it grow tenfold.
+#[test]
+fn work_per_frame_hop_is_flat_in_duration() {
+    let afdx = |planes| {
+        let p = crate::generate::AfdxParams {
+            virtual_links: 60,
+            switches: 3,
+            seed: 5,
+            planes,
+            ..Default::default()
+        };
+        validate_spec(crate::generate::afdx(&p)).0.unwrap()
+    };
+    let base = SimConfig { seed: 3, ..Default::default() };
+    let dedup = |mode| Some(DedupSettings { mode, ..Default::default() });
+    let configs = [
+        base.clone(),
+        SimConfig { release: Release::Synchronized, frame_sizes: FrameSizes::Max, ..base.clone() },
+        SimConfig { retransmit: true, retransmit_timeout_ns: 3_000_000, ..base.clone() },
+        SimConfig { dedup: dedup(DedupMode::FirstCopy), ..base.clone() },
+        SimConfig { dedup: dedup(DedupMode::HoldUntilTwin), retransmit: true, ..base.clone() },
+        SimConfig { workload: Workload::Poisson { load: 0.8 }, ..base.clone() },
+        SimConfig { workload: Workload::Cbr { load: 1.0 }, ..base.clone() },
+        SimConfig {
+            workload: Workload::ParetoBursts { load: 0.5, alpha: 1.5, mean_frames: 3.0 },
+            ..base.clone()
+        },
+    ];
+    let mut nets = vec![("afdx, one plane", afdx(1)), ("afdx, two planes", afdx(2))];
+    for seed in [1, 2, 4] {
+        nets.push(("random", validate_spec(random_small(seed, RandomSchedulers::Any)).0.unwrap()));
+    }
+    for (name, n) in &nets {
+        for cfg in &configs {
+            let [(short, held_short), (long, held_long)] = work_per_frame_hop(n, cfg, 200_000_000);
+            assert!(
+                long <= 2.0 * short,
+                "{name}, {cfg:?}: {short:.2} work units per frame-hop over 0.2 s, {long:.2} over 2 s"
+            );
+            assert!(
+                held_long <= 2 * held_short + 16,
+                "{name}, {cfg:?}: {held_short} entries held after 0.2 s, {held_long} after 2 s"
+            );
+        }
+    }
+}
