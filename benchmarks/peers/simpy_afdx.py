@@ -14,7 +14,8 @@ Rust simulator (``crates/core/src/sim``) does on a FIFO network:
 * a destination records latency from the release (plus jitter and plane skew) to the last bit's
   arrival plus the receive latency, per (flow, destination, plane).
 
-Time is integer nanoseconds, transmission times are rounded up to the nanosecond like the engine's.
+Time is integer nanoseconds; as in the engine, a port keeps its link's exact end of transmission
+(ns in fixed point with 64 fractional bits) and events happen at exact times rounded down.
 A frame-hop is counted when a frame starts leaving an egress port, as the engine counts it.
 """
 
@@ -81,7 +82,8 @@ class SimpyAfdx:
                 raise ValueError("the SimPy peer models FIFO egress ports only")
         self.node_latency = [round(n["technological_latency"] * 1e9) for n in nodes]
         self.node_receive = [round(n["receive_latency"] * 1e9) for n in nodes]
-        self.ps_per_bit = [1e12 / p["rate"] for p in ports]
+        # ns per bit in fixed point (64 fractional bits), rounded down, as the engine's.
+        self.ns_per_bit = [(10**9 << 64) // max(math.ceil(p["rate"]), 1) for p in ports]
         self.prop = [round(p["propagation_delay"] * 1e9) for p in ports]
         self.peer = [p["peer"] for p in ports]
         self.stores = [simpy.Store(self.env) for _ in ports]
@@ -170,12 +172,14 @@ class SimpyAfdx:
 
     def _port(self, p: int):
         """An egress port: takes frames in FIFO order and transmits each at the link rate."""
-        env, store, ps_per_bit = self.env, self.stores[p], self.ps_per_bit[p]
+        env, store, ns_per_bit = self.env, self.stores[p], self.ns_per_bit[p]
         prop, peer = self.prop[p], self.peer[p]
+        free = 0  # the exact end of the last frame, fixed point
         while True:
             c, start, wire = yield store.get()
             self.frame_hops += 1
-            yield env.timeout(math.ceil(wire * ps_per_bit / 1e3))
+            free = max(env.now << 64, free) + wire * ns_per_bit
+            yield env.timeout((free >> 64) - env.now)
             env.process(self._link(c, peer, prop, start, wire))
 
     def _link(self, c: int, node: int, prop: int, start: int, wire: int):

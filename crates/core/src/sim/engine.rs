@@ -155,8 +155,11 @@ const FROM_SOURCE: i32 = i32::MIN;
 /// A frame a FIFO port has scheduled but not yet started to send.
 #[derive(Clone, Copy)]
 struct Waiting {
-    start: i64,
+    /// The first ns at which it has started (its exact start, rounded up).
+    started: i64,
+    /// Its end, rounded down, and the ns it adds to the port's busy time.
     end: i64,
+    tx_ns: i64,
     wire_bits: u32,
 }
 
@@ -185,22 +188,70 @@ const NO_WAKE: i64 = i64::MAX;
 
 /// An egress port in two cache lines, fetched ahead of each arrival: the first holds what a
 /// frame's arrival at a FIFO port reads and writes.
+///
+/// The link's time is exact: the end of the last frame scheduled is kept as whole ns plus a
+/// fraction of 2^-64 ns, each frame taking `wire bits x ns_per_bit` (ns per bit rounded down
+/// to 2^-64 ns, an error below 2^-32 ns per frame, never upwards), so rounding does not
+/// accumulate over a busy period; events happen at the exact times rounded down to the ns (see
+/// [`PortSim::transmit`]).
 #[repr(C, align(64))]
 struct PortSim {
-    /// A FIFO port's end of the last frame scheduled, and of the last started (as of the latest
-    /// arrival): equal when no frame waits.
-    free_at: i64,
+    link: Link,
+    /// A FIFO port's end of the last frame started (as of the latest arrival), rounded down;
+    /// `link.free_at` when no frame waits.
     started_end: i64,
     queued_bits: u64,
-    /// The buffer's size, or `u64::MAX`.
-    buffer_bits: u64,
     ps_per_bit: f64,
     max_backlog_bits: f64,
+    /// The buffer's size, or `u64::MAX`.
+    buffer_bits: u64,
     busy_ns: i64,
     frames: u64,
     discipline: Discipline,
-    drops: u64,
-    policed: u64,
+}
+
+/// A frame's transmission on a link: its exact start rounded down and up, its exact end rounded
+/// down.
+#[derive(Clone, Copy)]
+struct Transmission {
+    start: i64,
+    started: i64,
+    end: i64,
+}
+
+/// `ns_per_bit` of a link of `rate` bit/s: 10^9 x 2^64 / rate rounded down, a rate that is not a
+/// whole number taken as the next one up (shorter, never longer, than the exact time); rates of
+/// 2^128 bit/s and more send in no time.
+fn ns_per_bit(rate: f64) -> u128 {
+    const NS_FIXED: u128 = 1_000_000_000 << 64;
+    if rate >= 2f64.powi(128) {
+        return 0;
+    }
+    NS_FIXED / (rate.ceil().max(1.0) as u128)
+}
+
+/// An egress port's link.
+#[repr(C)]
+struct Link {
+    /// The end of the last frame scheduled (whole ns and fraction): the link is free from then.
+    free_at: i64,
+    free_frac: u64,
+    /// ns per bit in fixed point (64 fractional bits), rounded down.
+    ns_per_bit: u128,
+}
+
+impl Link {
+    /// Schedules a frame of `wire_bits` on the link at `now` or when the frame before it ends,
+    /// whichever is later, exactly.
+    #[inline(always)]
+    fn transmit(&mut self, now: i64, wire_bits: u32) -> Transmission {
+        let (start, frac) =
+            if (self.free_at, self.free_frac) > (now, 0) { (self.free_at, self.free_frac) } else { (now, 0) };
+        let end = frac as u128 + self.ns_per_bit * wire_bits as u128;
+        self.free_at = start.saturating_add((end >> 64) as i64);
+        self.free_frac = end as u64;
+        Transmission { start, started: start + (frac != 0) as i64, end: self.free_at }
+    }
 }
 
 /// A flow without a retransmission timeout.
@@ -440,24 +491,6 @@ fn lane_delays(hot: &Hot, hops: &[Hop], ports: &[PortSim]) -> Vec<i64> {
     std::iter::once(0).chain(by_count.iter().take(MAX_LANES - 1).map(|&(_, d)| d)).collect()
 }
 
-/// `x.ceil() as i64` for `x >= 0`, without a call to libm's `ceil` (the baseline x86-64 target
-/// has no rounding instruction): the same result for every such `x`.
-#[inline(always)]
-fn ceil_ns(x: f64) -> i64 {
-    let t = x as i64;
-    if (t as f64) < x {
-        t.saturating_add(1)
-    } else {
-        t
-    }
-}
-
-/// The time `wire_bits` take on a link of `ps_per_bit`, rounded up to the ns.
-#[inline(always)]
-fn transmission_ns(wire_bits: u32, ps_per_bit: f64) -> i64 {
-    ceil_ns(wire_bits as f64 * ps_per_bit / 1e3)
-}
-
 /// A frame a deduplicator holds or remembers: its receiver, flow and frame number, its emission
 /// and its first copy's arrival.
 #[derive(Clone, Copy)]
@@ -495,6 +528,8 @@ pub struct Simulator {
     sources: Vec<Source>,
     sources_cold: Vec<SourceCold>,
     ports: Vec<PortSim>,
+    /// Per port: frames dropped at a full buffer, and policed.
+    port_drops: Vec<(u64, u64)>,
     copies: Vec<Copy>,
     free_copies: Vec<u32>,
     packets: Vec<Packet>,
@@ -625,17 +660,15 @@ impl Simulator {
                 }),
             };
             ports.push(PortSim {
-                free_at: 0,
+                link: Link { free_at: 0, free_frac: 0, ns_per_bit: ns_per_bit(port.rate) },
                 started_end: 0,
                 queued_bits: 0,
-                buffer_bits: port.buffer.map_or(u64::MAX, |b| b.round() as u64),
                 ps_per_bit: 1e12 / port.rate,
                 max_backlog_bits: 0.0,
+                buffer_bits: port.buffer.map_or(u64::MAX, |b| b.round() as u64),
                 busy_ns: 0,
                 frames: 0,
                 discipline,
-                drops: 0,
-                policed: 0,
             });
         }
 
@@ -776,6 +809,7 @@ impl Simulator {
             starts,
             sources_cold: (0..sources.len()).map(|_| SourceCold::default()).collect(),
             sources,
+            port_drops: vec![(0, 0); ports.len()],
             ports,
             copies: Vec::new(),
             free_copies: Vec::new(),
@@ -1212,10 +1246,10 @@ impl Simulator {
         let port = hop.port as usize;
         let now = self.now;
         let ps = &mut self.ports[port];
-        if ps.free_at > ps.started_end {
+        if ps.link.free_at > ps.started_end {
             if let Discipline::Fifo { waiting } = &mut ps.discipline {
                 // Frames due to start by now have left the queue for the wire.
-                while let Some(w) = waiting.front().filter(|w| w.start <= now) {
+                while let Some(w) = waiting.front().filter(|w| w.started <= now) {
                     ps.queued_bits -= w.wire_bits as u64;
                     ps.started_end = w.end;
                     waiting.pop_front();
@@ -1223,7 +1257,7 @@ impl Simulator {
             }
         }
         if ps.queued_bits + wire as u64 > ps.buffer_bits {
-            ps.drops += 1;
+            self.port_drops[port].0 += 1;
             self.packets_dropped += 1;
             self.count_loss(crossing);
             self.free_packet(packet);
@@ -1240,12 +1274,10 @@ impl Simulator {
         ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
         match &mut ps.discipline {
             Discipline::Fifo { waiting } => {
-                let start = now.max(ps.free_at);
-                let tx_ns = transmission_ns(wire, ps.ps_per_bit);
-                let end = start + tx_ns;
-                ps.free_at = end;
-                if start > now {
-                    waiting.push_back(Waiting { start, end, wire_bits: wire });
+                let Transmission { start, started, end } = ps.link.transmit(now, wire);
+                let tx_ns = end - start;
+                if started > now {
+                    waiting.push_back(Waiting { started, end, tx_ns, wire_bits: wire });
                 } else {
                     ps.queued_bits -= wire as u64;
                     ps.started_end = end;
@@ -1283,9 +1315,10 @@ impl Simulator {
                 s.busy = true;
                 s.current = packet;
                 ps.queued_bits -= wire_bits as u64;
-                let tx_ns = transmission_ns(wire_bits, ps.ps_per_bit);
-                s.tx_end = now + tx_ns;
-                ps.busy_ns += tx_ns;
+                // Started at a frame's end rounded down, the next frame starts at its exact end.
+                let Transmission { start, end, .. } = ps.link.transmit(now, wire_bits);
+                s.tx_end = end;
+                ps.busy_ns += end - start;
                 ps.frames += 1;
                 self.frame_hops += 1;
                 let tx_end = s.tx_end;
@@ -1494,7 +1527,7 @@ impl Simulator {
             self.accounts[d as usize] = (credit, at);
             self.packets_policed += 1;
             let port = self.hops[d as usize].port as usize;
-            self.ports[port].policed += 1;
+            self.port_drops[port].1 += 1;
             self.count_loss(d);
             return false;
         }
@@ -1788,14 +1821,15 @@ impl Simulator {
             .ports
             .iter()
             .zip(&self.ports)
-            .map(|(p, s)| {
+            .enumerate()
+            .map(|(k, (p, s))| {
                 // A FIFO port counts a frame when it schedules it: those not started by now
                 // have not left it yet.
                 let (frames, busy_ns) = match &s.discipline {
                     Discipline::Fifo { waiting, .. } => waiting
                         .iter()
-                        .filter(|w| w.start > self.now)
-                        .fold((s.frames, s.busy_ns), |(n, b), w| (n - 1, b - (w.end - w.start))),
+                        .filter(|w| w.started > self.now)
+                        .fold((s.frames, s.busy_ns), |(n, b), w| (n - 1, b - w.tx_ns)),
                     Discipline::Scheduled(_) => (s.frames, s.busy_ns),
                 };
                 unstarted_hops += s.frames - frames;
@@ -1806,8 +1840,8 @@ impl Simulator {
                     max_backlog_bytes: s.max_backlog_bits / 8.0,
                     utilisation: (busy_ns.min(self.now) as f64 / elapsed).min(1.0),
                     frames,
-                    drops: s.drops,
-                    policed: s.policed,
+                    drops: self.port_drops[k].0,
+                    policed: self.port_drops[k].1,
                 }
             })
             .collect();
@@ -1839,25 +1873,38 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use super::{ceil_ns, PortSim};
+    use super::{ns_per_bit, Link, PortSim};
 
     #[test]
     fn a_port_is_two_cache_lines() {
         assert_eq!(std::mem::size_of::<PortSim>(), 128);
     }
 
+    /// 65,536 Mbit/s: a bit takes 1000/65536 ns = 0.0152587890625 ns exactly (a dyadic
+    /// fraction), so 672 bits (84 B) take 10.25390625 ns, and 64 such frames back to back end at
+    /// exactly 656.25 ns: the port's end is exact, every event time rounded down.
     #[test]
-    fn ceil_ns_is_ceil() {
-        let mut x = 0.0f64;
-        for k in 0..200_000u64 {
-            for v in
-                [x, (k as f64) * 0.1, k as f64, (k * 8160) as f64 * 10_000.0 / 1e3, 1e15 + k as f64 * 0.25]
-            {
-                assert_eq!(ceil_ns(v), v.ceil() as i64, "{v}");
-            }
-            x = f64::from_bits(x.to_bits() + 1 + k * 7919);
+    fn link_time_is_exact_and_events_round_down() {
+        let rate = 65_536e6;
+        let k = ns_per_bit(rate);
+        assert_eq!(k, (1000u128 << 64) / 65536, "exact at a power-of-two rate");
+        let mut port = Link { free_at: 0, free_frac: 0, ns_per_bit: k };
+        let mut ends = Vec::new();
+        for _ in 0..64 {
+            ends.push(port.transmit(0, 672).end);
         }
-        assert_eq!(ceil_ns(9.3e18), 9.3e18f64.ceil() as i64);
-        assert_eq!(ceil_ns(1e30), 1e30f64.ceil() as i64);
+        assert_eq!(ends[0], 10, "10.25 ns rounded down");
+        assert_eq!(ends[1], 20, "20.5");
+        assert_eq!(ends[3], 41, "41.015625");
+        assert_eq!(*ends.last().unwrap(), 656);
+        assert_eq!(port.free_frac, 1 << 62, "0.25 ns left");
+        // A frame arriving at 656 starts at the exact end, not at 656.
+        let t = port.transmit(656, 672);
+        assert_eq!((t.start, t.started, t.end), (656, 657, 666));
+        // 100 Mbit/s: 10 ns per bit, whole.
+        assert_eq!(ns_per_bit(1e8), 10u128 << 64);
+        // Not a whole rate: the next whole rate up (never a longer time); beyond 2^128, no time.
+        assert_eq!(ns_per_bit(2.5), ns_per_bit(3.0));
+        assert_eq!(ns_per_bit(1e308), 0);
     }
 }
