@@ -7,11 +7,16 @@ import contextlib
 import csv
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from rtnetlab.errors import UserError
 from rtnetlab.model import Network
+
+# A run estimated to need more memory than this is announced on stderr before it starts (the
+# engine refuses one above its limit, `--memory-limit`).
+WARN_MEMORY_BYTES = 1e9
 
 # Frame transmissions a trace keeps unless told otherwise (`--trace-limit`): about 24 bytes each
 # in memory during the run.
@@ -71,6 +76,10 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
     except ValueError as e:
         raise UserError(f"{net.source or 'network'}: {e}") from None
     duration = sim.duration_ns
+    memory, growth, why = sim.memory_estimate
+    if memory > WARN_MEMORY_BYTES:
+        grows = f", growing by {growth / 1e12:.3g} GB per simulated ms" if growth > 0 else ""
+        sys.stderr.write(f"warning: this run may need about {memory / 1e9:.3g} GB of memory ({why}{grows})\n")
     # Slices short enough to stay responsive (progress, Ctrl-C), long enough to cost nothing.
     step = max(duration // 200, 1_000_000)
     interrupted = False

@@ -574,6 +574,8 @@ pub struct Simulator {
     packets_dropped: u64,
     packets_policed: u64,
     wall_s: f64,
+    /// What the run was estimated to need before it started.
+    memory: super::memory::Estimate,
     pub trace: Vec<TraceRecord>,
 }
 
@@ -645,6 +647,7 @@ impl Simulator {
         if let Some(n) = net.nodes.iter().find(|n| n.technological_latency * 1e9 >= i32::MAX as f64) {
             return Err(format!("{}: the simulator takes technological latencies below 2.1 s", n.name));
         }
+        let memory = super::memory::check(net, &cfg)?;
         let net = net.clone();
         let mut ports = Vec::with_capacity(net.ports.len());
         for (p, port) in net.ports.iter().enumerate() {
@@ -841,6 +844,7 @@ impl Simulator {
             packets_dropped: 0,
             packets_policed: 0,
             wall_s: 0.0,
+            memory,
             trace: Vec::new(),
             hot,
             net,
@@ -945,6 +949,11 @@ impl Simulator {
             + ports
             + self.arrivals.as_ref().map_or(0, |l| l.held())
             + self.trace.len()
+    }
+
+    /// The memory the run was estimated to need (see [`super::memory`]).
+    pub fn memory_estimate(&self) -> &super::memory::Estimate {
+        &self.memory
     }
 
     /// Frame-hops so far (frames scheduled on an egress port).

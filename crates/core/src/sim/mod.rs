@@ -18,6 +18,7 @@
 
 mod arrivals;
 mod engine;
+pub mod memory;
 pub mod pcap;
 mod queue;
 pub mod stats;
@@ -145,6 +146,9 @@ pub struct SimConfig {
     /// Bloom-filter deduplication at destinations (absent: redundancy management by sequence
     /// number within SkewMax).
     pub dedup: Option<DedupSettings>,
+    /// The most memory the run may be estimated to need, bytes, before it is refused; 0:
+    /// [`memory::DEFAULT_LIMIT`] (see [`memory`]).
+    pub memory_limit_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -160,6 +164,7 @@ impl Default for SimConfig {
             trace_limit: 0,
             size_trace: Vec::new(),
             dedup: None,
+            memory_limit_bytes: 0,
         }
     }
 }
