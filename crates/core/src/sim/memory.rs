@@ -202,7 +202,10 @@ mod tests {
         assert!(e.why.contains("ES1"), "{}", e.why);
         assert!(check(&n, &cfg(1)).is_ok());
         let refused = check(&n, &cfg(100)).unwrap_err();
-        assert!(refused.contains("about 15.999 GB") && refused.contains("--memory-limit 17600MB"), "{refused}");
+        assert!(
+            refused.contains("about 15.999 GB") && refused.contains("--memory-limit 17600MB"),
+            "{refused}"
+        );
         assert!(check(&n, &SimConfig { memory_limit_bytes: 17_600_000_000, ..cfg(100) }).is_ok());
         assert!(crate::sim::Simulator::new(&n, cfg(100)).is_err(), "refused before anything runs");
     }
