@@ -276,6 +276,4 @@ pub fn simulate(net: &crate::model::Network, config: &SimConfig) -> Result<SimRe
 }
 
 #[cfg(test)]
-mod regression;
-#[cfg(test)]
 mod tests;

@@ -5,14 +5,14 @@
 //! hash of its full JSON report (wall time zeroed) and of its trace. A change to the engine that
 //! is meant to be faster must leave every hash as it is.
 //!
-//! `SIM_REGRESSION_DUMP=DIR cargo test -p rtnetlab-core sim::regression` writes each run's JSON
+//! `SIM_REGRESSION_DUMP=DIR cargo test -p rtnetlab-core --test sim_regression` writes each run's JSON
 //! (and trace) to DIR (to diff against a dump from another commit); the failure message lists the
 //! new hashes.
 
-use super::*;
-use crate::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
-use crate::model::{validate_spec, NetworkSpec, Switching, Traffic};
-use crate::units::{DataRate, DataSize, Duration};
+use rtnetlab_core::generate::{afdx, random_small, AfdxParams, RandomSchedulers};
+use rtnetlab_core::model::{validate_spec, NetworkSpec, Switching, Traffic};
+use rtnetlab_core::sim::*;
+use rtnetlab_core::units::{DataRate, DataSize, Duration};
 
 /// FNV-1a, 64 bits: stable across platforms and Rust versions, unlike `DefaultHasher`.
 fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
