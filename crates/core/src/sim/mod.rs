@@ -17,11 +17,18 @@
 //! end system's output queue to its last bit at the destination plus the receive latency.
 
 mod arrivals;
+mod destinations;
 mod engine;
+mod forwarding;
 pub mod memory;
 pub mod pcap;
+mod ports;
 mod queue;
+mod report;
+mod retransmission;
+mod sources;
 pub mod stats;
+mod tables;
 
 pub use engine::{Simulator, TraceRecord};
 

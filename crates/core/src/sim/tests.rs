@@ -350,7 +350,7 @@ fn logged_arrivals_match_arrival_events() {
 /// stream up again.
 #[test]
 fn integrity_checking_by_hand() {
-    use super::engine::sequence_valid;
+    use super::destinations::sequence_valid;
     let check = |frames: &[u64]| {
         let mut last = 0;
         frames.iter().map(|&f| sequence_valid(&mut last, f)).collect::<Vec<_>>()
