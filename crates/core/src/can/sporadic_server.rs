@@ -54,6 +54,13 @@ pub struct NetworkSporadicServer<P> {
     timer_expiries: u64,
 }
 
+/// What the server queues: one packet, or several sent one at a time (a message fragmented into
+/// frames and queued at once), so that a message of many packets costs one entry.
+pub trait Packets: Sized {
+    /// Takes the next packet out, leaving the rest in `self`; `None` when `self` is the last.
+    fn take_packet(&mut self) -> Option<Self>;
+}
+
 impl<P> NetworkSporadicServer<P> {
     /// A server initialised at `init_ns` with all `init_budget` chunks ready then.
     ///
@@ -101,9 +108,15 @@ impl<P> NetworkSporadicServer<P> {
     /// The head packet is sent (it won arbitration at the current level and is now on the wire).
     /// At normal priority this spends the head chunk (rules 2 and 3, path (c)). Returns the packet
     /// and the level it was sent at, or `None` if the queue is empty.
-    pub fn send_head(&mut self, now_ns: i64) -> Option<(P, ServerLevel)> {
+    pub fn send_head(&mut self, now_ns: i64) -> Option<(P, ServerLevel)>
+    where
+        P: Packets,
+    {
         self.debug_check(now_ns);
-        let packet = self.queue.pop_front()?;
+        let packet = match self.queue.front_mut()?.take_packet() {
+            Some(p) => p,
+            None => self.queue.pop_front().expect("the head was there"),
+        };
         let level = self.level;
         if level == ServerLevel::Normal {
             let run = self.capacity.front_mut().expect("the capacity queue is never empty");
@@ -186,6 +199,18 @@ impl<P> NetworkSporadicServer<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Packets for char {
+        fn take_packet(&mut self) -> Option<char> {
+            None
+        }
+    }
+
+    impl Packets for i64 {
+        fn take_packet(&mut self) -> Option<i64> {
+            None
+        }
+    }
     use crate::can::bus::{
         Arrivals, Bus, BusReport, Node, Payload, Sender, ServerSpec, SimConfig, Stream, Transmission,
     };
