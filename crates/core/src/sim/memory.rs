@@ -32,7 +32,7 @@ pub struct Estimate {
     pub bytes: f64,
     /// Added per simulated second, bytes.
     pub growth_per_s: f64,
-    /// What grows most, in words (empty when nothing grows).
+    /// What takes most, in words.
     pub why: String,
 }
 
@@ -138,10 +138,37 @@ pub fn estimate(net: &Network, cfg: &SimConfig) -> Estimate {
     }
     let growth_per_s = queue_growth * QUEUED_FRAME_BYTES + regulator_growth * PRODUCED_FRAME_BYTES;
     bytes += burst_frames * QUEUED_FRAME_BYTES + growth_per_s * seconds;
-    if cfg.trace_limit > 0 {
-        bytes += 24.0 * cfg.trace_limit as f64;
+    if let Some(d) = cfg.dedup {
+        // Each destination's filter: 4-bit counters, two to a byte.
+        let destinations: std::collections::HashSet<usize> =
+            net.flows.iter().flat_map(|f| f.routes.iter().map(|r| r.destination)).collect();
+        let filters = destinations.len() as f64 * (d.counters as f64 / 2.0);
+        bytes += filters;
+        if filters > worst.0 {
+            let what = format!(
+                "deduplication filters of {} counters at {} destinations",
+                d.counters,
+                destinations.len()
+            );
+            worst = (filters, what);
+        }
     }
-    Estimate { bytes, growth_per_s, why: worst.1 }
+    if cfg.trace_limit > 0 {
+        // A record per frame transmission, up to the limit.
+        let hops_per_s: f64 = net
+            .flows
+            .iter()
+            .zip(&offered)
+            .map(|(f, &rate)| {
+                let crossings: usize = f.routes.iter().map(|r| r.ports.len()).sum();
+                rate / f.min_frame_wire.max(1.0) * crossings as f64
+            })
+            .sum();
+        let records = (cfg.trace_limit as f64).min(hops_per_s * seconds + burst_frames * crossings as f64);
+        bytes += 24.0 * records;
+    }
+    let why = if worst.1.is_empty() { "the network's tables".to_string() } else { worst.1 };
+    Estimate { bytes, growth_per_s, why }
 }
 
 /// Refuses a run estimated above its limit, in one line that names the figure, the cause and
@@ -155,9 +182,11 @@ pub fn check(net: &Network, cfg: &SimConfig) -> Result<Estimate, String> {
         } else {
             String::new()
         };
+        let shorten = e.growth_per_s > 0.0;
         let (need, force) = if e.bytes < 1.8e19 {
             let mb = (e.bytes * 1.1 / 1e6).ceil();
-            (format!("about {}", human(e.bytes)), format!(", or --memory-limit {mb}MB runs it anyway"))
+            let or = if shorten { ", or" } else { ":" };
+            (format!("about {}", human(e.bytes)), format!("{or} --memory-limit {mb}MB runs it anyway"))
         } else {
             ("more memory than any machine has".into(), String::new())
         };
@@ -165,7 +194,7 @@ pub fn check(net: &Network, cfg: &SimConfig) -> Result<Estimate, String> {
             "the simulation would need {need} ({}{growth}), over the limit of {}{}{force}",
             e.why,
             human(limit as f64),
-            if e.growth_per_s > 0.0 { ": shorten --duration" } else { "" },
+            if shorten { ": shorten --duration" } else { "" },
         ));
     }
     Ok(e)
@@ -208,6 +237,19 @@ mod tests {
         );
         assert!(check(&n, &SimConfig { memory_limit_bytes: 17_600_000_000, ..cfg(100) }).is_ok());
         assert!(crate::sim::Simulator::new(&n, cfg(100)).is_err(), "refused before anything runs");
+    }
+
+    /// `--dedup-counters` is a user's number: 10^12 counters in the one destination's filter, two
+    /// to a byte, make 5 x 10^11 bytes (500 GB), and the 1 MB of the fixed part.
+    #[test]
+    fn deduplication_filters_are_counted() {
+        let n = net(r#"{"name": "F", "type": "virtual_link", "bag": "1ms", "lmin": "64B", "lmax": "1000B",
+                        "source": "ES1", "destinations": ["ES2"]}"#);
+        let dedup = Some(crate::sim::DedupSettings { counters: 1_000_000_000_000, ..Default::default() });
+        let refused = check(&n, &SimConfig { dedup, ..Default::default() }).unwrap_err();
+        let expected = "about 500.001 GB (deduplication filters of 1000000000000 counters at 1 \
+                        destinations), over the limit of 8.590 GB: --memory-limit 550002MB runs it anyway";
+        assert!(refused.ends_with(expected), "{refused}");
     }
 
     /// A token bucket of 10^308 bytes releases more frames at once than memory can hold: refused
