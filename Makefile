@@ -10,7 +10,7 @@ BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8"
 
-.PHONY: all setup build demo test test-rust test-python test-slow lint bench clean
+.PHONY: all setup build demo test test-rust test-python test-slow lint bench bench-wopanet bench-ns3 clean
 
 all: build
 
@@ -58,6 +58,16 @@ bench: build
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa
+
+# The simulator on a 265-VL single-plane WOPANet import, whole processes, against the SimPy peer.
+bench-wopanet: build
+	$(PY) benchmarks/sim_wopanet.py
+
+# The same with the ns-3 peer too (installs Debian's ns-3 and a C++ compiler when missing).
+bench-ns3: build
+	@pkg-config --exists ns3-core 2>/dev/null && command -v g++ >/dev/null || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libns3-dev libgsl-dev g++ pkg-config >/dev/null; }
+	$(PY) benchmarks/sim_wopanet.py --ns3
 
 clean:
 	rm -rf $(VENV) target

@@ -14,7 +14,8 @@ Rust simulator (``crates/core/src/sim``) does on a FIFO network:
 * a destination records latency from the release (plus jitter and plane skew) to the last bit's
   arrival plus the receive latency, per (flow, destination, plane).
 
-Time is integer nanoseconds, transmission times are rounded up to the nanosecond like the engine's.
+Time is integer nanoseconds; as in the engine, a port keeps its link's exact end of transmission
+(ns in fixed point with 64 fractional bits) and events happen at exact times rounded down.
 A frame-hop is counted when a frame starts leaving an egress port, as the engine counts it.
 """
 
@@ -81,7 +82,8 @@ class SimpyAfdx:
                 raise ValueError("the SimPy peer models FIFO egress ports only")
         self.node_latency = [round(n["technological_latency"] * 1e9) for n in nodes]
         self.node_receive = [round(n["receive_latency"] * 1e9) for n in nodes]
-        self.ps_per_bit = [1e12 / p["rate"] for p in ports]
+        # ns per bit in fixed point (64 fractional bits), rounded down, as the engine's.
+        self.ns_per_bit = [(10**9 << 64) // max(math.ceil(p["rate"]), 1) for p in ports]
         self.prop = [round(p["propagation_delay"] * 1e9) for p in ports]
         self.peer = [p["peer"] for p in ports]
         self.stores = [simpy.Store(self.env) for _ in ports]
@@ -170,12 +172,14 @@ class SimpyAfdx:
 
     def _port(self, p: int):
         """An egress port: takes frames in FIFO order and transmits each at the link rate."""
-        env, store, ps_per_bit = self.env, self.stores[p], self.ps_per_bit[p]
+        env, store, ns_per_bit = self.env, self.stores[p], self.ns_per_bit[p]
         prop, peer = self.prop[p], self.peer[p]
+        free = 0  # the exact end of the last frame, fixed point
         while True:
             c, start, wire = yield store.get()
             self.frame_hops += 1
-            yield env.timeout(math.ceil(wire * ps_per_bit / 1e3))
+            free = max(env.now << 64, free) + wire * ns_per_bit
+            yield env.timeout((free >> 64) - env.now)
             env.process(self._link(c, peer, prop, start, wire))
 
     def _link(self, c: int, node: int, prop: int, start: int, wire: int):
@@ -228,3 +232,38 @@ class SimpyAfdx:
             "flows": out,
             "stats": {"frame_hops": self.frame_hops, "wall_s": self.wall_s, "simulated_ns": self.until_ns},
         }
+
+
+def main() -> None:
+    """The peer as a whole process, as a user of it runs it: reads the network through rtnetlab's
+    loader, simulates, prints one JSON line (frame-hops, the event loop's wall time, latency
+    totals)."""
+    import argparse
+    import json
+
+    from rtnetlab import model
+
+    ap = argparse.ArgumentParser(description="SimPy AFDX peer")
+    ap.add_argument("network")
+    ap.add_argument("--duration-ns", type=int, required=True)
+    ap.add_argument("--release", default="synchronized")
+    ap.add_argument("--sizes", default="max")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    peer = SimpyAfdx(model.load_file(args.network).resolved(), seed=args.seed, release=args.release,
+                     frame_sizes=args.sizes)
+    peer.run(args.duration_ns)
+    report = peer.report()
+    count = sum(f["count"] for f in report["flows"])
+    total = sum(f["mean_ns"] * f["count"] for f in report["flows"])
+    print(json.dumps({
+        "frame_hops": peer.frame_hops,
+        "wall_s": peer.wall_s,
+        "delivered": count,
+        "mean_latency_us": total / count / 1e3 if count else 0.0,
+        "max_latency_us": max((f["max_ns"] for f in report["flows"]), default=0) / 1e3,
+    }))
+
+
+if __name__ == "__main__":
+    main()

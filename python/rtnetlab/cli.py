@@ -380,6 +380,13 @@ def _quantity(kind: str, text: str, option: str) -> float:
         raise UserError(f"{option}: {e}") from None
 
 
+def _memory_limit(text: str) -> int:
+    limit = _quantity("size", text, "--memory-limit") / 8
+    if not 1 <= limit < 2**64:
+        raise UserError(f"--memory-limit: expected a size such as 16GB, got {text}")
+    return int(limit)
+
+
 @app.command()
 def simulate(
     file: FileArg,
@@ -433,6 +440,10 @@ def simulate(
     ] = None,
     histograms: Annotated[
         Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
+    ] = None,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option("--memory-limit", help="Run even if estimated to need this much memory (default 8GB)."),
     ] = None,
     rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
@@ -494,6 +505,7 @@ def simulate(
         "trace_limit": (trace_limit or sim_mod.DEFAULT_TRACE_LIMIT) if trace else 0,
         "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
         "size_trace": trace_sizes,
+        "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
     }
     counts = net.info()["counts"]
     if counts["end_systems"]:

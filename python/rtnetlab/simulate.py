@@ -3,16 +3,20 @@ still reports what was measured."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
 from rtnetlab.errors import UserError
 from rtnetlab.model import Network
+
+# A run estimated to need more memory than this is announced on stderr before it starts (the
+# engine refuses one above its limit, `--memory-limit`).
+WARN_MEMORY_BYTES = 1e9
 
 # Frame transmissions a trace keeps unless told otherwise (`--trace-limit`): about 24 bytes each
 # in memory during the run.
@@ -38,6 +42,27 @@ def check_output_path(path: Path, option: str) -> None:
         raise UserError(f"{option}: {path}: cannot be written ({e.strerror or e})") from None
 
 
+@contextlib.contextmanager
+def _progress_bar(shown: bool, duration_ns: int):
+    """Yields a function taking the simulated time reached; a bar on the terminal when `shown`
+    (rich's progress module is imported only then: it is a good part of a short run's start-up)."""
+    if not shown:
+        yield lambda _t: None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("simulating"),
+        BarColumn(),
+        TextColumn("{task.fields[sim]} simulated"),
+        TimeElapsedColumn(),
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("sim", total=duration_ns, sim="0 s")
+        yield lambda t: bar.update(task, completed=t, sim=f"{t / 1e9:.3g} s")
+
+
 def run(net: Network, config: dict, progress: bool = True, trace: Path | None = None) -> dict:
     """Simulates `net` with `config` (the engine's SimConfig as a dict); returns the report, and
     writes a pcapng trace to `trace` if given (written whole through a temporary file).
@@ -51,25 +76,20 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
     except ValueError as e:
         raise UserError(f"{net.source or 'network'}: {e}") from None
     duration = sim.duration_ns
+    memory, growth, why = sim.memory_estimate
+    if memory > WARN_MEMORY_BYTES:
+        grows = f", growing by {growth / 1e12:.3g} GB per simulated ms" if growth > 0 else ""
+        sys.stderr.write(f"warning: this run may need about {memory / 1e9:.3g} GB of memory ({why}{grows})\n")
     # Slices short enough to stay responsive (progress, Ctrl-C), long enough to cost nothing.
     step = max(duration // 200, 1_000_000)
     interrupted = False
-    bar = Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        TextColumn("{task.fields[sim]} simulated"),
-        TimeElapsedColumn(),
-        transient=True,
-        disable=not progress,
-    )
-    with bar:
-        task = bar.add_task("sim", total=duration, sim="0 s")
+    with _progress_bar(progress, duration) as update:
         try:
             t = 0
             while t < duration:
                 t = min(t + step, duration)
                 sim.run_until(t)
-                bar.update(task, completed=t, sim=f"{t / 1e9:.3g} s")
+                update(t)
         except KeyboardInterrupt:
             interrupted = True
     sim.finish()

@@ -134,6 +134,13 @@ impl Simulation {
     fn duration_ns(&self) -> i64 {
         self.duration_ns
     }
+    /// The memory the run was estimated to need before it started: (bytes at the end, bytes
+    /// added per simulated second, what grows most).
+    #[getter]
+    fn memory_estimate(&self) -> (f64, f64, String) {
+        let e = self.inner.memory_estimate();
+        (e.bytes, e.growth_per_s, e.why.clone())
+    }
     /// Ends the run (frames held by deduplication are delivered at their SkewMax expiry).
     fn finish(&mut self) {
         self.inner.finish();

@@ -37,7 +37,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::frame::{self, CanId, IdFormat, Stuffing, MAX_DATA_BYTES};
-use super::sporadic_server::{NetworkSporadicServer, ServerLevel};
+use super::sporadic_server::{NetworkSporadicServer, Packets, ServerLevel};
 
 pub type NodeId = usize;
 pub type StreamId = usize;
@@ -381,15 +381,29 @@ impl PartialOrd for Event {
     }
 }
 
-/// A frame waiting in a node or a server. Ordered by `seq` (the first field), which is unique.
+/// A frame waiting in a node or a server, standing for the frames of its message queued after it
+/// too (one entry per message, however many frames the description gives it). Ordered by `seq`
+/// (the first field), which is unique.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Pending {
-    /// Queuing order, unique over the run.
+    /// Queuing order, unique over the run (the message's next frames take the next numbers).
     seq: u64,
     queued_ns: i64,
     stream: u32,
-    /// The last frame of its message.
-    last: bool,
+    /// Frames of its message from this one on: 1 for the last.
+    frames: u32,
+}
+
+impl Packets for Pending {
+    /// The frame at the head of a message; the message goes on with its next frame.
+    fn take_packet(&mut self) -> Option<Pending> {
+        (self.frames > 1).then(|| {
+            let frame = *self;
+            self.frames -= 1;
+            self.seq += 1;
+            frame
+        })
+    }
 }
 
 enum NodeQueue {
@@ -406,13 +420,23 @@ impl NodeQueue {
         }
     }
 
-    fn pop(&mut self) {
+    /// Takes the head frame out (its message's next frame, if any, stays at the head: the same
+    /// key, the next queuing number).
+    fn take(&mut self) -> Pending {
         match self {
             NodeQueue::Priority(heap) => {
-                heap.pop();
+                let mut top = heap.peek_mut().expect("an offered frame is waiting");
+                match top.0 .1.take_packet() {
+                    Some(frame) => frame,
+                    None => std::collections::binary_heap::PeekMut::pop(top).0 .1,
+                }
             }
             NodeQueue::Fifo(fifo) => {
-                fifo.pop_front();
+                let head = fifo.front_mut().expect("an offered frame is waiting");
+                match head.1.take_packet() {
+                    Some(frame) => frame,
+                    None => fifo.pop_front().expect("the head was there").1,
+                }
             }
         }
     }
@@ -640,26 +664,25 @@ impl<'a> Simulation<'a> {
     fn queue_message(&mut self, now: i64, stream: usize) {
         let st = &self.bus.streams[stream];
         self.acc[stream].released += 1;
-        for f in 0..st.frames_per_message {
-            self.seq += 1;
-            let frame = Pending {
-                seq: self.seq,
-                queued_ns: now,
-                stream: stream as u32,
-                last: f + 1 == st.frames_per_message,
-            };
-            match st.sender {
-                Sender::Id(id) => {
-                    let key = id.arbitration_key();
-                    match &mut self.queues[st.node] {
-                        NodeQueue::Priority(heap) => heap.push(Reverse((key, frame))),
-                        NodeQueue::Fifo(fifo) => fifo.push_back((key, frame)),
-                    }
+        // One entry for the whole message; its frames take the next queuing numbers.
+        let frame = Pending {
+            seq: self.seq + 1,
+            queued_ns: now,
+            stream: stream as u32,
+            frames: st.frames_per_message,
+        };
+        self.seq += u64::from(st.frames_per_message);
+        match st.sender {
+            Sender::Id(id) => {
+                let key = id.arbitration_key();
+                match &mut self.queues[st.node] {
+                    NodeQueue::Priority(heap) => heap.push(Reverse((key, frame))),
+                    NodeQueue::Fifo(fifo) => fifo.push_back((key, frame)),
                 }
-                Sender::Server(server) => self.servers[server].enqueue(now, frame),
             }
-            self.waiting += 1;
+            Sender::Server(server) => self.servers[server].enqueue(now, frame),
         }
+        self.waiting += st.frames_per_message as usize;
     }
 
     /// The frame `node` offers to arbitration, if any.
@@ -697,11 +720,11 @@ impl<'a> Simulation<'a> {
         else {
             return;
         };
-        match winner.origin {
-            Origin::Node(node) => self.queues[node].pop(),
+        let frame = match winner.origin {
+            Origin::Node(node) => self.queues[node].take(),
             Origin::Server(s) => {
                 let server = &mut self.servers[s];
-                let (_, level) = server.send_head(now).expect("an offered server frame is waiting");
+                let (frame, level) = server.send_head(now).expect("an offered server frame is waiting");
                 let sends = &mut self.server_sends[s];
                 match level {
                     ServerLevel::Normal => {
@@ -712,10 +735,11 @@ impl<'a> Simulation<'a> {
                     }
                     ServerLevel::Low => sends.1 += 1,
                 }
+                frame
             }
-        }
+        };
+        debug_assert_eq!(frame, winner.frame, "the frame offered is the frame sent");
         self.waiting -= 1;
-        let frame = winner.frame;
         let end = now + self.tx_ns[frame.stream as usize][format_index(winner.id.format())];
         if let Some(trace) = &mut self.trace {
             trace.push(Transmission {
@@ -734,7 +758,7 @@ impl<'a> Simulation<'a> {
         self.busy_ns += now - start;
         let acc = &mut self.acc[frame.stream as usize];
         acc.frames_sent += 1;
-        if frame.last {
+        if frame.frames == 1 {
             let response = now - frame.queued_ns;
             acc.delivered += 1;
             acc.min = acc.min.min(response);
@@ -892,6 +916,41 @@ mod tests {
         let s = &report.streams[0];
         assert_eq!((s.released, s.delivered, s.frames_sent), (1, 1, 3));
         assert_eq!(s.max_response_ns, Some(4 * FRAME8));
+    }
+
+    /// A message of 2^32 - 1 frames is one entry in its node's queue (it was one per frame, 170 GB):
+    /// in 10 ms at 500 kbit/s, 37 frames of 270 µs go out (9.99 ms): 36 of the message, not
+    /// delivered, and a frame of a higher priority queued during its first frame, which gets in
+    /// after it (response 2 x 270 - 10 µs); the same through a FIFO node and a sporadic server.
+    #[test]
+    fn a_message_of_many_frames_costs_one_entry() {
+        let huge = |sender| once(0, sender, &[0]).with_frames_per_message(u32::MAX);
+        for (queue, sender, servers) in [
+            (TxQueue::Priority, std_id(0x300), vec![]),
+            (TxQueue::Fifo, std_id(0x300), vec![]),
+            (
+                TxQueue::Priority,
+                Sender::Server(0),
+                vec![ServerSpec {
+                    node: 0,
+                    normal_id: CanId::Standard(0x300),
+                    low_id: Some(CanId::Standard(0x301)),
+                    init_budget: u32::MAX,
+                    repl_period_ns: MS,
+                }],
+            ),
+        ] {
+            let bus = Bus {
+                bit_rate_bps: 500_000,
+                nodes: vec![Node { queue }, Node::default()],
+                servers,
+                streams: vec![huge(sender), once(1, std_id(0x100), &[10 * US])],
+            };
+            let report = run(&bus, 10 * MS, 0);
+            let s = &report.streams[0];
+            assert_eq!((s.released, s.delivered, s.frames_sent), (1, 0, 36), "{queue:?}");
+            assert_eq!(report.streams[1].max_response_ns, Some(2 * FRAME8 - 10 * US), "{queue:?}");
+        }
     }
 
     /// A bus with every kind of arrival process, a FIFO node and a server.

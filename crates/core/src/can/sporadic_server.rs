@@ -42,14 +42,23 @@ pub enum ServerLevel {
 #[derive(Clone, Debug)]
 pub struct NetworkSporadicServer<P> {
     repl_period_ns: i64,
-    /// Replenishment time of each one-packet chunk, head first; always `init_budget` long.
-    capacity: VecDeque<i64>,
+    /// Replenishment time of each one-packet chunk, head first, `init_budget` chunks in all, as
+    /// runs of chunks sharing a time (time, chunks): the budget is a user's number and costs no
+    /// memory (one run at the start), each packet sent at most one run more.
+    capacity: VecDeque<(i64, u32)>,
     activation_ns: i64,
     timer_ns: Option<i64>,
     level: ServerLevel,
     queue: VecDeque<P>,
     replenishments: u64,
     timer_expiries: u64,
+}
+
+/// What the server queues: one packet, or several sent one at a time (a message fragmented into
+/// frames and queued at once), so that a message of many packets costs one entry.
+pub trait Packets: Sized {
+    /// Takes the next packet out, leaving the rest in `self`; `None` when `self` is the last.
+    fn take_packet(&mut self) -> Option<Self>;
 }
 
 impl<P> NetworkSporadicServer<P> {
@@ -62,7 +71,7 @@ impl<P> NetworkSporadicServer<P> {
         assert!(repl_period_ns > 0, "the replenishment period must be positive, got {repl_period_ns} ns");
         NetworkSporadicServer {
             repl_period_ns,
-            capacity: std::iter::repeat_n(init_ns, init_budget as usize).collect(),
+            capacity: VecDeque::from([(init_ns, init_budget)]),
             activation_ns: init_ns,
             timer_ns: None,
             level: ServerLevel::Normal,
@@ -99,15 +108,30 @@ impl<P> NetworkSporadicServer<P> {
     /// The head packet is sent (it won arbitration at the current level and is now on the wire).
     /// At normal priority this spends the head chunk (rules 2 and 3, path (c)). Returns the packet
     /// and the level it was sent at, or `None` if the queue is empty.
-    pub fn send_head(&mut self, now_ns: i64) -> Option<(P, ServerLevel)> {
+    pub fn send_head(&mut self, now_ns: i64) -> Option<(P, ServerLevel)>
+    where
+        P: Packets,
+    {
         self.debug_check(now_ns);
-        let packet = self.queue.pop_front()?;
+        let packet = match self.queue.front_mut()?.take_packet() {
+            Some(p) => p,
+            None => self.queue.pop_front().expect("the head was there"),
+        };
         let level = self.level;
         if level == ServerLevel::Normal {
-            let chunk = self.capacity.pop_front().expect("the capacity queue is never empty");
-            self.capacity.push_back(self.activation_ns.max(chunk) + self.repl_period_ns);
+            let run = self.capacity.front_mut().expect("the capacity queue is never empty");
+            let chunk = run.0;
+            run.1 -= 1;
+            if run.1 == 0 {
+                self.capacity.pop_front();
+            }
+            let back = self.activation_ns.max(chunk) + self.repl_period_ns;
+            match self.capacity.back_mut() {
+                Some(run) if run.0 == back => run.1 += 1,
+                _ => self.capacity.push_back((back, 1)),
+            }
             self.replenishments += 1;
-            let head = self.capacity[0];
+            let head = self.capacity[0].0;
             if head > now_ns {
                 self.level = ServerLevel::Low;
                 self.timer_ns = Some(head);
@@ -140,8 +164,8 @@ impl<P> NetworkSporadicServer<P> {
     }
 
     /// The replenishment times of the capacity chunks, head first.
-    pub fn capacity_queue(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
-        self.capacity.iter().copied()
+    pub fn capacity_queue(&self) -> impl Iterator<Item = i64> + '_ {
+        self.capacity.iter().flat_map(|&(t, n)| std::iter::repeat_n(t, n as usize))
     }
 
     pub fn repl_period(&self) -> i64 {
@@ -166,7 +190,7 @@ impl<P> NetworkSporadicServer<P> {
         );
         debug_assert_eq!(
             self.level == ServerLevel::Normal,
-            self.capacity[0] <= now_ns,
+            self.capacity[0].0 <= now_ns,
             "level out of step with the head chunk"
         );
     }
@@ -175,6 +199,18 @@ impl<P> NetworkSporadicServer<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Packets for char {
+        fn take_packet(&mut self) -> Option<char> {
+            None
+        }
+    }
+
+    impl Packets for i64 {
+        fn take_packet(&mut self) -> Option<i64> {
+            None
+        }
+    }
     use crate::can::bus::{
         Arrivals, Bus, BusReport, Node, Payload, Sender, ServerSpec, SimConfig, Stream, Transmission,
     };
@@ -220,6 +256,24 @@ mod tests {
         assert_eq!(s.level(), ServerLevel::Normal);
         assert_eq!((s.replenishments(), s.timer_expiries()), (5, 1));
         assert_eq!(s.send_head(16), None);
+    }
+
+    /// A budget of 2^32 - 1 packets: the capacity queue is one run of that many chunks (it was
+    /// 34 GB of one entry each); sending spends the head run one chunk at a time, and the chunks
+    /// spent come back, merged when they share a replenishment time.
+    #[test]
+    fn a_huge_budget_costs_no_memory() {
+        let mut s = NetworkSporadicServer::new(u32::MAX, 10, 0);
+        assert_eq!(s.capacity.len(), 1);
+        for k in 0..4 {
+            s.enqueue(k, k);
+        }
+        for k in 0..4 {
+            assert_eq!(s.send_head(k), Some((k, ServerLevel::Normal)));
+        }
+        // Activated at 0 and busy since: every chunk spent comes back at 0 + 10.
+        assert_eq!(s.capacity.iter().copied().collect::<Vec<_>>(), [(0, u32::MAX - 4), (10, 4)]);
+        assert_eq!(s.capacity.iter().map(|r| r.1 as u64).sum::<u64>(), u32::MAX as u64);
     }
 
     fn tv_004_2_bus(low_id: Option<CanId>) -> Bus {

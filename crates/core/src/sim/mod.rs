@@ -17,10 +17,18 @@
 //! end system's output queue to its last bit at the destination plus the receive latency.
 
 mod arrivals;
+mod destinations;
 mod engine;
+mod forwarding;
+pub mod memory;
 pub mod pcap;
+mod ports;
 mod queue;
+mod report;
+mod retransmission;
+mod sources;
 pub mod stats;
+mod tables;
 
 pub use engine::{Simulator, TraceRecord};
 
@@ -145,6 +153,9 @@ pub struct SimConfig {
     /// Bloom-filter deduplication at destinations (absent: redundancy management by sequence
     /// number within SkewMax).
     pub dedup: Option<DedupSettings>,
+    /// The most memory the run may be estimated to need, bytes, before it is refused; 0:
+    /// [`memory::DEFAULT_LIMIT`] (see [`memory`]).
+    pub memory_limit_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -160,6 +171,7 @@ impl Default for SimConfig {
             trace_limit: 0,
             size_trace: Vec::new(),
             dedup: None,
+            memory_limit_bytes: 0,
         }
     }
 }
@@ -270,7 +282,5 @@ pub fn simulate(net: &crate::model::Network, config: &SimConfig) -> Result<SimRe
     Ok(sim.report())
 }
 
-#[cfg(test)]
-mod regression;
 #[cfg(test)]
 mod tests;
