@@ -127,11 +127,21 @@ impl Simulation {
     fn finish(&mut self) {
         self.inner.finish();
     }
-    /// Writes the recorded frames as a pcapng trace; returns how many were written.
-    fn write_pcapng(&self, path: std::path::PathBuf) -> PyResult<u64> {
-        self.inner
-            .write_pcapng(&path)
-            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    /// Writes the recorded frames as a pcapng trace (whole or not at all); returns how many were
+    /// written. Python's signal handlers run while it writes: a Ctrl-C (KeyboardInterrupt) or
+    /// any exception they raise stops the writing, leaves no file behind and is raised as is.
+    fn write_pcapng(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<u64> {
+        let mut raised: Option<PyErr> = None;
+        let written = self.inner.write_pcapng(&path, || {
+            py.check_signals().map_err(|e| {
+                raised = Some(e);
+                std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")
+            })
+        });
+        if let Some(e) = raised {
+            return Err(e);
+        }
+        written.map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
     }
     /// Results so far, JSON text.
     fn report_json(&self) -> String {
