@@ -214,14 +214,22 @@ fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<String> {
 }
 
 /// Decouples latency from bandwidth in a Deficit Table (`rtnetlab configure dtable`):
-/// requirements JSON in, report JSON out (tables 4 and 5 and scheduler configurations).
+/// requirements JSON in, report JSON out (tables 4 and 5 and scheduler configurations), or
+/// `{"feasible": false, "reason"}` when no table meets the requirements.
 #[pyfunction]
 fn configure_dtable(requirements_json: &str) -> PyResult<String> {
     let doc: serde_json::Value = serde_json::from_str(requirements_json)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("(file): {e}")))?;
-    rtnetlab_core::synthesis::dtable::configure(doc)
-        .map(|r| to_json(&r))
-        .map_err(pyo3::exceptions::PyValueError::new_err)
+    use rtnetlab_core::synthesis::dtable::{configure, ConfigureError};
+    // No table meets the requirements: a verdict, reported as `{"feasible": false, "reason"}`
+    // (the report of a configuration has no `feasible` key); a wrong document: ValueError.
+    match configure(doc) {
+        Ok(r) => Ok(to_json(&r)),
+        Err(ConfigureError::Infeasible(e)) => {
+            Ok(to_json(&serde_json::json!({"feasible": false, "reason": e.to_string()})))
+        }
+        Err(e @ ConfigureError::Input(_)) => Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
+    }
 }
 
 /// One panel of seed 001E's Fig. 6 (DOPA: acceptance of PARTITION with OPA and with DM):
