@@ -307,6 +307,17 @@ def test_fail_on_miss(tmp_path: Path, over: Path) -> None:
     assert [r["flow"] for r in late] == ["VL1"] and late[0]["max_us"] >= 163.2 - 1e-9
     relaxed = tiny(tmp_path, "10ms", "relaxed.yaml")
     assert run(tmp_path, "simulate", relaxed, "--duration", "10ms", "--fail-on-miss").returncode == 0
+    # A CAN bus: seed 004's m3 is 50 packets of one 8-byte frame (1 ms each at 135 kbit/s), so
+    # at least 50 ms from its release: a 40 ms deadline is always missed.
+    can = yaml_load(REPO / "examples" / "fixed_priority" / "nss_table1.yaml")
+    m3 = next(m for m in can["messages"] if m["name"] == "m3")
+    m3["deadline"] = "40ms"
+    (tmp_path / "can.yaml").write_text(yaml_dump(can))
+    res = run(tmp_path, "simulate", "can.yaml", "--duration", "1s", "--fail-on-miss", "--json")
+    assert res.returncode == 1
+    late = json.loads(res.stdout)["bounds"]["late"]
+    assert [r["message"] for r in late] == ["m3"] and late[0]["max_us"] >= 50_000
+    (tmp_path / "can.yaml").unlink()
     # The report gates on both.
     res = run(tmp_path, "report", net, "-o", "t.html", "--duration", "10ms", "--fail-on-miss")
     assert res.returncode == 1 and "VL1 -> ES2 (A): miss" in res.stderr
@@ -500,6 +511,10 @@ def test_simulate_sets_each_maximum_beside_its_bound(tmp_path: Path) -> None:
         assert 0 < f["max_over_bound"] <= 1 and f["above_bound"] is False
     res = run(tmp_path, "simulate", SEED002, "--duration", "100ms")
     assert "bound (best)" in res.stdout and "max / bound" in res.stdout
+    # Left out when not asked for (an analysis of a large network costs about a second).
+    doc = json.loads(run(tmp_path, "simulate", SEED002, "--duration", "10ms", "--no-bounds", "--json").stdout)
+    assert doc["bounds"]["applies"] is False and doc["bounds"]["reason"] == "not asked for (--no-bounds)"
+    assert all(f["bound_us"] is None for f in doc["flows"]) and doc["warnings"] == []
 
 
 def test_simulate_says_when_the_bounds_do_not_apply(tmp_path: Path, over: Path) -> None:

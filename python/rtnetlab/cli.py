@@ -274,35 +274,12 @@ def _analysis_text(fmt: str, net: model.Network, report: dict) -> str:
             raise UserError("--format csv: holds the network's end-to-end bounds only; this description "
                             "also has a fixed-priority part: use json")
         if report.get("fixed_priority"):
-            return _response_times_csv(report["fixed_priority"])
+            return results.response_times_csv(report["fixed_priority"])
         return results.flows_csv(report)
     from rtnetlab import results
     from rtnetlab.io import wopanet
 
     return wopanet.results_dumps(net.spec, report, net.info(), results.Reasons.of(net, report))
-
-
-def _response_times_csv(fp: dict) -> str:
-    import csv
-    import io
-
-    from rtnetlab.results import clean_reason, csv_number
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["item", "kind", "resource", "priority", "cost_us", "period_us", "deadline_us", "response_us",
-                "slack_us", "status", "analysis", "reason"])
-    for i in fp["items"]:
-        unbounded = i["status"] in ("unbounded", "unassigned")
-        response = float("inf") if unbounded and i["response_us"] is None else i["response_us"]
-        slack = i["slack_us"]
-        if unbounded and slack is None and i["deadline_us"] is not None:
-            slack = float("-inf")
-        w.writerow([i["name"], i["kind"], i["resource"], "" if i["priority"] is None else i["priority"],
-                    csv_number(i["cost_us"]), csv_number(i["period_us"]), csv_number(i["deadline_us"]),
-                    csv_number(response), csv_number(slack), i["status"], i["analysis"],
-                    clean_reason(i.get("reason"))])
-    return buf.getvalue()
 
 
 @app.command()
@@ -651,6 +628,13 @@ def simulate(
     histograms: Annotated[
         Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
     ] = None,
+    with_bounds: Annotated[
+        bool,
+        typer.Option(
+            "--bounds/--no-bounds",
+            help="Set the best bound beside each simulated maximum (one analysis: about 1 s for 5000 VLs).",
+        ),
+    ] = True,
     fail_on_miss: Annotated[
         bool,
         typer.Option(
@@ -745,7 +729,7 @@ def simulate(
             report.setdefault("interrupted_by", sim_mod.signal_name(e))
     for f in report["flows"]:
         f.pop("histogram", None)
-    report["bounds"] = sim_mod.attach_bounds(net, report, config)
+    report["bounds"] = sim_mod.attach_bounds(net, report, config, analyze=with_bounds)
     unwritten = histograms if histograms is not None and histograms not in written else None
     warnings = list(net.warnings) + _sim_warnings(report, trace, unwritten)
     if as_json:
@@ -777,6 +761,8 @@ def simulate(
 
 def _sim_warnings(report: dict, trace: Path | None, histograms: Path | None) -> list[str]:
     """Warnings of a simulation (`histograms`: a histogram file requested but not written)."""
+    from rtnetlab.simulate import NO_BOUNDS
+
     st = report["stats"]
     out_w = []
     if report["interrupted"]:
@@ -795,7 +781,7 @@ def _sim_warnings(report: dict, trace: Path | None, histograms: Path | None) -> 
     if histograms is not None:
         out_w.append(f"warning: --histograms: {histograms}: not written (interrupted while writing it)")
     b = report["bounds"]
-    if not b["applies"] and report["flows"]:
+    if not b["applies"] and report["flows"] and b["reason"] != NO_BOUNDS:
         out_w.append(f"warning: bounds: not set beside the measurements: {b['reason']}")
     if b["above_bound"]:
         out_w.append("warning: " + _soundness_line(b["above_bound"]))
@@ -874,7 +860,7 @@ def _read_sizes(path: Path) -> list[int]:
 
 
 def _print_sim(report: dict, limit: int | None) -> None:
-    from rtnetlab.simulate import ratio_text
+    from rtnetlab.simulate import NO_BOUNDS, ratio_text
 
     bounds = report.get("bounds") or {"applies": False}
     with_bounds = bounds["applies"]
@@ -920,7 +906,7 @@ def _print_sim(report: dict, limit: int | None) -> None:
     flows.print(out, limit, "(flow, destination, plane) rows")
     for reason, n in unbounded.items():
         out.print(f"bound: unbounded for {n} row(s): {reason}", markup=False)
-    if not with_bounds and bounds.get("reason"):
+    if not with_bounds and bounds.get("reason") and bounds["reason"] != NO_BOUNDS:
         out.print(f"bounds: not shown: {bounds['reason']}", markup=False)
     ports = ResultTable(
         "Egress ports",

@@ -131,3 +131,26 @@ def flows_csv(analysis: dict) -> str:
                     csv_number(f.get("best_case_us")), csv_number(f["deadline_us"]), csv_number(slack),
                     f["status"], f.get("method") or "", clean_reason(f.get("reason"))])
     return buf.getvalue()
+
+
+ITEM_COLUMNS = ["item", "kind", "resource", "priority", "cost_us", "period_us", "deadline_us", "response_us",
+                "slack_us", "status", "analysis", "reason"]
+
+
+def response_times_csv(fp: dict) -> str:
+    """The fixed-priority response times as CSV, one row per task, message or server; an
+    unbounded response is ``inf`` (an unassigned item has none: empty)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(ITEM_COLUMNS)
+    for i in fp["items"]:
+        unbounded = i["status"] == "unbounded"
+        response = math.inf if unbounded and i["response_us"] is None else i["response_us"]
+        slack = i["slack_us"]
+        if unbounded and slack is None and i["deadline_us"] is not None:
+            slack = -math.inf
+        w.writerow([i["name"], i["kind"], i["resource"], "" if i["priority"] is None else i["priority"],
+                    csv_number(i["cost_us"]), csv_number(i["period_us"]), csv_number(i["deadline_us"]),
+                    csv_number(response), csv_number(slack), i["status"], i["analysis"],
+                    clean_reason(i.get("reason"))])
+    return buf.getvalue()

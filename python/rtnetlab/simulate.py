@@ -28,6 +28,7 @@ SIM_SLACK_US = 0.01
 
 #: The bounds set beside a simulation.
 BOUND_METHOD = "best"
+NO_BOUNDS = "not asked for (--no-bounds)"
 
 
 def signal_name(e: BaseException) -> str:
@@ -123,7 +124,7 @@ def bounds_not_applicable(net: Network, config: dict) -> str | None:
     return None
 
 
-def attach_bounds(net: Network, report: dict, config: dict) -> dict:
+def attach_bounds(net: Network, report: dict, config: dict, analyze: bool = True) -> dict:
     """Sets the `best` bound beside every simulated (flow, destination, plane) row: `bound_us`,
     `max_over_bound`, `above_bound` (a simulated maximum above its bound: a soundness bug), and
     the deadline with `late` (some frame arrived after it). An unbounded row has `bound_us` null
@@ -134,7 +135,7 @@ def attach_bounds(net: Network, report: dict, config: dict) -> dict:
     resolved = net.resolved()
     deadlines = {f["name"]: f.get("deadline") for f in resolved.get("flows", [])}
     analysis = None
-    why = bounds_not_applicable(net, config)
+    why = bounds_not_applicable(net, config) if analyze else NO_BOUNDS
     if why is None and (report.get("flows") or report.get("buses")):
         try:
             analysis = net.analyze(BOUND_METHOD)
@@ -172,8 +173,9 @@ def attach_bounds(net: Network, report: dict, config: dict) -> dict:
             items = {i["name"]: i for i in analysis["fixed_priority"]["items"]}
         for b in buses["buses"]:
             for m in b["messages"]:
+                # A message a server carries has no deadline of its own (its item's is the server's).
                 item = items.get(m["name"])
-                m["deadline_us"] = item.get("deadline_us") if item else None
+                m["deadline_us"] = item.get("deadline_us") if item and item["status"] != "served" else None
                 m["late"] = (bool(m["count"]) and m["deadline_us"] is not None
                              and (m["max_us"] or 0) > m["deadline_us"])
                 if m["late"]:
