@@ -527,6 +527,11 @@ def test_simulate_says_when_the_bounds_do_not_apply(tmp_path: Path, over: Path) 
     res = run(tmp_path, "simulate", cut, "--duration", "10ms")
     assert "bound (best)" not in res.stdout
     assert "bounds: not shown: cut-through switches (SW)" in res.stdout
+    # The report says the same, and does not call a measurement above such a bound a violation.
+    assert run(tmp_path, "report", cut, "-o", "cut.html", "--duration", "10ms").returncode == 0
+    summary = json.loads((tmp_path / "cut.json").read_text())["summary"]
+    assert "cut-through switches (SW)" in summary["bounds_not_guaranteed"]
+    assert "Bounds not guaranteed" in (tmp_path / "cut.html").read_text()
     doc = json.loads(run(tmp_path, "simulate", tiny(tmp_path), "--duration", "10ms", "--retransmit",
                          "--json").stdout)
     assert doc["bounds"]["applies"] is False and doc["bounds"]["reason"].startswith("--retransmit")

@@ -72,6 +72,11 @@ def build(
     classes = {f["name"]: f.get("class") or NO_CLASS for f in spec["flows"]}
     sim_flows = {(f["flow"], f["destination"], f["plane"]): f for f in simulation["flows"]}
     reasons = Reasons(resolved, info, analysis)
+    # As `simulate` says: where the bounds are not guaranteed (cut-through switches), a measurement
+    # above one is not a soundness violation.
+    from rtnetlab.simulate import bounds_not_applicable
+
+    not_guaranteed = bounds_not_applicable(net, {})
     rows = []
     for f in analysis["flows"]:
         s = sim_flows.get((f["flow"], f["destination"], f["plane"]))
@@ -95,14 +100,19 @@ def build(
                 "deadline_us": f["deadline_us"],
                 "slack_us": f["slack_us"],
                 "ratio": sim_max / bound if sim_max is not None and bound else None,
-                "above_bound": sim_max is not None and bound is not None and sim_max > bound + SIM_SLACK_US,
+                "above_bound": not not_guaranteed and sim_max is not None and bound is not None
+                and sim_max > bound + SIM_SLACK_US,
                 "status": f["status"],
                 "method": f["method"],
                 "reason": reasons.flow(f) if f["status"] == "unbounded" else f.get("reason"),
             }
         )
     ports = _join_ports(analysis, simulation, info, reasons)
+    if not_guaranteed:
+        for p in ports:
+            p["sim_above_bound"] = False
     summary = _summary(net, analysis, simulation, info, rows, ports, method, duration_ns, seed)
+    summary["bounds_not_guaranteed"] = not_guaranteed
     return {
         "spec": spec,
         "resolved": resolved,
@@ -1369,6 +1379,9 @@ def _notes_html(data: dict, paths: dict[str, Path] | None = None) -> str:
         out.append(
             "<li><b>The simulation was interrupted</b>: its results cover less than the time above.</li>"
         )
+    if s.get("bounds_not_guaranteed"):
+        out.append(f"<li><b>Bounds not guaranteed</b>: {_e(s['bounds_not_guaranteed'])}; a simulated value "
+                   "above one is not reported as a violation.</li>")
     out.append(
         "<li>p99 and the CDFs come from the simulator's log-linear histograms (quantiles within 1/128, "
         "never below the truth).</li>"
