@@ -116,9 +116,12 @@ def test_configure_dtable_refuses_impossible_distances(tmp_path: Path) -> None:
     data["classes"][1]["max_distance"] = 2
     src = tmp_path / "req.yaml"
     src.write_text(yaml.safe_dump(data))
-    res = run("configure", "dtable", str(src))
-    assert res.returncode == 2
-    assert "the distances need 80 entries but the table has 64" in res.stderr
+    out = tmp_path / "schedulers.yaml"
+    res = run("configure", "dtable", str(src), "-o", str(out))
+    # No table meets the requirements: a verdict (1), as for every `configure`; nothing written.
+    assert res.returncode == 1
+    assert "no feasible table: the distances need 80 entries but the table has 64" in res.stderr
+    assert not out.exists()
     assert "Traceback" not in res.stderr
 
 

@@ -78,6 +78,7 @@ def test_three_files_and_their_data(report: Path) -> None:
         "sim_max_us",
         "deadline_us",
         "status",
+        "reason",
     ]
     assert len(rows) == len(doc["analysis"]["flows"]) == summary["flows"]["total"] == 112
     by_key = {(r["flow"], r["destination"], r["plane"]): r for r in rows}
@@ -166,10 +167,13 @@ def test_page_in_headless_chromium(report: Path, tmp_path: Path) -> None:
     assert options == ["", *flows]
 
 
-def test_user_errors_leave_nothing(tmp_path: Path) -> None:
+def test_user_errors_leave_nothing(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    blocker = tmp_path_factory.mktemp("elsewhere") / "a-file"
+    blocker.write_text("not a directory")
     for args, message in [
         (["-o", "out.csv"], "the report is HTML"),
-        (["-o", "missing/report.html"], "does not exist"),
+        (["-o", f"{blocker}/report.html"], f"{blocker} is not a directory"),
+        (["-o", "."], "is a directory"),
         (["--duration", "0s"], "--duration"),
         (["--method", "nope"], "--method"),
     ]:

@@ -375,8 +375,8 @@ def test_json_output_for_an_invalid_file(tmp_path: Path) -> None:
         "file": "net.yaml",
         "valid": False,
         "errors": [
-            "flows[0].bag: must be a power of two between 1ms and 128ms, got 3ms",
-            "flows[1].lmin: must not exceed lmax (200B), got 300B",
+            {"place": "flows[0].bag", "message": "must be a power of two between 1ms and 128ms, got 3ms"},
+            {"place": "flows[1].lmin", "message": "must not exceed lmax (200B), got 300B"},
         ],
         "warnings": [],
     }
@@ -387,7 +387,8 @@ def test_json_output_for_an_unreadable_file(tmp_path: Path) -> None:
     no_traceback(res)
     assert res.returncode == 2
     assert json.loads(res.stdout) == {"file": "nothere.yaml", "valid": False,
-                                      "errors": ["nothere.yaml: no such file"], "warnings": []}
+                                      "errors": [{"place": "nothere.yaml", "message": "no such file"}],
+                                      "warnings": []}
 
 
 # Warnings: reported with their reason, exit code 0.

@@ -1,14 +1,26 @@
 """The `rtnetlab` command.
 
-Every command takes `--json` for machine-readable output. User mistakes (unreadable files, bad
-descriptions, wrong options) are printed as one line each on stderr with exit code 2, never with
-a traceback.
+Exit codes, one rule for every command:
+
+* 0: done (and, with ``--fail-on-miss``, every deadline met);
+* 1: a verdict failed: ``--fail-on-miss`` found a deadline missed (or a bound infinite where a
+  deadline exists, or a simulated maximum above its bound), or ``configure`` found no feasible
+  configuration; the results are still printed or written;
+* 2: a user error (unreadable file, bad description, wrong option): one line per problem on
+  stderr, or with ``--json`` the JSON document ``{"errors": [{"place", "message"}], "warnings"}``
+  on stdout; nothing is written;
+* 3: an internal error (a bug), with its traceback;
+* 130: interrupted by Ctrl-C (SIGINT), 143: terminated (SIGTERM); a simulation still reports
+  what it measured, and no file is left half-written.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import signal
 import sys
+import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,8 +29,9 @@ from rich.console import Console
 from rich.table import Table
 
 from rtnetlab import model
-from rtnetlab.errors import ModelError, UserError
+from rtnetlab.errors import ModelError, Terminated, UserError
 from rtnetlab.io import formats
+from rtnetlab.io import output as outfiles
 from rtnetlab.tables import DEFAULT_ROWS, ResultTable, RowsOpt, parse_limit
 
 app = typer.Typer(
@@ -38,11 +51,25 @@ configure_app = typer.Typer(
 app.add_typer(configure_app, name="configure")
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
+EXIT_VERDICT = 1
+EXIT_USER = 2
+EXIT_INTERNAL = 3
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
 FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+FailOnMissOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-miss",
+        help="Exit with code 1 when a deadline is missed (or a bound is infinite where a deadline "
+        "exists); for CI gates.",
+    ),
+]
 
 
 def emit_json(data: Any) -> None:
@@ -58,6 +85,43 @@ def _warn(net: model.Network) -> None:
         err.print(w, markup=False)
 
 
+def _wrote(*paths: Path, detail: str = "") -> None:
+    """Says where each file went (and which directories were created for them)."""
+    for d in outfiles.created_directories:
+        out.print(f"created directory {d}", markup=False)
+    outfiles.created_directories.clear()
+    for k, path in enumerate(paths):
+        out.print(f"wrote {path}" + (f" ({detail})" if detail and k == len(paths) - 1 else ""), markup=False)
+
+
+def _error_entry(text: str) -> dict:
+    """One problem as the JSON error shape: the place (text before the first ': '), the rule."""
+    text = text.removeprefix("warning: ")
+    place, sep, message = text.partition(": ")
+    if not sep or not place.strip() or "\n" in place:
+        return {"place": None, "message": text}
+    return {"place": place, "message": message}
+
+
+def error_document(errors: list[str], warnings: list[str] | None = None, **extra: Any) -> dict:
+    """The JSON every command prints for errors with --json (warnings as in successful outputs)."""
+    return {**extra, "errors": [_error_entry(e) for e in errors], "warnings": list(warnings or [])}
+
+
+def _check_outputs(outputs: dict[str, Path | None], inputs: list[Path | None]) -> None:
+    outfiles.check({k: v for k, v in outputs.items() if v is not None}, [p for p in inputs if p is not None])
+
+
+DESCRIPTION_SUFFIXES = (".yaml", ".yml", ".json", ".xml")
+
+
+def _check_description_output(option: str, path: Path | None) -> None:
+    """A description is written by its extension: checked before any work."""
+    if path is not None and path.suffix.lower() not in DESCRIPTION_SUFFIXES:
+        where = f"{option}: {path}" if option else str(path)
+        raise UserError(f"{where}: unknown output type '{path.suffix}', expected .yaml, .yml, .json or .xml")
+
+
 @app.command()
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a network description; report every problem, one line each."""
@@ -66,8 +130,8 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     except UserError as e:
         if as_json:
             errors, warnings = (e.lines, e.warnings) if isinstance(e, ModelError) else ([str(e)], [])
-            emit_json({"file": str(file), "valid": False, "errors": errors, "warnings": warnings})
-            raise typer.Exit(2) from None
+            emit_json(error_document(errors, warnings, file=str(file), valid=False))
+            raise typer.Exit(EXIT_USER) from None
         raise
     info = net.info()
     if as_json:
@@ -169,7 +233,53 @@ def _table(title: str, columns: list[str], left: tuple[str, ...]) -> Table:
 
 
 def _fmt_us(x: float | None) -> str:
-    return "inf" if x is None else f"{x:,.3f}".rstrip("0").rstrip(".")
+    return "-" if x is None else f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
+#: `analyze -o FILE` without --format: the format by the file's extension.
+FORMAT_BY_EXTENSION = {".json": "json", ".csv": "csv", ".xml": "wopanet-res"}
+ANALYZE_FORMATS = ("table", "json", "csv", "wopanet-res")
+
+
+def _analyze_format(output_format: str | None, out_path: Path | None, as_json: bool) -> str:
+    """The format of what `analyze` writes: --format, else the extension of -o, else (on the
+    terminal) a table, or JSON with --json."""
+    if output_format is not None and output_format not in ANALYZE_FORMATS:
+        raise UserError(f"--format: expected {', '.join(ANALYZE_FORMATS)}, got '{output_format}'")
+    if out_path is None:
+        fmt = output_format or ("json" if as_json else "table")
+        if as_json and fmt != "json":
+            raise UserError(f"--json: prints JSON; --format {fmt} needs -o FILE to go with it")
+        return fmt
+    if output_format == "table":
+        raise UserError("--format table: the table is for the terminal; -o writes json, csv or wopanet-res")
+    if output_format is not None:
+        return output_format
+    fmt = FORMAT_BY_EXTENSION.get(out_path.suffix.lower())
+    if fmt is None:
+        raise UserError(
+            f"-o: {out_path}: unknown output type '{out_path.suffix}', expected .json, .csv or .xml "
+            "(WOPANet results), or give --format"
+        )
+    return fmt
+
+
+def _analysis_text(fmt: str, net: model.Network, report: dict) -> str:
+    if fmt == "json":
+        return json.dumps({**report, "warnings": net.warnings}, indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        from rtnetlab import results
+
+        if report.get("fixed_priority") and report["flows"]:
+            raise UserError("--format csv: holds the network's end-to-end bounds only; this description "
+                            "also has a fixed-priority part: use json")
+        if report.get("fixed_priority"):
+            return results.response_times_csv(report["fixed_priority"])
+        return results.flows_csv(report)
+    from rtnetlab import results
+    from rtnetlab.io import wopanet
+
+    return wopanet.results_dumps(net.spec, report, net.info(), results.Reasons.of(net, report))
 
 
 @app.command()
@@ -182,44 +292,124 @@ def analyze(
     blind: Annotated[
         bool, typer.Option("--blind", help="Blind (arbitrary) instead of FIFO multiplexing.")
     ] = False,
-    output_format: Annotated[str, typer.Option("--format", help="table, json or wopanet-res")] = "table",
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write results to this file.")] = None,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="table, json, csv or wopanet-res (default: table on the terminal; with -o, by the "
+            "file's extension: .json, .csv, .xml)",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write the results to this file (format by extension)."),
+    ] = None,
+    compare: Annotated[
+        Path | None,
+        typer.Option("--compare", help="A WOPANet results file (_res.xml) to set beside the bounds."),
+    ] = None,
+    fail_on_miss: FailOnMissOpt = False,
     rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
 ) -> None:
     """Worst-case delay, jitter and backlog bounds of every flow and egress port."""
+    from rtnetlab import results
+
     limit = parse_limit(rows)
-    if as_json:
-        output_format = "json"
-    if output_format not in ("table", "json", "wopanet-res"):
-        raise UserError(f"--format: expected table, json or wopanet-res, got '{output_format}'")
+    fmt = _analyze_format(output_format, output, as_json)
+    _check_outputs({"-o": output}, [file, compare])
     net = model.load_file(file)
     report = net.analyze(method, grouping, blind)
-    if output_format == "wopanet-res":
+    reference = None
+    if compare is not None:
         from rtnetlab.io import wopanet
 
-        text = wopanet.results_dumps(net.spec, report, net.info())
+        reference = wopanet.compare_results(compare, net, report)
+    verdict = results.verdict(report)
+    if output is not None:
+        formats.atomic_write(output, _analysis_text(fmt, net, report))
+    if as_json:
         if output is None:
-            sys.stdout.write(text)
+            doc = {**report, "warnings": net.warnings + (reference["warnings"] if reference else [])}
+            if reference:
+                doc["comparison"] = reference
         else:
-            formats.atomic_write(output, text)
-            out.print(f"wrote {output}", markup=False)
-        return
-    if output_format == "json":
-        report["warnings"] = net.warnings
+            doc = {"files": {"output": str(output)}, "format": fmt, "method": report["method"],
+                   "verdict": verdict,
+                   "warnings": net.warnings + (reference["warnings"] if reference else [])}
+            if reference:
+                doc["comparison"] = reference
+        emit_json(doc)
+    elif output is None and fmt != "table":
+        sys.stdout.write(_analysis_text(fmt, net, report))
+        _warn(net)
+    else:
+        _warn(net)
         if output is None:
-            emit_json(report)
+            _print_report(report, limit, results.Reasons.of(net, report))
         else:
-            formats.atomic_write(output, json.dumps(report, indent=2) + "\n")
-            out.print(f"wrote {output}", markup=False)
-        return
-    _warn(net)
-    _print_report(report, limit)
+            _wrote(output, detail=fmt)
+            out.print(_verdict_line(verdict), markup=False)
+        if reference:
+            _print_comparison(reference, limit)
+    if fail_on_miss and verdict["failed"]:
+        if not as_json:
+            err.print(results.failure_line(verdict["failures"]), style="bold red", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
 
 
-def _print_report(report: dict, limit: int | None = None) -> None:
+def _print_comparison(ref: dict, limit: int | None) -> None:
+    for w in ref["warnings"]:
+        err.print(w, markup=False)
+    t = ResultTable(
+        f"Beside {ref['file']} (worst plane)",
+        ["flow", "destination", "bound (us)", "reference (us)", "reference - bound (us)", "note"],
+        left=("flow", "destination", "note"),
+    )
+
+    def key(r: dict) -> tuple:
+        return (r["reference_is_bound"], r["in_network"] and r["in_reference"])
+
+    for r in sorted(ref["rows"], key=key):
+        b, x = r["bound_us"], r["reference_delay_us"]
+        if not r["in_network"]:
+            note = "not in the network"
+        elif not r["in_reference"]:
+            note = "not in the reference"
+        elif not r["reference_is_bound"]:
+            note = f"crosses overloaded {', '.join(r['crosses_overloaded'])}: not a bound"
+        else:
+            note = ""
+        t.add_row(
+            r["flow"],
+            r["destination"],
+            "unbounded" if b is None and r["in_network"] else _fmt_us(b),
+            "Infinity" if x is None and r["in_reference"] else _fmt_us(x),
+            "-" if b is None or x is None else _fmt_us(x - b),
+            note,
+            style=None if r["reference_is_bound"] else "bold red",
+        )
+    t.print(out, limit, "(flow, destination) rows")
+
+
+def _verdict_line(v: dict) -> str:
+    if not v["rows"]:
+        return f"{len(v['failures'])} deadline failure(s)"
+    return (f"{v['rows']} bounds: {v['ok']} meet their deadline (or have none), {v['miss']} miss, "
+            f"{v['unbounded']} unbounded")
+
+
+def _status(status: str, reason: str | None) -> str:
+    """A status cell: the word, and for an infinite bound its reason once ("unbounded: ...")."""
+    from rtnetlab.results import clean_reason
+
+    reason = clean_reason(reason)
+    return f"{status}: {reason}" if reason else status
+
+
+def _print_report(report: dict, limit: int | None = None, reasons: Any = None) -> None:
     if report["flows"] or report["ports"]:
-        _print_network_report(report, limit)
+        _print_network_report(report, limit, reasons)
     if report.get("fixed_priority"):
         _print_response_times(report["fixed_priority"])
     for n in report.get("notes", []):
@@ -246,7 +436,7 @@ def _print_response_times(fp: dict) -> None:
             _fmt_us(i["deadline_us"]),
             "-" if i["response_us"] is None else _fmt_us(i["response_us"]),
             "-" if i["slack_us"] is None else _fmt_us(i["slack_us"]),
-            i["status"] + (f" ({i['reason']})" if i.get("reason") else ""),
+            _status(i["status"], i.get("reason")),
             i["analysis"],
             style=style,
         )
@@ -265,7 +455,7 @@ def _print_response_times(fp: dict) -> None:
                 "-" if c["response_us"] is None else _fmt_us(c["response_us"]),
                 _fmt_us(c["deadline_us"]),
                 "-" if c["slack_us"] is None else _fmt_us(c["slack_us"]),
-                c["status"] + (f" ({c['reason']})" if c.get("reason") else ""),
+                _status(c["status"], c.get("reason")),
                 style={"unbounded": "bold red", "miss": "red"}.get(c["status"]),
             )
         out.print(chains)
@@ -277,7 +467,7 @@ def _fmt_opt_us(v: float | None) -> str:
     return "-" if v is None else _fmt_us(v)
 
 
-def _print_network_report(report: dict, limit: int | None) -> None:
+def _print_network_report(report: dict, limit: int | None, reasons: Any = None) -> None:
     flows = ResultTable(
         f"End-to-end bounds ({report['method']})",
         [
@@ -301,15 +491,16 @@ def _print_network_report(report: dict, limit: int | None) -> None:
 
     for f in sorted(report["flows"], key=critical):
         style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
+        reason = reasons.flow(f) if reasons is not None and f["status"] == "unbounded" else f.get("reason")
         flows.add_row(
             f["flow"],
             f["destination"],
             f["plane"],
             _fmt_us(f["delay_us"]),
             _fmt_us(f["jitter_us"]),
-            "-" if f["deadline_us"] is None else _fmt_us(f["deadline_us"]),
-            "-" if f["deadline_us"] is None else _fmt_us(f["slack_us"]),
-            f["status"] + (f" ({f['reason']})" if f.get("reason") else ""),
+            _fmt_us(f["deadline_us"]),
+            _fmt_us(f["slack_us"]),
+            _status(f["status"], reason),
             style=style,
         )
     flows.print(out, limit, "(flow, destination, plane) rows")
@@ -326,17 +517,17 @@ def _print_network_report(report: dict, limit: int | None) -> None:
     loaded = [p for p in report["ports"] if p["load"] > 0]
     for p in sorted(loaded, key=lambda p: (not (p["status"] == "unbounded" or overflows(p)), -p["load"])):
         buffer, over = p.get("buffer_bytes"), overflows(p)
-        status = (
-            p["status"]
-            + (f" ({p['reason']})" if p.get("reason") else "")
-            + (" BUFFER OVERFLOW" if over else "")
-        )
+        reason = p.get("reason")
+        if reasons is not None and p["status"] == "unbounded":
+            # The port's own reason without repeating its name.
+            reason = reasons.port(p).removeprefix(f"{p['node']}:{p['port']}").lstrip(": ")
+        status = _status(p["status"], reason) + (" BUFFER OVERFLOW" if over else "")
         ports.add_row(
             f"{p['node']}:{p['port']}",
             p["plane"],
             f"{100 * p['load']:.1f}%",
             _fmt_us(p["delay_us"]),
-            "inf" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
+            "-" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
             "-" if buffer is None else f"{buffer:,.0f}",
             status,
             style="bold red" if p["status"] == "unbounded" or over else None,
@@ -357,15 +548,18 @@ def _print_network_report(report: dict, limit: int | None) -> None:
             left=("flow", "destination"),
         )
         # Copies that may arrive further apart than SkewMax first, then the largest delay.
+        def bound(x: float | None) -> str:
+            return "unbounded" if x is None else _fmt_us(x)
+
         for r in sorted(report["redundancy"], key=lambda r: (r["skew_ok"], -(r["delay_us"] or float("inf")))):
             red.add_row(
                 r["flow"],
                 r["destination"],
-                _fmt_us(r["delay_us"]),
-                _fmt_us(r["single_plane_delay_us"]),
-                _fmt_us(r["arrival_skew_us"]),
+                bound(r["delay_us"]),
+                bound(r["single_plane_delay_us"]),
+                bound(r["arrival_skew_us"]),
                 _fmt_us(r["skew_max_us"]),
-                _fmt_us(r["paper_cor7_us"]),
+                bound(r["paper_cor7_us"]),
                 style=None if r["skew_ok"] else "red",
             )
         red.print(out, limit, "(flow, destination) rows")
@@ -383,7 +577,7 @@ def _quantity(kind: str, text: str, option: str) -> float:
 def _memory_limit(text: str) -> int:
     limit = _quantity("size", text, "--memory-limit") / 8
     if not 1 <= limit < 2**64:
-        raise UserError(f"--memory-limit: expected a size such as 16GB, got {text}")
+        raise UserError(f"--memory-limit: expected a size such as 16000MB, got {text}")
     return int(limit)
 
 
@@ -434,21 +628,39 @@ def simulate(
         typer.Option(
             "--trace-limit",
             min=1,
-            help="With --trace: the trace keeps the first N frame transmissions (default 5000000); "
-            "the output says when the limit was reached.",
+            help="With --trace: the trace keeps the first N frame transmissions (default 1000000: at "
+            "most 1.6 GB, about 0.35 GB for AFDX frame mixes); a warning says when it cut the trace.",
         ),
     ] = None,
     histograms: Annotated[
         Path | None, typer.Option("--histograms", help="Write latency histograms (CSV).")
     ] = None,
+    with_bounds: Annotated[
+        bool,
+        typer.Option(
+            "--bounds/--no-bounds",
+            help="Set the best bound beside each simulated maximum (one analysis: about 1 s for 5000 VLs).",
+        ),
+    ] = True,
+    fail_on_miss: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-miss",
+            help="Exit with code 1 when a simulated frame arrives after its deadline (or above its "
+            "bound); for CI gates.",
+        ),
+    ] = False,
     memory_limit: Annotated[
         str | None,
-        typer.Option("--memory-limit", help="Run even if estimated to need this much memory (default 8GB)."),
+        typer.Option(
+            "--memory-limit", help="Run even if estimated to need this much memory (default 8192MiB)."
+        ),
     ] = None,
     rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
 ) -> None:
-    """Simulate the network packet by packet; per-flow latencies and per-port backlog."""
+    """Simulate the network packet by packet; per-flow latencies beside their bounds, per-port
+    backlog. Ctrl-C stops early and still reports (exit 130)."""
     from rtnetlab import simulate as sim_mod
 
     limit = parse_limit(rows)
@@ -482,10 +694,7 @@ def simulate(
     if trace_limit is not None and trace is None:
         raise UserError("--trace-limit: give the trace file with --trace FILE")
     # Before the run: an unwritable output would otherwise only show once it is over.
-    if trace is not None:
-        sim_mod.check_output_path(trace, "--trace")
-    if histograms is not None:
-        sim_mod.check_output_path(histograms, "--histograms")
+    _check_outputs({"--trace": trace, "--histograms": histograms}, [file, size_trace])
     work: dict = {"kind": "periodic"}
     if workload in ("cbr", "poisson"):
         work = {"kind": workload, "load": load}
@@ -513,43 +722,110 @@ def simulate(
     else:
         if trace or histograms:
             raise UserError("--trace/--histograms: this description has no switched network to trace")
-        report = {"flows": [], "ports": [], "stats": {"events": 0, "frame_hops": 0, "wall_s": 0.0}}
-    if counts["buses"]:
+        report = {"flows": [], "ports": [], "stats": {"events": 0, "frame_hops": 0, "wall_s": 0.0},
+                  "interrupted": False}
+    if counts["buses"] and not report["interrupted"]:
         bus_config = {"duration_ns": config["duration_ns"], "seed": seed,
                       "random_offsets": release == "random"}
         try:
             report["buses"] = json.loads(net.handle.simulate_buses_json(json.dumps(bus_config)))
         except ValueError as e:
             raise UserError(f"{file}: {e}") from None
+    written: list[Path] = []
+    if trace is not None and report["stats"].get("trace_written"):
+        written.append(trace)
     if histograms:
-        sim_mod.write_histograms(report, histograms)
-    if not histograms:
-        for f in report["flows"]:
-            f.pop("histogram", None)
+        try:
+            sim_mod.write_histograms(report, histograms)
+            written.append(histograms)
+        except KeyboardInterrupt as e:  # a second Ctrl-C: the measurements are still reported
+            report["interrupted"] = True
+            report.setdefault("interrupted_by", sim_mod.signal_name(e))
+    for f in report["flows"]:
+        f.pop("histogram", None)
+    report["bounds"] = sim_mod.attach_bounds(net, report, config, analyze=with_bounds)
+    unwritten = histograms if histograms is not None and histograms not in written else None
+    warnings = list(net.warnings) + _sim_warnings(report, trace, unwritten)
     if as_json:
-        report["warnings"] = net.warnings
+        report["warnings"] = warnings
         emit_json(report)
-        return
-    _warn(net)
-    if report["flows"]:
-        _print_sim(report, limit)
-    if report.get("buses"):
-        _print_bus_sim(report["buses"])
-    if trace is not None:
-        _print_trace(report["stats"], trace)
-
-
-def _print_trace(stats: dict, trace: Path) -> None:
-    written = stats["trace_frames"]
-    if stats["trace_truncated"]:
-        out.print(
-            f"trace: first {written} of {stats['frame_hops']} frame transmissions written to {trace} "
-            "(--trace-limit)",
-            style="yellow",
-            markup=False,
-        )
     else:
-        out.print(f"trace: {written} frame transmissions written to {trace}", markup=False)
+        _warn(net)
+        if report["flows"]:
+            _print_sim(report, limit)
+        if report.get("buses"):
+            _print_bus_sim(report["buses"])
+        if written:
+            _wrote(*written)
+        for w in warnings[len(net.warnings):]:
+            err.print(w, style="yellow", markup=False)
+        if report["bounds"]["above_bound"]:
+            err.print(_soundness_line(report["bounds"]["above_bound"]), style="bold white on red",
+                      markup=False)
+    failures = _sim_failures(report) if fail_on_miss else []
+    if failures and not as_json:
+        from rtnetlab.results import failure_line
+
+        err.print(failure_line(failures, "simulated deadline or bound"), style="bold red", markup=False)
+    if report["interrupted"]:
+        raise typer.Exit(EXIT_SIGTERM if report.get("interrupted_by") == "SIGTERM" else EXIT_SIGINT)
+    if failures:
+        raise typer.Exit(EXIT_VERDICT)
+
+
+def _sim_warnings(report: dict, trace: Path | None, histograms: Path | None) -> list[str]:
+    """Warnings of a simulation (`histograms`: a histogram file requested but not written)."""
+    from rtnetlab.simulate import NO_BOUNDS
+
+    st = report["stats"]
+    out_w = []
+    if report["interrupted"]:
+        what = "SIGTERM" if report.get("interrupted_by") == "SIGTERM" else "Ctrl-C"
+        simulated = st.get("simulated_us", 0) / 1e6
+        out_w.append(f"warning: interrupted ({what}): results cover {simulated:g} s simulated")
+    if trace is not None:
+        if not st.get("trace_written"):
+            out_w.append(f"warning: --trace: {trace}: not written (interrupted while writing it; "
+                         "nothing left behind)")
+        elif st["trace_truncated"]:
+            out_w.append(
+                f"warning: --trace: {trace}: first {st['trace_frames']:,} of {st['frame_hops']:,} frame "
+                f"transmissions written (--trace-limit {st['trace_limit']:,}; raise it to keep more)"
+            )
+    if histograms is not None:
+        out_w.append(f"warning: --histograms: {histograms}: not written (interrupted while writing it)")
+    b = report["bounds"]
+    if not b["applies"] and report["flows"] and b["reason"] != NO_BOUNDS:
+        out_w.append(f"warning: bounds: not set beside the measurements: {b['reason']}")
+    if b["above_bound"]:
+        out_w.append("warning: " + _soundness_line(b["above_bound"]))
+    return out_w
+
+
+def _soundness_line(rows: list[dict]) -> str:
+    first = rows[0]
+    if first.get("bus"):
+        where = first["violation"]
+    else:
+        where = (f"{first['flow']} -> {first['destination']} ({first['plane']}): simulated "
+                 f"{first['max_us']:,.3f} us > bound {first['bound_us']:,.3f} us")
+    return (f"SIMULATED MAXIMUM ABOVE ITS BOUND in {len(rows)} row(s), first {where}: a bound must never "
+            "be exceeded; this is a bug in rtnetlab, please report it with the description and --seed")
+
+
+def _sim_failures(report: dict) -> list[str]:
+    failures = []
+    for r in report["bounds"]["late"]:
+        if "message" in r:
+            failures.append(f"message {r['message']}: simulated {r['max_us']:,.1f} us > deadline "
+                            f"{r['deadline_us']:,.1f} us")
+        else:
+            failures.append(f"{r['flow']} -> {r['destination']} ({r['plane']}): simulated "
+                            f"{r['max_us']:,.1f} us > deadline {r['deadline_us']:,.1f} us")
+    for r in report["bounds"]["above_bound"]:
+        where = r["violation"] if r.get("bus") else f"{r['flow']} -> {r['destination']} ({r['plane']})"
+        failures.append(f"above its bound: {where}")
+    return failures
 
 
 def _print_bus_sim(buses: dict) -> None:
@@ -557,15 +833,17 @@ def _print_bus_sim(buses: dict) -> None:
         t = _table(
             f"Bus {b['bus']} (simulated, utilisation {100 * b['utilisation']:.1f}%)",
             ["message", "priority", "count", "min (us)", "mean (us)", "max (us)", "bound (us)",
-             "max / bound"],
+             "max / bound", "deadline (us)"],
             left=("message",),
         )
         for m in b["messages"]:
             ratio = "-" if not (m["bound_us"] and m["max_us"]) else f"{m['max_us'] / m['bound_us']:.3f}"
             name = m["name"] + (f" (via {m['served_by']})" if m["served_by"] else "")
             prio = "-" if m["priority"] is None else str(m["priority"])
+            deadline = _fmt_opt_us(m.get("deadline_us")) + (" LATE" if m.get("late") else "")
             t.add_row(name, prio, str(m["count"]), _fmt_opt_us(m["min_us"]), _fmt_opt_us(m["mean_us"]),
-                      _fmt_opt_us(m["max_us"]), _fmt_opt_us(m["bound_us"]), ratio)
+                      _fmt_opt_us(m["max_us"]), _fmt_opt_us(m["bound_us"]), ratio, deadline,
+                      style="red" if m.get("late") else None)
         out.print(t)
         for s in b["servers"]:
             out.print(
@@ -596,42 +874,54 @@ def _read_sizes(path: Path) -> list[int]:
 
 
 def _print_sim(report: dict, limit: int | None) -> None:
-    cols = [
-        "flow",
-        "destination",
-        "plane",
-        "count",
-        "min",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "jitter",
-        "losses",
-        "IC discards",
-        "retx",
-    ]
+    from rtnetlab.simulate import NO_BOUNDS, ratio_text
+
+    bounds = report.get("bounds") or {"applies": False}
+    with_bounds = bounds["applies"]
+    with_deadlines = any(f.get("deadline_us") is not None for f in report["flows"])
+    cols = ["flow", "destination", "plane", "count", "min", "mean", "p50", "p99", "p99.9", "max"]
+    if with_bounds:
+        cols += [f"bound ({bounds['method']})", "max / bound"]
+    if with_deadlines:
+        cols += ["deadline"]
+    cols += ["jitter", "losses", "IC discards", "retx"]
     flows = ResultTable("Simulated latency (us)", cols, left=("flow", "destination", "plane"))
-    # Losses, integrity discards and retransmissions first, then the largest latency.
+
+    # Above its bound (a bug), late, then losses, integrity discards and retransmissions, then the
+    # closest to its bound (or the largest latency).
     def trouble(f: dict) -> int:
         return f["losses"] + f["integrity_discards"] + f["retransmissions"]
 
-    for f in sorted(report["flows"], key=lambda f: (-trouble(f), -f["max_us"])):
-        flows.add_row(
-            f["flow"],
-            f["destination"],
-            f["plane"],
-            str(f["count"]),
-            *[
-                f"{f[k]:,.1f}"
-                for k in ("min_us", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "jitter_us")
-            ],
-            str(f["losses"]),
-            str(f["integrity_discards"]),
-            str(f["retransmissions"]),
-        )
+    def order(f: dict) -> tuple:
+        closeness = f.get("max_over_bound")
+        if closeness is None:
+            closeness = math.inf if with_bounds and f.get("bound_us") is None else 0.0
+        return (not f.get("above_bound"), not f.get("late"), -trouble(f), -closeness, -f["max_us"])
+
+    unbounded: dict[str, int] = {}
+    for f in sorted(report["flows"], key=order):
+        cells = [f["flow"], f["destination"], f["plane"], str(f["count"])]
+        cells += [f"{f[k]:,.1f}" for k in ("min_us", "mean_us", "p50_us", "p99_us", "p999_us", "max_us")]
+        if with_bounds:
+            if f["bound_us"] is None:
+                cells += ["unbounded", "-"]
+                unbounded[f.get("bound_reason") or "no finite bound"] = (
+                    unbounded.get(f.get("bound_reason") or "no finite bound", 0) + 1)
+            else:
+                ratio = ratio_text(f["max_over_bound"])
+                cells += [f"{f['bound_us']:,.1f}", ratio + (" ABOVE BOUND" if f["above_bound"] else "")]
+        if with_deadlines:
+            deadline = "-" if f["deadline_us"] is None else f"{f['deadline_us']:,.1f}"
+            cells += [deadline + (" LATE" if f["late"] else "")]
+        cells += [f"{f['jitter_us']:,.1f}", str(f["losses"]), str(f["integrity_discards"]),
+                  str(f["retransmissions"])]
+        style = "bold white on red" if f.get("above_bound") else "red" if f.get("late") else None
+        flows.add_row(*cells, style=style)
     flows.print(out, limit, "(flow, destination, plane) rows")
+    for reason, n in unbounded.items():
+        out.print(f"bound: unbounded for {n} row(s): {reason}", markup=False)
+    if not with_bounds and bounds.get("reason") and bounds["reason"] != NO_BOUNDS:
+        out.print(f"bounds: not shown: {bounds['reason']}", markup=False)
     ports = ResultTable(
         "Egress ports",
         ["port", "plane", "frames", "utilisation", "max backlog (B)", "drops", "policed"],
@@ -690,8 +980,6 @@ def _print_sim(report: dict, limit: int | None) -> None:
         f"{s['simulated_us'] / 1e6:g} s simulated, {s['events']:,} events, {s['frame_hops']:,} frame-hops "
         f"in {s['wall_s']:.2f} s ({rate:.1f} M frame-hops/s)"
     )
-    if report.get("interrupted"):
-        err.print("interrupted: results cover the simulated time above", style="yellow")
 
 
 @app.command()
@@ -701,13 +989,15 @@ def convert(
     as_json: JsonOpt = False,
 ) -> None:
     """Convert between YAML, JSON and WOPANet XML; the input is validated first."""
+    _check_description_output("", dst)
+    _check_outputs({"": dst}, [src])
     net = model.load_file(src)
     formats.write(net.spec, dst)
     if as_json:
         emit_json({"from": str(src), "to": str(dst), "warnings": net.warnings})
         return
     _warn(net)
-    out.print(f"wrote {dst}", markup=False)
+    _wrote(dst)
 
 
 @app.command()
@@ -718,9 +1008,12 @@ def schema(
     """Print the JSON Schema of the description format (generated from the engine's model)."""
     text = json.dumps(model.schema(), indent=2) + "\n"
     if output:
+        _check_outputs({"-o": output}, [])
         formats.atomic_write(output, text)
-        if not as_json:
-            out.print(f"wrote {output}", markup=False)
+        if as_json:
+            emit_json({"files": {"output": str(output)}})
+        else:
+            _wrote(output)
         return
     sys.stdout.write(text)
 
@@ -740,6 +1033,9 @@ def generate_afdx(
     """A realistic synthetic AFDX network (BAG and frame mix after seed 000 Table 1)."""
     from rtnetlab import _core
 
+    if output:
+        _check_description_output("-o", output)
+        _check_outputs({"-o": output}, [])
     text = _core.generate_afdx(vls, switches, seed, planes, end_systems or 0)
     data = json.loads(text)
     if output:
@@ -747,9 +1043,7 @@ def generate_afdx(
         if as_json:
             emit_json({"output": str(output), "virtual_links": vls})
         else:
-            out.print(
-                f"wrote {output} ({vls} virtual links, {switches} switches x {planes} plane(s))", markup=False
-            )
+            _wrote(output, detail=f"{vls} virtual links, {switches} switches x {planes} plane(s)")
         return
     emit_json(data)
 
@@ -772,6 +1066,8 @@ def configure_afdx(
     """BAG and MTU of every virtual link that lists the messages it carries (seed 001D)."""
     from rtnetlab import configure
 
+    _check_description_output("-o", output)
+    _check_outputs({"-o": output}, [file])
     report, configured = configure.afdx(Path(file), objective, jitter_at, deadlines)
     if configured is not None:
         formats.write(configured, output)
@@ -781,10 +1077,11 @@ def configure_afdx(
     else:
         _print_afdx_configuration(report)
         if configured is not None:
-            out.print(f"wrote {output}", markup=False)
+            _wrote(output)
     if not report["feasible"]:
-        err.print(f"{file}: no feasible configuration: {report['reason']}", markup=False)
-        raise typer.Exit(1)
+        if not as_json:
+            err.print(f"{file}: no feasible configuration: {report['reason']}; nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
 
 
 def _print_afdx_configuration(report: dict) -> None:
@@ -839,6 +1136,8 @@ def configure_priorities(
     """Fixed priorities for every task, message and server (per processor and bus)."""
     from rtnetlab import configure
 
+    _check_description_output("-o", output)
+    _check_outputs({"-o": output}, [file])
     report, configured, analysis = configure.priorities(Path(file), method)
     chains_ok = analysis is None or all(
         c["status"] == "ok" for c in (analysis.get("fixed_priority") or {}).get("chains", [])
@@ -860,16 +1159,19 @@ def configure_priorities(
         if analysis is not None:
             _print_report(analysis)
         if configured is not None and chains_ok:
-            out.print(f"wrote {output}", markup=False)
+            _wrote(output)
     if configured is None:
-        err.print(f"{file}: no feasible priority order ({method})", markup=False)
-        raise typer.Exit(1)
+        if not as_json:
+            err.print(f"{file}: no feasible priority order ({method}); nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
     if not chains_ok:
-        err.print(
-            f"{file}: every resource has a feasible order for its local windows, but a chain misses its "
-            "deadline in the holistic analysis; nothing written",
-            markup=False,
-        )
+        if not as_json:
+            err.print(
+                f"{file}: every resource has a feasible order for its local windows, but a chain misses its "
+                "deadline in the holistic analysis; nothing written",
+                markup=False,
+            )
+        raise typer.Exit(EXIT_VERDICT)
         raise typer.Exit(1)
 
 
@@ -885,6 +1187,8 @@ def configure_partition(
     """Place the tasks of chains on processors, with priorities (DOPA, seed 001E)."""
     from rtnetlab import configure
 
+    _check_description_output("-o", output)
+    _check_outputs({"-o": output}, [file])
     report, configured, analysis = configure.partition(Path(file), method)
     if configured is not None:
         formats.write(configured, output)
@@ -896,10 +1200,12 @@ def configure_partition(
         if analysis is not None:
             _print_report(analysis)
         if configured is not None:
-            out.print(f"wrote {output}", markup=False)
+            _wrote(output)
     if configured is None:
-        err.print(f"{file}: no feasible partition ({method}): {report['reason']}", markup=False)
-        raise typer.Exit(1)
+        if not as_json:
+            err.print(f"{file}: no feasible partition ({method}): {report['reason']}; nothing written",
+                      markup=False)
+        raise typer.Exit(EXIT_VERDICT)
 
 
 def _print_partition(report: dict) -> None:
@@ -960,7 +1266,15 @@ def configure_dtable(
 
     if into is not None and output is None:
         raise UserError("--into: give -o/--output for the description with the schedulers added")
+    _check_description_output("-o", output)
+    _check_outputs({"-o": output}, [file, into])
     report = configure.dtable(Path(file))
+    if not report["feasible"]:
+        if as_json:
+            emit_json(report)
+        else:
+            err.print(f"{file}: no feasible table: {report['reason']}; nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
     if output is not None:
         if into is not None:
             formats.write(configure.insert_schedulers(into, report["schedulers"], prefix), output)
@@ -971,7 +1285,7 @@ def configure_dtable(
         return
     _print_dtable_configuration(report)
     if output is not None:
-        out.print(f"wrote {output}", markup=False)
+        _wrote(output)
 
 
 def _print_dtable_configuration(report: dict) -> None:
@@ -1030,9 +1344,13 @@ def experiment_dopa(
 
     if sets < 1 or points < 1:
         raise UserError("--sets and --points: must be at least 1")
+    stems = [stem for _, stem, _ in experiments.DOPA_PANELS.values()]
+    files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
+    _check_outputs({f"--out-dir ({f.name})": f for f in files}, [])
     results = experiments.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
     if as_json:
         emit_json({p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()})
+        outfiles.created_directories.clear()
         return
     for panel, rows in results.items():
         label, stem, _ = experiments.DOPA_PANELS[panel]
@@ -1042,7 +1360,7 @@ def experiment_dopa(
         for x, o, d in rows:
             t.add_row(f"{x:g}", f"{100 * o:.0f}%", f"{100 * d:.0f}%")
         out.print(t)
-    out.print(f"wrote {out_dir}/fig6{{a,b,c}}_*.csv and .png", markup=False)
+    _wrote(*files)
 
 
 @experiment_app.command("nss-overhead")
@@ -1073,8 +1391,12 @@ def experiment_nss_overhead(
 @experiment_app.command("fabric")
 def experiment_fabric(
     scenario: Annotated[
-        Path, typer.Argument(help="Fabric scenario (JSON or YAML); default: seed 003's multimedia set-up.")
-    ] = Path("examples/fabric/multimedia.json"),
+        Path | None,
+        typer.Argument(
+            help="Fabric scenario (JSON or YAML); default: seed 003's multimedia set-up (shipped).",
+            show_default=False,
+        ),
+    ] = None,
     scheduler: Annotated[
         list[str] | None, typer.Option("--scheduler", help="A scheduler of the scenario (repeatable).")
     ] = None,
@@ -1088,11 +1410,23 @@ def experiment_fabric(
 ) -> None:
     """Seed 003: the lossless multistage fabric under each scheduler, per class throughput and
     mean / p99 latency."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     from rtnetlab import experiments
 
-    if not scenario.exists():
+    if scenario is not None and not scenario.exists():
         raise UserError(f"{scenario}: no such file")
-    reports = experiments.fabric(scenario, scheduler, duration, warmup, reference_rate, seed)
+    # Each scheduler's run takes seconds: a progress bar on the terminal, nothing with --json.
+    bar = Progress(TextColumn("fabric: {task.description}"), BarColumn(),
+                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err,
+                   transient=True, disable=as_json or not sys.stderr.isatty())
+    with bar:
+        task = bar.add_task("", total=None)
+
+        def started(name: str, k: int, n: int) -> None:
+            bar.update(task, description=f"scheduler {name}", completed=k, total=n)
+
+        reports = experiments.fabric(scenario, scheduler, duration, warmup, reference_rate, seed, started)
     if as_json:
         emit_json(reports)
         return
@@ -1147,7 +1481,7 @@ def experiment_schedulers(
             f"{r['mean_us']:,.1f}",
             f"{r['p99_us']:,.1f}",
             f"{r['max_us']:,.1f}",
-            f"{r['bound_us']:,.1f}",
+            "unbounded" if r["bound_us"] is None else f"{r['bound_us']:,.1f}",
         )
     out.print(table)
 
@@ -1156,19 +1490,34 @@ def experiment_schedulers(
 def report_cmd(
     file: FileArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="The HTML page; .csv and .json are written beside it.")
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            help="The HTML page; its .csv and .json are written beside it (x.html: x.csv, x.json).",
+        ),
     ] = Path("report.html"),
     duration: Annotated[str, typer.Option("--duration", help="Simulated time, e.g. 1s or 500ms.")] = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")] = 1,
     method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
+    fail_on_miss: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-miss",
+            help="Exit with code 1 when a bound misses its deadline (or is infinite where one exists), "
+            "a simulated frame arrives late, or a simulated maximum exceeds its bound; for CI gates.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."""
     from rtnetlab import report as report_mod
+    from rtnetlab.results import failure_line
 
     seconds = _quantity("duration", duration, "--duration")
     if seconds <= 0:
         raise UserError(f"--duration: must be positive, got {duration}")
+    report_mod.check_output(output, [file])
     net = model.load_file(file)
     summary, paths = report_mod.generate(
         net,
@@ -1177,23 +1526,35 @@ def report_cmd(
         duration_ns=round(seconds * 1e9),
         seed=seed,
         progress=not as_json and sys.stderr.isatty(),
+        inputs=[file],
     )
+    failed = fail_on_miss and summary["verdict"]["failed"]
     if as_json:
         files = {k: str(p) for k, p in paths.items()}
         emit_json({"files": files, "summary": summary, "warnings": net.warnings})
-        return
-    _warn(net)
-    f = summary["flows"]
-    out.print(
-        f"wrote {paths['html']} (+ {paths['csv'].name}, {paths['json'].name}): {f['ok']}/{f['total']} bounds "
-        f"meet their deadline, {f['miss']} miss, {f['unbounded']} unbounded",
-        markup=False,
-    )
-    if not summary["clean"]:
-        n = sum(len(v) for v in summary["violations"].values())
-        err.print(f"{n} violation(s) or overload(s): see the top of the report", style="bold red")
-    if summary["violations"]["sim_above_bound"]:
-        err.print("simulated maximum ABOVE its bound: this must never happen", style="bold red")
+    else:
+        _warn(net)
+        _wrote(paths["html"], paths["csv"], paths["json"])
+        f = summary["flows"]
+        out.print(
+            f"{f['ok']}/{f['total']} bounds meet their deadline, {f['miss']} miss, "
+            f"{f['unbounded']} unbounded",
+            markup=False,
+        )
+        if summary["interrupted"]:
+            err.print("warning: interrupted: the simulation covers less than --duration (see the notes)",
+                      style="yellow", markup=False)
+        if not summary["clean"]:
+            n = sum(len(v) for v in summary["violations"].values())
+            err.print(f"{n} violation(s) or overload(s): see the top of the report", style="bold red")
+        if summary["violations"]["sim_above_bound"]:
+            err.print("simulated maximum ABOVE its bound: this must never happen", style="bold red")
+        if failed:
+            err.print(failure_line(summary["verdict"]["failures"]), style="bold red", markup=False)
+    if summary["interrupted"]:
+        raise typer.Exit(EXIT_SIGINT)
+    if failed:
+        raise typer.Exit(EXIT_VERDICT)
 
 
 @app.command()
@@ -1204,24 +1565,43 @@ def demo(as_json: JsonOpt = False) -> None:
     demo_mod.run(as_json=as_json)
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
+    outfiles.created_directories.clear()
+
+    def fail(code: int, errors: list[str], warnings: list[str] | None = None) -> int:
+        if as_json:
+            emit_json(error_document(errors, warnings))
+        else:
+            for w in warnings or []:
+                err.print(w, markup=False)
+            for line in errors:
+                err.print(line, markup=False)
+        return code
+
     try:
-        rc = app(args=argv, prog_name="rtnetlab", standalone_mode=False)
+        # SIGTERM unwinds like Ctrl-C, so temporary files go and a simulation still reports.
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (embedded use)
+        previous = None
+    try:
+        rc = app(args=args, prog_name="rtnetlab", standalone_mode=False)
         return rc if isinstance(rc, int) else 0
     except ModelError as e:
-        for w in e.warnings:
-            err.print(w, markup=False)
-        for line in e.lines:
-            err.print(line, markup=False)
-        return 2
+        return fail(EXIT_USER, e.lines, e.warnings)
     except UserError as e:
-        err.print(str(e), markup=False)
-        return 2
+        return fail(EXIT_USER, [str(e)])
     except typer.Exit as e:
         return e.exit_code
+    except Terminated:
+        return fail(EXIT_SIGTERM, ["terminated"])
     except KeyboardInterrupt:
-        err.print("interrupted")
-        return 130
+        return fail(EXIT_SIGINT, ["interrupted"])
     except Exception as e:  # click's own usage errors (recent typer vendors click as typer._click)
         try:
             from typer._click.exceptions import ClickException
@@ -1229,11 +1609,25 @@ def main(argv: list[str] | None = None) -> int:
             from click.exceptions import ClickException
 
         if isinstance(e, ClickException):
-            e.show()
+            if as_json:
+                hint = getattr(e, "param_hint", None) or getattr(getattr(e, "param", None), "opts", None)
+                place = (hint if isinstance(hint, str) else " / ".join(hint)) if hint else None
+                emit_json({"errors": [{"place": place, "message": e.format_message()}], "warnings": []})
+            else:
+                e.show()
             return e.exit_code
         if isinstance(e, typer.Abort):
-            return 130
-        raise
+            return fail(EXIT_SIGINT, ["interrupted"])
+        traceback.print_exc()
+        message = f"internal error: {type(e).__name__}: {e} (a bug in rtnetlab; please report it)"
+        if as_json:
+            emit_json({"errors": [{"place": None, "message": message}], "warnings": []})
+        else:
+            err.print(message, markup=False)
+        return EXIT_INTERNAL
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def entry() -> None:

@@ -45,12 +45,15 @@ def afdx(
 
 def dtable(path: Path) -> dict:
     """Deficit Table entries and weights that decouple latency from bandwidth (seed 003 §4-5),
-    with the DTable-WF2Q, SCFQ and DRR configurations of the same shares."""
+    with the DTable-WF2Q, SCFQ and DRR configurations of the same shares. `feasible` is false
+    (with the `reason`) when no table meets the requirements; a wrong document is a UserError."""
     data = formats.read(path)
     try:
-        return json.loads(_core.configure_dtable(json.dumps(data)))
+        report = json.loads(_core.configure_dtable(json.dumps(data)))
     except ValueError as e:
         raise UserError(f"{path}: {e}") from None
+    report.setdefault("feasible", True)
+    return report
 
 
 def insert_schedulers(network: Path, schedulers: dict, prefix: str) -> dict:

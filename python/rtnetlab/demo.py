@@ -50,9 +50,10 @@ def run(as_json: bool = False) -> dict:
             report["flows"], key=lambda f: f["delay_us"] if f["delay_us"] is not None else float("inf")
         )
         misses = [f for f in report["flows"] if f["status"] != "ok"]
+        largest = "unbounded" if worst["delay_us"] is None else f"{worst['delay_us']:.1f} us"
         console.print(
             f"   largest end-to-end bound: {worst['flow']} -> {worst['destination']} "
-            f"({worst['plane']}): {worst['delay_us']:.1f} us"
+            f"({worst['plane']}): {largest}"
         )
         console.print(f"   {len(misses)} (flow, destination, plane) bound(s) above deadline or unbounded")
         summary["analysis"] = {"method": method, "worst": worst, "misses": len(misses)}
@@ -65,8 +66,8 @@ def run(as_json: bool = False) -> dict:
         ratios = [
             f["max_us"] / bounds[(f["flow"], f["destination"], f["plane"])]
             for f in sim["flows"]
-            if f["count"]
-        ]
+            if f["count"] and bounds[(f["flow"], f["destination"], f["plane"])]
+        ] or [0.0]
         s = sim["stats"]
         console.print(
             f"   {s['frame_hops']:,} frame-hops; simulated maximum / bound: "

@@ -14,3 +14,8 @@ class ModelError(UserError):
         self.lines = lines
         self.warnings = warnings or []
         super().__init__("\n".join(lines))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised by the CLI's handler so that it unwinds as Ctrl-C does (temporary files
+    removed, a simulation's measurements still reported), with exit code 143."""

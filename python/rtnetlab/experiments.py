@@ -61,9 +61,11 @@ def seed000_schedulers(duration_s: float = 2.0, seed: int = 1, link_rate: str = 
             count[c] += f["count"]
             total[c] += f["mean_us"] * f["count"]
             worst[c] = max(worst[c], f["max_us"])
-        bound: dict[str, float] = defaultdict(float)
+        # The class's largest bound; None (unbounded) as soon as one of its flows has none.
+        bound: dict[str, float | None] = defaultdict(float)
         for b in bounds:
-            bound[cls[b["flow"]]] = max(bound[cls[b["flow"]]], b["delay_us"] or float("inf"))
+            c = cls[b["flow"]]
+            bound[c] = None if b["delay_us"] is None or bound[c] is None else max(bound[c], b["delay_us"])
         for c in FACTORS:
             rows.append(
                 {
@@ -99,6 +101,7 @@ def dopa_fig6(
     """The three curves of seed 001E's Fig. 6 (acceptance of PARTITION with OPA and with deadline
     monotonic), as CSV and PNG files in `out_dir`; returns the rows per panel."""
     import csv
+    import io
 
     import matplotlib
 
@@ -106,8 +109,10 @@ def dopa_fig6(
     import matplotlib.pyplot as plt
 
     from rtnetlab import _core
+    from rtnetlab.io import output as outfiles
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UserError(f"--out-dir: {out_dir}: is not a directory")
     results = {}
     for panel, (label, stem, (px, popa, pdm)) in DOPA_PANELS.items():
         try:
@@ -120,10 +125,11 @@ def dopa_fig6(
         except ValueError as e:
             raise UserError(str(e)) from None
         results[panel] = rows
-        with (out_dir / f"{stem}.csv").open("w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow([label.replace(" ", "_"), "opa_acceptance", "dm_acceptance"])
-            w.writerows(rows)
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow([label.replace(" ", "_"), "opa_acceptance", "dm_acceptance"])
+        w.writerows(rows)
+        outfiles.atomic_write(out_dir / f"{stem}.csv", buf.getvalue())
         fig, ax = plt.subplots(figsize=(5, 3.4))
         ax.plot([r[0] for r in rows], [r[1] for r in rows], "o-", label="OPA")
         ax.plot([r[0] for r in rows], [r[2] for r in rows], "s--", label=f"DM ({dm_key})")
@@ -135,8 +141,10 @@ def dopa_fig6(
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(out_dir / f"{stem}.png", dpi=120)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=120)
         plt.close(fig)
+        outfiles.atomic_write(out_dir / f"{stem}.png", png.getvalue())
     return results
 
 
@@ -151,18 +159,56 @@ def nss_overhead(gaps_ms: list[int], budgets: list[int], packets: int = 1000, se
         raise UserError(str(e)) from None
 
 
+#: Seed 003's multimedia set-up, shipped with the package (examples/fabric/multimedia.json
+#: links to it).
+FABRIC_SCENARIO = "fabric_multimedia.json"
+
+
+def fabric_scenario_path() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("rtnetlab") / "data" / FABRIC_SCENARIO))
+
+
+def _in_worker(fn, *args):
+    """Runs `fn` (an engine call that releases the GIL) in a worker thread so that the main
+    thread, which Python's signal handlers run on, answers Ctrl-C at once; the worker is a daemon
+    and ends with the process."""
+    import threading
+
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            result["value"] = fn(*args)
+        except BaseException as e:  # handed to the main thread
+            result["error"] = e
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.1)
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
 def fabric(
-    scenario_path: Path,
+    scenario_path: Path | None = None,
     schedulers: list[str] | None = None,
     duration: str | None = None,
     warmup: str | None = None,
     reference_rate: str | None = None,
     seed: int | None = None,
+    on_start=None,
 ) -> list[dict]:
-    """Seed 003's lossless fabric scenario run once per scheduler (all the scenario names by
-    default); returns one engine report per scheduler."""
+    """Seed 003's lossless fabric scenario (the shipped multimedia set-up by default) run once
+    per scheduler (all the scenario names by default); returns one engine report per scheduler.
+    `on_start(name, k, n)` is called before the k-th of the n runs."""
     from rtnetlab import _core
     from rtnetlab.io import formats
+
+    scenario_path = fabric_scenario_path() if scenario_path is None else Path(scenario_path)
 
     scenario = formats.read(scenario_path)
     if not isinstance(scenario, dict) or not isinstance(scenario.get("schedulers"), dict):
@@ -177,10 +223,12 @@ def fabric(
         if value is not None:
             scenario[key] = value
     reports = []
-    for name in names:
+    for k, name in enumerate(names):
+        if on_start is not None:
+            on_start(name, k, len(names))
         scenario["scheduler"] = name
         try:
-            reports.append(json.loads(_core.fabric_run(json.dumps(scenario))))
+            reports.append(json.loads(_in_worker(_core.fabric_run, json.dumps(scenario))))
         except ValueError as e:
             raise UserError(f"{scenario_path}: {e}") from None
     return reports

@@ -6,8 +6,13 @@ selector highlights a VL's path on every plane), per-flow bound vs simulated p99
 the deadline, latency CDFs per traffic class, per-port utilisation and backlog against the
 buffer, notes. Plots are matplotlib figures rendered to inline SVG; the page needs no network
 access. The same data is written beside it as CSV (one row per flow, destination and plane) and
-JSON (analysis, simulation, summary). All three files are written through temporary files and
-renamed only once all three are complete.
+JSON (analysis, simulation, summary), named after the page (``x.html`` -> ``x.csv``,
+``x.json``); none of the three may be an input of the command. All three are written through
+temporary files and renamed only once all three are complete (`rtnetlab.io.output`).
+
+An unbounded flow (an overloaded port on its path) is marked unbounded everywhere, with the
+overloaded port and its load: in the tables, in the CSV (``inf`` bound, and a reason column) and
+in the JSON (``null`` bound, ``"status": "unbounded"``, the reason).
 """
 
 from __future__ import annotations
@@ -23,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from rtnetlab.errors import UserError
+from rtnetlab.io import output as outfiles
 from rtnetlab.model import Network
-
-#: The simulator rounds transmission times up to the ns, < 1 ns per hop: a simulated maximum up to
-#: this much above its bound is rounding, not unsoundness (the engine's soundness test uses it too).
-SIM_SLACK_US = 0.01
+from rtnetlab.results import Reasons, csv_number
+from rtnetlab.simulate import SIM_SLACK_US
 
 #: Plots stay readable: at most this many flow rows per plane and this many ports are drawn (the
 #: tables always have every row).
@@ -67,6 +71,12 @@ def build(
     info = net.info()
     classes = {f["name"]: f.get("class") or NO_CLASS for f in spec["flows"]}
     sim_flows = {(f["flow"], f["destination"], f["plane"]): f for f in simulation["flows"]}
+    reasons = Reasons(resolved, info, analysis)
+    # As `simulate` says: where the bounds are not guaranteed (cut-through switches), a measurement
+    # above one is not a soundness violation.
+    from rtnetlab.simulate import bounds_not_applicable
+
+    not_guaranteed = bounds_not_applicable(net, {})
     rows = []
     for f in analysis["flows"]:
         s = sim_flows.get((f["flow"], f["destination"], f["plane"]))
@@ -90,14 +100,19 @@ def build(
                 "deadline_us": f["deadline_us"],
                 "slack_us": f["slack_us"],
                 "ratio": sim_max / bound if sim_max is not None and bound else None,
-                "above_bound": sim_max is not None and bound is not None and sim_max > bound + SIM_SLACK_US,
+                "above_bound": not not_guaranteed and sim_max is not None and bound is not None
+                and sim_max > bound + SIM_SLACK_US,
                 "status": f["status"],
                 "method": f["method"],
-                "reason": f.get("reason"),
+                "reason": reasons.flow(f) if f["status"] == "unbounded" else f.get("reason"),
             }
         )
-    ports = _join_ports(analysis, simulation, info)
+    ports = _join_ports(analysis, simulation, info, reasons)
+    if not_guaranteed:
+        for p in ports:
+            p["sim_above_bound"] = False
     summary = _summary(net, analysis, simulation, info, rows, ports, method, duration_ns, seed)
+    summary["bounds_not_guaranteed"] = not_guaranteed
     return {
         "spec": spec,
         "resolved": resolved,
@@ -111,7 +126,7 @@ def build(
     }
 
 
-def _join_ports(analysis: dict, simulation: dict, info: dict) -> list[dict]:
+def _join_ports(analysis: dict, simulation: dict, info: dict, reasons: Reasons) -> list[dict]:
     sim = {(p["node"], p["port"]): p for p in simulation["ports"]}
     inf = {(p["node"], p["port"]): p for p in info["ports"]}
     ports = []
@@ -143,7 +158,7 @@ def _join_ports(analysis: dict, simulation: dict, info: dict) -> list[dict]:
                 and s.get("max_backlog_bytes") is not None
                 and s["max_backlog_bytes"] > backlog + 1e-6,
                 "status": p["status"],
-                "reason": p.get("reason"),
+                "reason": reasons.port(p) if p["status"] == "unbounded" else p.get("reason"),
             }
         )
     return ports
@@ -204,6 +219,17 @@ def _summary(
         ],
         "sim_losses": [{**key(r), "losses": r["sim_losses"]} for r in rows if r["sim_losses"]],
     }
+    from rtnetlab.results import verdict
+
+    # What --fail-on-miss acts on: bounds above (or infinite beside) their deadline, simulated
+    # frames after their deadline, simulated maxima above their bound.
+    failures = verdict(analysis)["failures"]
+    failures += [f"{r['flow']} -> {r['destination']} ({r['plane']}): simulated {r['sim_max_us']:,.1f} us > "
+                 f"deadline {r['deadline_us']:,.1f} us" for r in rows
+                 if r["sim_max_us"] is not None and r["deadline_us"] is not None
+                 and r["sim_max_us"] > r["deadline_us"]]
+    failures += [f"{r['flow']} -> {r['destination']} ({r['plane']}): simulated maximum above its bound"
+                 for r in rows if r["above_bound"]]
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
     status = defaultdict(int)
     for r in rows:
@@ -228,42 +254,48 @@ def _summary(
         "interrupted": bool(simulation.get("interrupted")),
         "violations": violations,
         "clean": not any(violations.values()),
+        "verdict": {"failed": bool(failures), "failures": failures},
     }
 
 
 # Writing
 
 
-def check_output(output: Path) -> Path:
-    """The HTML path, checked before anything runs: a user error is reported at once."""
+def output_paths(output: Path) -> dict[str, Path]:
+    """The page and its side files: ``x.html`` -> ``x.csv`` and ``x.json`` beside it."""
     output = Path(output)
+    return {"html": output, "csv": output.with_suffix(".csv"), "json": output.with_suffix(".json")}
+
+
+def check_output(output: Path, inputs: list[Path] | tuple = ()) -> dict[str, Path]:
+    """The paths of the three files, checked before anything runs (a user error is reported at
+    once): not a directory, not an input of the command (`inputs`), not each other, writable
+    (missing directories are created when the files are written)."""
+    output = Path(output)
+    if output.is_dir() or not output.name:
+        raise UserError(f"-o: {output}: is a directory")
     if output.suffix.lower() in (".csv", ".json"):
         raise UserError(f"-o: {output}: the report is HTML (the .csv and .json are written beside it)")
-    if output.is_dir():
-        raise UserError(f"-o: {output}: is a directory")
-    if not output.parent.is_dir():
-        raise UserError(f"-o: {output}: directory {output.parent} does not exist")
-    return output
+    paths = output_paths(output)
+    for kind in ("csv", "json"):
+        for src in inputs:
+            if outfiles.same_file(paths[kind], Path(src)):
+                suggestion = output.with_name(f"{output.stem}-report.html")
+                raise UserError(
+                    f"-o: {output}: its {kind.upper()} data would go to {paths[kind]}, which is an input of "
+                    f"this command; choose another name (e.g. -o {suggestion})"
+                )
+    outfiles.check({"-o": paths["html"], "-o (its CSV)": paths["csv"], "-o (its JSON)": paths["json"]},
+                   inputs)
+    return paths
 
 
-def write(data: dict, output: Path) -> dict[str, Path]:
+def write(data: dict, output: Path, inputs: list[Path] | tuple = ()) -> dict[str, Path]:
     """Writes the HTML page and the CSV and JSON beside it (same name, .csv and .json). Every file
     is complete in memory and on disk under a temporary name before any is renamed into place."""
-    output = check_output(output)
-    paths = {"html": output, "csv": output.with_suffix(".csv"), "json": output.with_suffix(".json")}
-    texts = {"html": render_html(data), "csv": render_csv(data), "json": render_json(data)}
-    temps: dict[str, Path] = {}
-    try:
-        for kind, path in paths.items():
-            tmp = path.with_name(f".{path.name}.tmp")
-            temps[kind] = tmp
-            tmp.write_text(texts[kind], encoding="utf-8", newline="")
-        for kind, path in paths.items():
-            temps[kind].replace(path)
-    except OSError as e:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
-        raise UserError(f"{output}: cannot be written ({e.strerror or e})") from None
+    paths = check_output(output, inputs)
+    texts = {"html": render_html(data, paths), "csv": render_csv(data), "json": render_json(data)}
+    outfiles.write_all({paths[kind]: texts[kind] for kind in paths})
     return paths
 
 
@@ -276,11 +308,12 @@ def generate(
     analysis: dict | None = None,
     simulation: dict | None = None,
     progress: bool = False,
+    inputs: list[Path] | tuple = (),
 ) -> tuple[dict, dict[str, Path]]:
     """build() then write(): returns the report's summary and the paths written."""
-    check_output(output)
+    check_output(output, inputs)
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
-    return data["summary"], write(data, output)
+    return data["summary"], write(data, output, inputs)
 
 
 def render_csv(data: dict) -> str:
@@ -296,10 +329,15 @@ def render_csv(data: dict) -> str:
         "sim_max_us",
         "deadline_us",
         "status",
+        "reason",
     ]
     w.writerow(cols)
     for r in data["rows"]:
-        w.writerow(["" if r[c] is None else r[c] for c in cols])
+        # An unbounded bound is `inf` (an empty cell means "no value": no deadline, nothing measured).
+        unbounded = r["status"] == "unbounded" and r["bound_us"] is None
+        cells = {**r, "bound_us": math.inf if unbounded else r["bound_us"]}
+        w.writerow([csv_number(cells[c]) if c.endswith("_us") else ("" if cells[c] is None else cells[c])
+                    for c in cols])
     return buf.getvalue()
 
 
@@ -315,18 +353,20 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _us(x: float | None, unbounded: str = "∞") -> str:
+def _us(x: float | None, unbounded: str = "unbounded") -> str:
     if x is None:
         return unbounded
     return f"{x:,.1f}" if abs(x) < 1e5 else f"{x:,.0f}"
 
 
-def _bytes(x: float | None, unbounded: str = "∞") -> str:
+def _bytes(x: float | None, unbounded: str = "unbounded") -> str:
     return unbounded if x is None else f"{x:,.0f}"
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
+    if x is None:
+        return "–"
+    return "unbounded" if math.isinf(x) else f"{100 * x:.1f}%"
 
 
 def _num_attr(x: float | None, missing: float = -1.0) -> str:
@@ -1240,6 +1280,9 @@ def _flow_table(data: dict) -> str:
     for r in data["rows"]:
         cls = r["status"] + (" alarm" if r["above_bound"] else "")
         ratio = "–" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        reason = ""
+        if r["status"] == "unbounded" and r["reason"]:
+            reason = f' <span class="muted">{_e(r["reason"])}</span>'
         out.append(
             f'<tr class="{cls}" data-flow="{_e(r["flow"])}">'
             f'<td class="l">{_e(r["flow"])}</td><td class="l">{_e(r["destination"])}</td>'
@@ -1251,7 +1294,7 @@ def _flow_table(data: dict) -> str:
             f'<td data-v="{_num_attr(r["slack_us"], -1e300)}">{_us(r["slack_us"], "–")}</td>'
             f'<td data-v="{_num_attr(r["ratio"])}">{ratio}</td>'
             f'<td data-v="{r["sim_count"]}">{r["sim_count"]:,}</td>'
-            f'<td class="l">{_status_badge("alarm" if r["above_bound"] else r["status"])}</td>'
+            f'<td class="l">{_status_badge("alarm" if r["above_bound"] else r["status"])}{reason}</td>'
             f'<td class="l">{_e(r["method"] or "")}</td></tr>'
         )
     out.append("</tbody></table></div>")
@@ -1309,7 +1352,7 @@ def _port_table(data: dict) -> str:
     return "".join(out)
 
 
-def _notes_html(data: dict) -> str:
+def _notes_html(data: dict, paths: dict[str, Path] | None = None) -> str:
     s = data["summary"]
     a = data["analysis"]
     st = data["simulation"]["stats"]
@@ -1336,6 +1379,9 @@ def _notes_html(data: dict) -> str:
         out.append(
             "<li><b>The simulation was interrupted</b>: its results cover less than the time above.</li>"
         )
+    if s.get("bounds_not_guaranteed"):
+        out.append(f"<li><b>Bounds not guaranteed</b>: {_e(s['bounds_not_guaranteed'])}; a simulated value "
+                   "above one is not reported as a violation.</li>")
     out.append(
         "<li>p99 and the CDFs come from the simulator's log-linear histograms (quantiles within 1/128, "
         "never below the truth).</li>"
@@ -1365,13 +1411,14 @@ def _notes_html(data: dict) -> str:
     out.append(
         f'<p class="muted">Generated by rtnetlab {_e(s["rtnetlab_version"])} from '
         f"{_e(s['source'] or s['network'])}. "
-        "The same data: report.csv (one row per flow, destination and plane) and report.json (analysis, "
+        f"The same data: {_e(paths['csv'].name if paths else 'report.csv')} (one row per flow, destination "
+        f"and plane) and {_e(paths['json'].name if paths else 'report.json')} (analysis, "
         "simulation, summary) beside this page.</p>"
     )
     return "".join(out)
 
 
-def render_html(data: dict) -> str:
+def render_html(data: dict, paths: dict[str, Path] | None = None) -> str:
     s = data["summary"]
     spec = data["spec"]
     topo_svg, flows = topology(data)
@@ -1456,7 +1503,7 @@ def render_html(data: dict) -> str:
         _port_table(data),
         "</section>",
         '<section id="notes" data-section="notes"><h2>6. Notes</h2>',
-        _notes_html(data),
+        _notes_html(data, paths),
         "</section></main>",
         f'<script type="application/json" id="rt-data">{script_json}</script>',
         f"<script>{JS}</script>",

@@ -145,11 +145,21 @@ impl Simulation {
     fn finish(&mut self) {
         self.inner.finish();
     }
-    /// Writes the recorded frames as a pcapng trace; returns how many were written.
-    fn write_pcapng(&self, path: std::path::PathBuf) -> PyResult<u64> {
-        self.inner
-            .write_pcapng(&path)
-            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    /// Writes the recorded frames as a pcapng trace (whole or not at all); returns how many were
+    /// written. Python's signal handlers run while it writes: a Ctrl-C (KeyboardInterrupt) or
+    /// any exception they raise stops the writing, leaves no file behind and is raised as is.
+    fn write_pcapng(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<u64> {
+        let mut raised: Option<PyErr> = None;
+        let written = self.inner.write_pcapng(&path, || {
+            py.check_signals().map_err(|e| {
+                raised = Some(e);
+                std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted")
+            })
+        });
+        if let Some(e) = raised {
+            return Err(e);
+        }
+        written.map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
     }
     /// Results so far, JSON text.
     fn report_json(&self) -> String {
@@ -222,14 +232,22 @@ fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<String> {
 }
 
 /// Decouples latency from bandwidth in a Deficit Table (`rtnetlab configure dtable`):
-/// requirements JSON in, report JSON out (tables 4 and 5 and scheduler configurations).
+/// requirements JSON in, report JSON out (tables 4 and 5 and scheduler configurations), or
+/// `{"feasible": false, "reason"}` when no table meets the requirements.
 #[pyfunction]
 fn configure_dtable(requirements_json: &str) -> PyResult<String> {
     let doc: serde_json::Value = serde_json::from_str(requirements_json)
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("(file): {e}")))?;
-    rtnetlab_core::synthesis::dtable::configure(doc)
-        .map(|r| to_json(&r))
-        .map_err(pyo3::exceptions::PyValueError::new_err)
+    use rtnetlab_core::synthesis::dtable::{configure, ConfigureError};
+    // No table meets the requirements: a verdict, reported as `{"feasible": false, "reason"}`
+    // (the report of a configuration has no `feasible` key); a wrong document: ValueError.
+    match configure(doc) {
+        Ok(r) => Ok(to_json(&r)),
+        Err(ConfigureError::Infeasible(e)) => {
+            Ok(to_json(&serde_json::json!({"feasible": false, "reason": e.to_string()})))
+        }
+        Err(e @ ConfigureError::Input(_)) => Err(pyo3::exceptions::PyValueError::new_err(e.to_string())),
+    }
 }
 
 /// One panel of seed 001E's Fig. 6 (DOPA: acceptance of PARTITION with OPA and with DM):

@@ -90,11 +90,8 @@ def write(data: Any, path: Path) -> None:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Writes through a temporary file and a rename, so a failure leaves nothing half-written."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot be written ({e.strerror})") from None
+    """Writes whole or not at all, by the rule of every output (see `rtnetlab.io.output`): a
+    temporary file renamed over a regular file or a new path, a FIFO or device written directly."""
+    from rtnetlab.io import output
+
+    output.atomic_write(path, text)

@@ -541,11 +541,16 @@ def _half_up(x: float, places: int) -> Decimal:
 
 
 def _percent(part: float, whole: float) -> str:
-    return f"{_half_up(100.0 * part / whole if whole else 0.0, 1)}%"
+    ratio = 100.0 * part / whole if whole else 0.0
+    if math.isinf(ratio):
+        return "Infinity%"  # Java's String.format("%.1f%%", Double.POSITIVE_INFINITY)
+    return f"{_half_up(ratio, 1)}%"
 
 
 def _ceil_ns(us: float) -> float:
     """Rounds a bound up to whole ns (an integral µs value stays as it is)."""
+    if math.isinf(us):
+        return us
     scaled = us * 1e3
     r = round(scaled)
     return (r if abs(scaled - r) <= 1e-9 * max(1.0, abs(scaled)) else math.ceil(scaled)) / 1e3
@@ -555,7 +560,25 @@ def _port_key(name: str) -> tuple[int, int, str]:
     return (0, int(name), "") if name.isdigit() else (1, 0, name)
 
 
-def results_dumps(spec: dict, analysis: dict, info: dict) -> str:
+#: How an infinite bound is written in a results file: ``Infinity`` is what WOPANet's Java
+#: (``Double.toString``) writes for one and what the readers of these files parse back
+#: (``Double.parseDouble`` in Java tools, ``float()`` in Python ones such as xTFA's and Saihu's
+#: pipelines). The file has no place for the reason, so an XML comment before the element
+#: gives it; every XML reader skips comments.
+INFINITY = "Infinity"
+
+
+def _comment(text: str, indent: int) -> str:
+    # "--" may not appear inside an XML comment.
+    return f"{'   ' * indent}<!-- {text.replace('--', '- -')} -->\n"
+
+
+def _value(x: float | None) -> float:
+    """A bound as a float: an absent (unbounded) one is infinite."""
+    return math.inf if x is None else float(x)
+
+
+def results_dumps(spec: dict, analysis: dict, info: dict, reasons: Any = None) -> str:
     """Writes analysis results in the shape of WOPANet's ``_res.xml`` files.
 
     ``analysis`` is the analysis JSON (flows with delay_us / jitter_us, ports with delay_us /
@@ -563,11 +586,20 @@ def results_dumps(spec: dict, analysis: dict, info: dict) -> str:
     jitters are written as computed (rounded up to ns), port delays rounded half-up to ns like
     WOPANet's; with several planes a (flow, target) gets its worst plane. Elements follow the
     description's order (WOPANet's own order is that of a Java hash map).
+
+    An unbounded delay, jitter, port delay or backlog (an overloaded port on the way) is written
+    ``Infinity`` (see `INFINITY`), preceded by a comment with its reason: `reasons` (a
+    `rtnetlab.results.Reasons`) when given, else the analysis' own.
     """
+    from rtnetlab.results import clean_reason
+
     worst: dict[tuple[str, str], tuple[float, float]] = {}
+    why: dict[tuple[str, str], str] = {}
     for r in analysis.get("flows", []):
         key = (r["flow"], r["destination"])
-        d, j = float(r["delay_us"]), float(r["jitter_us"])
+        d, j = _value(r["delay_us"]), _value(r["jitter_us"])
+        if r["delay_us"] is None and key not in why:
+            why[key] = reasons.flow(r) if reasons is not None else clean_reason(r.get("reason"))
         if key in worst:
             d, j = max(d, worst[key][0]), max(j, worst[key][1])
         worst[key] = (d, j)
@@ -582,10 +614,16 @@ def results_dumps(spec: dict, analysis: dict, info: dict) -> str:
         if (flow, dest) in worst:
             by_flow.setdefault(flow, []).append(dest)
 
+    def target(flow: str, d: str, which: int) -> str:
+        value = worst[(flow, d)][which]
+        text = _element("target", {"name": d, "value": java_double(_ceil_ns(value))}, 3)
+        if math.isinf(value):
+            text = _comment(f"unbounded: {why.get((flow, d)) or 'no finite bound'}", 3) + text
+        return text
+
     def section(tag: str, which: int) -> str:
-        flows = [_element("flow", {"name": flow}, 2, [
-            _element("target", {"name": d, "value": java_double(_ceil_ns(worst[(flow, d)][which]))}, 3)
-            for d in dests]) for flow, dests in by_flow.items()]
+        flows = [_element("flow", {"name": flow}, 2, [target(flow, d, which) for d in dests])
+                 for flow, dests in by_flow.items()]
         return _element(tag, {}, 1, flows)
 
     switch_names = [s["name"] for s in spec.get("switches", [])]
@@ -593,15 +631,24 @@ def results_dumps(spec: dict, analysis: dict, info: dict) -> str:
     for p in analysis.get("ports", []):
         if p["node"] in per_switch and float(p.get("load", 0.0)) > 0:
             per_switch[p["node"]].append(p)
+
+    def port(p: dict) -> str:
+        backlog, delay = _value(p["backlog_bytes"]), _value(p["delay_us"])
+        delay_text = java_double(delay if math.isinf(delay) else float(_half_up(delay, 3)))
+        attrs = {"backlog": java_double(backlog), "delay": delay_text, "num": str(p["port"])}
+        text = _element("port", attrs, 3)
+        if math.isinf(backlog) or math.isinf(delay):
+            reason = reasons.port(p) if reasons is not None else clean_reason(p.get("reason"))
+            text = _comment(f"unbounded: {reason or 'no finite bound'}", 3) + text
+        return text
+
     switches = []
     for s in switch_names:
         ps = sorted(per_switch[s], key=lambda p: _port_key(str(p["port"])))
         if not ps:
             continue
-        total = sum(float(p["backlog_bytes"]) for p in ps)
-        rows = [_element("port", {"backlog": java_double(p["backlog_bytes"]),
-                                  "delay": java_double(float(_half_up(p["delay_us"], 3))),
-                                  "num": str(p["port"])}, 3) for p in ps]
+        total = sum(_value(p["backlog_bytes"]) for p in ps)
+        rows = [port(p) for p in ps]
         rows.append(_element("total", {"backlog": java_double(total), "buffer": java_double(BUFFER_BYTES),
                                        "percent": _percent(total, BUFFER_BYTES)}, 3))
         switches.append(_element("switch", {"name": s}, 2, rows))
@@ -617,3 +664,105 @@ def results_dumps(spec: dict, analysis: dict, info: dict) -> str:
             _element("load", {}, 1, edges)]
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + _element("results", {}, 0, body)
 
+
+# ---------------------------------------------------------------------------------------------
+# Reading results
+
+
+def results_read(path: Path) -> dict:
+    """Reads a WOPANet results file (``_res.xml``): per (flow, target) delay and jitter in µs,
+    per (switch, port) delay (µs) and backlog (bytes). ``Infinity`` reads as an infinite value."""
+    doc = _parse(Path(path))
+    root = doc.root
+    if root.tag != "results":
+        raise doc.error(root, "expected <results> as the root element of a WOPANet results file")
+
+    def number(el: ET.Element, attr: str) -> float:
+        text = el.get(attr)
+        if text is None:
+            raise doc.error(el, f"missing attribute '{attr}'")
+        try:
+            x = float(text)
+        except ValueError:
+            raise doc.error(el, f"{attr}={text!r} is not a number") from None
+        if math.isnan(x) or x < 0:
+            raise doc.error(el, f"{attr}={text!r} must be a number >= 0 (or Infinity)")
+        return x
+
+    out: dict[str, Any] = {"delays": {}, "jitters": {}, "ports": {}, "lines": {}}
+    for section in ("delays", "jitters"):
+        for flow in root.findall(f"{section}/flow"):
+            for t in flow.findall("target"):
+                key = (flow.get("name", ""), t.get("name", ""))
+                out[section][key] = number(t, "value")
+                out["lines"].setdefault(key, doc.lines.get(id(t), 0))
+    for sw in root.findall("backlogs/switch"):
+        for p in sw.findall("port"):
+            key = (sw.get("name", ""), p.get("num", ""))
+            out["ports"][key] = {"delay_us": number(p, "delay"), "backlog_bytes": number(p, "backlog")}
+            out["lines"].setdefault(key, doc.lines.get(id(p), 0))
+    return out
+
+
+def compare_results(path: Path, net: Any, analysis: dict) -> dict:
+    """Sets a WOPANet results file beside an analysis of the same network: per (flow, target)
+    the reference delay against the bound (the worst plane's), and warnings where the reference
+    cannot be a bound: a finite value for a (flow, target) whose path crosses an overloaded port,
+    or for an overloaded switch port, and entries the network does not have."""
+    from rtnetlab.results import Reasons
+
+    path = Path(path)
+    ref = results_read(path)
+    reasons = Reasons.of(net, analysis)
+    info = net.info()
+    overloaded = {(p["node"], p["port"]): p for p in info["ports"] if p["load_bps"] > p["rate_bps"]}
+    bound: dict[tuple[str, str], float] = {}
+    crossing: dict[tuple[str, str], list[str]] = {}
+    for f in analysis.get("flows", []):
+        key = (f["flow"], f["destination"])
+        bound[key] = max(bound.get(key, 0.0), _value(f["delay_us"]))
+        for port_key in reasons.paths.get((f["flow"], f["destination"], f["plane"]), []):
+            if port_key in overloaded:
+                label = f"{port_key[0]}:{port_key[1]} ({100 * overloaded[port_key]['utilisation']:.1f}%)"
+                crossing.setdefault(key, [])
+                if label not in crossing[key]:
+                    crossing[key].append(label)
+    rows = []
+    for key in dict.fromkeys([*bound, *ref["delays"]]):
+        r = ref["delays"].get(key)
+        b = bound.get(key)
+        rows.append({
+            "flow": key[0], "destination": key[1],
+            "bound_us": None if b is None or math.isinf(b) else b,
+            "reference_delay_us": None if r is None or math.isinf(r) else r,
+            "reference_jitter_us": (None if ref["jitters"].get(key) is None
+                                    or math.isinf(ref["jitters"][key]) else ref["jitters"][key]),
+            "crosses_overloaded": crossing.get(key, []),
+            "reference_is_bound": not (crossing.get(key) and r is not None and math.isfinite(r)),
+            "in_network": b is not None,
+            "in_reference": r is not None,
+        })
+    warnings = []
+    bad = [row for row in rows if not row["reference_is_bound"]]
+    if bad:
+        ports = sorted({p for row in bad for p in row["crosses_overloaded"]})
+        first = bad[0]
+        warnings.append(
+            f"warning: {path}: {len(bad)} (flow, target) value(s) cross overloaded ports "
+            f"({', '.join(ports)}): "
+            f"they cannot be bounds, those delays are unbounded (first: {first['flow']} -> "
+            f"{first['destination']}, {java_double(first['reference_delay_us'])} us at line "
+            f"{ref['lines'].get((first['flow'], first['destination']), 0)})")
+    bad_ports = [(k, v) for k, v in ref["ports"].items() if k in overloaded
+                 and (math.isfinite(v["delay_us"]) or math.isfinite(v["backlog_bytes"]))]
+    for k, v in bad_ports:
+        o = overloaded[k]
+        warnings.append(
+            f"warning: {path}:{ref['lines'].get(k, 0)}: port {k[0]}:{k[1]} is overloaded "
+            f"({100 * o['utilisation']:.1f}% of its rate): its delay {java_double(v['delay_us'])} us and "
+            f"backlog {java_double(v['backlog_bytes'])} B cannot be bounds")
+    unknown = [row for row in rows if not row["in_network"]]
+    if unknown:
+        names = ", ".join(f"{r['flow']} -> {r['destination']}" for r in unknown[:5])
+        warnings.append(f"warning: {path}: {len(unknown)} (flow, target) pair(s) not in the network: {names}")
+    return {"file": str(path), "rows": rows, "warnings": warnings}

@@ -34,27 +34,26 @@ pub use engine::{Simulator, TraceRecord};
 
 impl Simulator {
     /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
-    /// one interface per plane, AFDX addressing (see [`pcap`]).
-    pub fn write_pcapng(&self, path: &std::path::Path) -> std::io::Result<u64> {
-        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    /// one interface per plane, AFDX addressing, written whole or not at all (see [`pcap`] and
+    /// [`pcap::write_file`], which calls `keep_going` now and then so the caller can interrupt).
+    pub fn write_pcapng(
+        &self,
+        path: &std::path::Path,
+        keep_going: impl FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<u64> {
         let planes = self.plane_names();
-        let mut w = pcap::PcapngWriter::new(file, &planes, &[])?;
         let mut trace: Vec<&TraceRecord> = self.trace.iter().collect();
         trace.sort_by_key(|t| t.time_ns);
-        for t in trace {
-            w.write(&pcap::TraceFrame {
-                time_ns: t.time_ns,
-                plane: t.plane as usize,
-                vl_id: t.vl_id,
-                seq: t.seq,
-                src_node: t.node,
-                src_port: t.port.min(255) as u8,
-                frame_bytes: t.frame_bytes,
-            })?;
-        }
-        let n = w.frames_written();
-        w.finish()?;
-        Ok(n)
+        let frames = trace.into_iter().map(|t| pcap::TraceFrame {
+            time_ns: t.time_ns,
+            plane: t.plane as usize,
+            vl_id: t.vl_id,
+            seq: t.seq,
+            src_node: t.node,
+            src_port: t.port.min(255) as u8,
+            frame_bytes: t.frame_bytes,
+        });
+        pcap::write_file(path, &planes, frames, keep_going)
     }
 }
 

@@ -18,6 +18,18 @@
 //! The block encoding is written by hand: it is a few dozen lines against a stable format, and
 //! no dependency is needed for it.
 //!
+//! # The file
+//!
+//! [`write_file`] writes a whole trace through an [`OutputFile`], which follows the rule every
+//! rtnetlab output follows (the Python front's `io.formats.atomic_write` is the same rule): a
+//! regular file, or a path that does not exist yet, is written under a temporary name beside it
+//! and renamed over it once complete, so an error or an interruption never leaves a half-written
+//! trace, and a replaced file keeps its permission bits; a symbolic link is followed (the file it
+//! points to is replaced, the link stays); anything else that exists, such as a FIFO or a
+//! device (`/dev/null`), is written directly, because renaming over it would replace it with a
+//! plain file. The temporary file is removed on every path that does not complete, including an
+//! interruption reported by the caller's `keep_going` check.
+//!
 //! # Captured bytes
 //!
 //! Like a capture from an ordinary NIC (`LINKTYPE_ETHERNET` without the `if_fcslen` option),
@@ -53,7 +65,10 @@
 //! one needs to tell the links of a node apart. The source IP mirrors the MAC
 //! (`10.<node hi>.<node lo>.<port>`), which matches ARINC's `10.<user id>.<partition id>`.
 
-use std::io::{self, Write};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// pcapng block type of the Section Header Block.
 const SHB_TYPE: u32 = 0x0A0D_0D0A;
@@ -230,6 +245,124 @@ impl<W: Write> PcapngWriter<W> {
         self.block[4..8].copy_from_slice(&total.to_le_bytes());
         put_u32(&mut self.block, total);
         self.out.write_all(&self.block)
+    }
+}
+
+/// How many frames [`write_file`] writes between two calls of its `keep_going` check: often
+/// enough to stop within a fraction of a second, rarely enough to cost nothing.
+pub const CHECK_EVERY: u64 = 16_384;
+
+/// Writes a whole trace to `path` (see the module docs, "The file"): the section header, one
+/// interface per plane, then `frames` in the order given. `keep_going` is called every
+/// [`CHECK_EVERY`] frames; an error from it (an interruption) stops the writing, removes the
+/// temporary file and is returned as is. Returns the number of frames written.
+pub fn write_file(
+    path: &Path,
+    plane_names: &[String],
+    frames: impl IntoIterator<Item = TraceFrame>,
+    mut keep_going: impl FnMut() -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut w = PcapngWriter::new(OutputFile::create(path)?, plane_names, &[])?;
+    for f in frames {
+        if w.frames_written() > 0 && w.frames_written() % CHECK_EVERY == 0 {
+            keep_going()?;
+        }
+        w.write(&f)?;
+    }
+    let n = w.frames_written();
+    w.finish()?.commit()?;
+    Ok(n)
+}
+
+/// An output file written whole or not at all (see the module docs, "The file"). Write to it,
+/// then [`OutputFile::commit`]; dropping it uncommitted removes the temporary file.
+pub struct OutputFile {
+    out: BufWriter<File>,
+    /// (temporary, target) while the file is written under a temporary name.
+    rename: Option<(PathBuf, PathBuf)>,
+}
+
+/// Distinguishes the temporary files of one process.
+static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl OutputFile {
+    /// Opens `path` for writing: directly for a special file (FIFO, device, socket), through a
+    /// temporary file in the same directory otherwise. A directory is refused.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let existing = match fs::metadata(path) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let Some(meta) = existing else {
+            return Self::through_temporary(path.to_path_buf(), None);
+        };
+        if meta.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+        }
+        if !meta.is_file() {
+            // A FIFO or a device: its readers expect the data in it, not a file in its place.
+            let file = OpenOptions::new().write(true).open(path)?;
+            return Ok(OutputFile { out: BufWriter::new(file), rename: None });
+        }
+        // Through a symbolic link, the file it points to is replaced and the link kept.
+        Self::through_temporary(fs::canonicalize(path)?, Some(meta.permissions()))
+    }
+
+    fn through_temporary(target: PathBuf, permissions: Option<fs::Permissions>) -> io::Result<Self> {
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        loop {
+            let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let temp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+            match OpenOptions::new().write(true).create_new(true).open(&temp) {
+                Ok(file) => {
+                    let out = OutputFile { out: BufWriter::new(file), rename: Some((temp, target)) };
+                    if let (Some(p), Some((temp, _))) = (permissions, &out.rename) {
+                        fs::set_permissions(temp, p)?;
+                    }
+                    return Ok(out);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Flushes the file and, when it was written under a temporary name, renames it over the
+    /// target.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.out.flush()?;
+        if let Some((temp, target)) = self.rename.take() {
+            if let Err(e) = fs::rename(&temp, &target) {
+                let _ = fs::remove_file(&temp);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.out.write_all(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if let Some((temp, _)) = self.rename.take() {
+            let _ = fs::remove_file(temp);
+        }
     }
 }
 
@@ -503,5 +636,117 @@ mod tests {
         assert_eq!(w.frames_written(), 0);
         w.write(&ok).unwrap();
         assert_eq!(w.frames_written(), 1);
+    }
+
+    /// A fresh directory of its own under the system's temporary directory.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("rtnetlab-pcap-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn frames(n: usize) -> impl Iterator<Item = TraceFrame> {
+        (0..n).map(|i| TraceFrame { time_ns: i as i64, plane: 0, ..frame(64) })
+    }
+
+    fn plane_a() -> Vec<String> {
+        vec!["A".to_string()]
+    }
+
+    #[test]
+    fn new_file_written_whole_and_nothing_else_left() {
+        let dir = scratch("new");
+        let path = dir.join("t.pcapng");
+        assert_eq!(write_file(&path, &plane_a(), frames(3), || Ok(())).unwrap(), 3);
+        let file = fs::read(&path).unwrap();
+        assert_eq!(blocks(&file).iter().filter(|(ty, _)| *ty == EPB_TYPE).count(), 3);
+        assert_eq!(names(&dir), ["t.pcapng"]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn interrupted_or_failed_writing_leaves_the_old_file_and_no_temporary() {
+        let dir = scratch("interrupted");
+        let path = dir.join("t.pcapng");
+        fs::write(&path, b"the user's file").unwrap();
+        let mut calls = 0;
+        let e = write_file(&path, &plane_a(), frames(3 * CHECK_EVERY as usize), || {
+            calls += 1;
+            if calls == 2 {
+                Err(io::Error::new(io::ErrorKind::Interrupted, "stop"))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::Interrupted);
+        assert_eq!(calls, 2, "checked every CHECK_EVERY frames");
+        assert_eq!(fs::read(&path).unwrap(), b"the user's file");
+        assert_eq!(names(&dir), ["t.pcapng"]);
+        // An invalid frame after some valid ones: an error, and the same outcome.
+        let bad = frames(5).chain(std::iter::once(TraceFrame { plane: 3, ..frame(64) }));
+        assert!(write_file(&path, &plane_a(), bad, || Ok(())).is_err());
+        assert_eq!(fs::read(&path).unwrap(), b"the user's file");
+        assert_eq!(names(&dir), ["t.pcapng"]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn replaced_file_keeps_its_permissions_and_links_are_followed() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let dir = scratch("perms");
+        let real = dir.join("real.pcapng");
+        fs::write(&real, b"old").unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.join("link.pcapng");
+        symlink(&real, &link).unwrap();
+        write_file(&link, &plane_a(), frames(1), || Ok(())).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        let meta = fs::metadata(&real).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        assert_eq!(blocks(&fs::read(&real).unwrap()).len(), 3);
+        assert_eq!(names(&dir), ["link.pcapng", "real.pcapng"]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_into_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = scratch("fifo");
+        let fifo = dir.join("trace.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        assert_eq!(write_file(&fifo, &plane_a(), frames(2), || Ok(())).unwrap(), 2);
+        // Checked before joining: a reader of a FIFO replaced by a file could wait for ever.
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+        let got = reader.join().unwrap();
+        assert_eq!(blocks(&got).len(), 4, "the reader of the FIFO got the trace");
+        assert_eq!(names(&dir), ["trace.fifo"]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_refused() {
+        let dir = scratch("dir");
+        let e = write_file(&dir, &plane_a(), frames(1), || Ok(())).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+        assert!(names(&dir).is_empty());
+        fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -487,17 +487,24 @@ pub struct ConfigureReport {
     pub schedulers: BTreeMap<String, SchedulerConfig>,
 }
 
+/// Why `configure` gives no configuration: the requirements document is wrong (a user error), or
+/// it is right but no table meets it (a verdict).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigureError {
+    /// One line with its place.
+    #[error("{0}")]
+    Input(String),
+    #[error("{0}")]
+    Infeasible(DecouplingError),
+}
+
 /// Reads a requirements document and decouples it; every error is one line with its place.
-pub fn configure(doc: serde_json::Value) -> Result<ConfigureReport, String> {
+pub fn configure(doc: serde_json::Value) -> Result<ConfigureReport, ConfigureError> {
     let spec: RequirementsSpec = crate::model::load::from_value_at(doc).map_err(|(path, msg)| {
-        if path.is_empty() {
-            msg
-        } else {
-            format!("{path}: {msg}")
-        }
+        ConfigureError::Input(if path.is_empty() { msg } else { format!("{path}: {msg}") })
     })?;
     if spec.credit.bits() <= 0.0 {
-        return Err(format!("credit: must be positive, got {}", spec.credit));
+        return Err(ConfigureError::Input(format!("credit: must be positive, got {}", spec.credit)));
     }
     // Sizes to whole credits: an MTU rounds up (it must fit), the GMTU too.
     let credits = |size: DataSize| (size.bits() / spec.credit.bits() - 1e-9).ceil().max(0.0) as u32;
@@ -519,7 +526,10 @@ pub fn configure(doc: serde_json::Value) -> Result<ConfigureReport, String> {
         credit: spec.credit,
         leftover_class: spec.leftover.clone(),
     };
-    let decoupling = decouple(&classes, &params).map_err(|e| e.to_string())?;
+    let decoupling = decouple(&classes, &params).map_err(|e| match e {
+        DecouplingError::Parameter(m) => ConfigureError::Input(m),
+        e => ConfigureError::Infeasible(e),
+    })?;
     let wf2q_weight = spec.wf2q_entry_weight.map_or(params.gmtu, credits);
     let baselines = baselines(&decoupling, wf2q_weight);
     let schedulers = BTreeMap::from([
