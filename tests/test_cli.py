@@ -33,9 +33,10 @@ def test_info_json_shape(tmp_path: Path) -> None:
     res = run(tmp_path, "info", "--json", str(SEED002))
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
-    assert sorted(data) == ["counts", "links", "name", "overloaded_ports", "planes", "ports", "resources",
-                            "warnings"]
+    assert sorted(data) == ["counts", "kind", "links", "name", "overloaded_ports", "planes", "ports",
+                            "resources", "warnings"]
     assert data["name"] == "seed002-four-vls"
+    assert data["kind"] == "ethernet"
     assert data["planes"] == ["A"]
     assert data["counts"] == {"end_systems": 6, "switches": 3, "links": 9, "egress_ports": 18, "flows": 4,
                               "virtual_links": 4, "routes": 4, "planes": 1, "processors": 0, "buses": 0,

@@ -717,6 +717,9 @@ def simulate(
         "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
     }
     counts = net.info()["counts"]
+    if net.info()["kind"] == "server_graph":
+        raise UserError(f"{file}: a server graph has no frames and no links to simulate; "
+                        "analyse it with `rtnetlab analyze`")
     if counts["end_systems"]:
         report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
     else:

@@ -20,6 +20,8 @@ const INF: f64 = f64::INFINITY;
 enum Analysis {
     Tfa,
     Sfa,
+    /// Arbitrary multiplexing only (the oracle's PMOO rows).
+    Pmoo,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -28,7 +30,7 @@ enum Mux {
     Fifo,
 }
 
-use Analysis::{Sfa, Tfa};
+use Analysis::{Pmoo, Sfa, Tfa};
 use Mux::{Arb, Fifo};
 
 /// A flow: `(rate, burst, path)`.
@@ -71,13 +73,15 @@ fn matches(expected: f64, got: f64, reason: Option<&str>) -> bool {
 }
 
 fn check(name: &str, net: &Net, rows: &[Row]) {
+    let rows: Vec<Row> = rows.iter().copied().chain(pmoo_rows(name)).collect();
     let (network, diags) = load_network(&description(name, net));
     let network = network.unwrap_or_else(|| panic!("{name}: {:?}", diags.0));
     let mut failures = Vec::new();
-    for &(flow, analysis, mux, delay, backlog) in rows {
+    for &(flow, analysis, mux, delay, backlog) in &rows {
         let method = match analysis {
             Tfa => "tfa",
             Sfa => "sfa",
+            Pmoo => "pmoo",
         };
         let req = Request { method: method.into(), grouping: false, blind: matches!(mux, Arb) };
         let report = run(&network, &req).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -96,6 +100,41 @@ fn check(name: &str, net: &Net, rows: &[Row]) {
         rows.len(),
         failures.join("\n")
     );
+}
+
+/// The oracle's PMOO rows (arbitrary multiplexing, first block) of each network.
+fn pmoo_rows(name: &str) -> Vec<Row> {
+    let rows: &[(usize, f64, f64)] = match name {
+        "FF_3S_1SC_2F_1AC_2P" => &[(0, 670.0 / 9.0, 3500.0 / 9.0), (1, 790.0 / 9.0, 4100.0 / 9.0)],
+        "FF_4S_1SC_3F_1AC_3P" => {
+            &[(0, 875.0 / 9.0, 4525.0 / 9.0), (1, 2095.0 / 27.0, 10925.0 / 27.0), (2, 65.0, 1025.0 / 3.0)]
+        }
+        "FF_4S_1SC_4F_1AC_4P" => &[
+            (0, 650.0 / 3.0, 6575.0 / 6.0),
+            (1, 345.0 / 2.0, 875.0),
+            (2, 305.0 / 3.0, 3125.0 / 6.0),
+            (3, 1145.0 / 6.0, 2900.0 / 3.0),
+        ],
+        "S_1SC_10F_10AC" => &[(0, 775.0 / 23.0, 100.0 / 23.0), (6, 775.0 / 26.0, 350.0 / 13.0)],
+        "S_1SC_1F_1AC" => &[(0, 12.5, 75.0)],
+        "S_1SC_2F_1AC" => &[(0, 30.0, 150.0), (1, 30.0, 150.0)],
+        "S_1SC_2F_2AC" => &[(0, 27.0, 110.0), (1, 22.5, 350.0 / 3.0)],
+        "TA_2S_1SC_1F_1AC_1P" => &[(0, 22.5, 125.0)],
+        "TA_2S_1SC_2F_1AC_1P" => &[(0, 50.0, 250.0), (1, 50.0, 250.0)],
+        "TA_2S_1SC_2F_1AC_2P" => &[(0, 50.0, 800.0 / 3.0), (1, 110.0 / 3.0, 200.0)],
+        "TA_2S_1SC_4F_1AC_1P" => &[(0, 60.0, 125.0), (1, 60.0, 125.0), (2, 60.0, 125.0), (3, 60.0, 125.0)],
+        "TA_2S_2SC_1F_1AC_1P" => &[(0, 121.0 / 6.0, 105.0)],
+        "TA_2S_2SC_2F_1AC_1P" => &[(0, 242.0 / 7.0, 90.0), (1, 242.0 / 7.0, 90.0)],
+        "TA_3S_1SC_2F_1AC_1P" => &[(0, 250.0 / 3.0, 1300.0 / 3.0), (1, 250.0 / 3.0, 1300.0 / 3.0)],
+        "TA_3S_1SC_3F_1AC_3P" => {
+            &[(0, 170.0 / 3.0, 300.0), (1, 1405.0 / 27.0, 7475.0 / 27.0), (2, 85.0, 1325.0 / 3.0)]
+        }
+        "TA_4S_1SC_2F_1AC_2P" => &[(0, 290.0 / 3.0, 500.0), (1, 190.0 / 3.0, 1000.0 / 3.0)],
+        "TR_3S_1SC_2F_1AC_2P" => &[(0, 170.0 / 3.0, 300.0), (1, 170.0 / 3.0, 300.0)],
+        "TR_7S_1SC_3F_1AC_3P" => &[(0, 355.0 / 2.0, 900.0), (1, 375.0 / 2.0, 950.0), (2, 355.0 / 2.0, 900.0)],
+        _ => &[],
+    };
+    rows.iter().map(|&(f, d, b)| (f, Pmoo, Arb, d, b)).collect()
 }
 
 const SC20: (f64, f64) = (20.0, 20.0);

@@ -25,7 +25,7 @@ use crate::model::Network;
 use results::AnalysisReport;
 
 /// The analysis methods, by the names users give them.
-pub const METHODS: &[&str] = &["best", "tfa", "sfa", "afdx-naive"];
+pub const METHODS: &[&str] = &["best", "tfa", "sfa", "pmoo", "afdx-naive"];
 
 /// What the user asked for: a method, grouping, and blind instead of FIFO multiplexing.
 #[derive(Clone, Debug, Default)]
@@ -59,6 +59,10 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
         }
         "tfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Tfa))),
         "sfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Sfa))),
+        // PMOO assumes arbitrary multiplexing: --blind changes nothing, and it is named so.
+        "pmoo" => network_bounds::applies(net).map(|_| {
+            network_bounds::analyze(net, &Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) })
+        }),
         "best" => network_bounds::applies(net).map(|_| network_bounds::best(net, mux)),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }?;

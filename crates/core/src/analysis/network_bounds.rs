@@ -25,13 +25,16 @@ use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
 mod fifo_pass;
+mod pmoo;
 pub(crate) use fifo_pass::PortTables;
 
-/// Total flow analysis or separated flow analysis.
+/// Total flow analysis, separated flow analysis, or pay multiplexing only once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
     Tfa,
     Sfa,
+    /// PMOO: arbitrary multiplexing whatever the options say (it is sound under FIFO too).
+    Pmoo,
 }
 
 /// How frames of different flows inside one queue are ordered.
@@ -63,6 +66,8 @@ impl Options {
             (Sfa, Fifo, true) => "sfa+grouping",
             (Sfa, Blind, false) => "sfa-blind",
             (Sfa, Blind, true) => "sfa-blind+grouping",
+            (Pmoo, _, false) => "pmoo",
+            (Pmoo, _, true) => "pmoo+grouping",
         }
     }
 }
@@ -1169,7 +1174,7 @@ fn run_candidates(
     let services: Vec<Vec<Vec<Result<Curve, Unbounded>>>> = candidates
         .iter()
         .map(|&(method, mux)| match method {
-            Method::Tfa => Vec::new(),
+            Method::Tfa | Method::Pmoo => Vec::new(),
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
                 let mut v = vec![sfa_services(net, &lay, &st, &opt)];
@@ -1209,6 +1214,10 @@ fn run_candidates(
                             .collect()
                     }
                     Method::Sfa => services[k].iter().map(|s| sfa_route(net, &lay, s, f, &r.ports)).collect(),
+                    Method::Pmoo => std::iter::once(&st)
+                        .chain(&ungrouped)
+                        .map(|st| pmoo::pmoo_route(net, &lay, st, f, &r.ports))
+                        .collect(),
                 };
                 for bound in bounds {
                     match bound {
@@ -1280,6 +1289,7 @@ pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
                 (Method::Tfa, Multiplexing::Fifo),
                 (Method::Sfa, Multiplexing::Fifo),
                 (Method::Sfa, Multiplexing::Blind),
+                (Method::Pmoo, Multiplexing::Blind),
             ],
             "best",
         ),
@@ -1287,7 +1297,11 @@ pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
             net,
             grouping,
             Multiplexing::Blind,
-            &[(Method::Tfa, Multiplexing::Blind), (Method::Sfa, Multiplexing::Blind)],
+            &[
+                (Method::Tfa, Multiplexing::Blind),
+                (Method::Sfa, Multiplexing::Blind),
+                (Method::Pmoo, Multiplexing::Blind),
+            ],
             "best-blind",
         ),
     }

@@ -64,6 +64,8 @@ pub struct ResourceLoad {
 #[derive(Clone, Debug, Serialize)]
 pub struct Info {
     pub name: String,
+    /// `ethernet`, or `server_graph` for an abstract network-calculus network.
+    pub kind: super::NetworkKind,
     pub planes: Vec<String>,
     pub counts: Counts,
     pub ports: Vec<PortLoad>,
@@ -93,9 +95,12 @@ pub fn info(net: &Network) -> Info {
             overloaded: loads[p] > port.rate * (1.0 + 1e-12),
         })
         .collect();
+    // A server graph has servers, not links.
+    let graph = net.kind == super::NetworkKind::ServerGraph;
     let links = net
         .links
         .iter()
+        .filter(|_| !graph)
         .map(|l| LinkLoad {
             name: l.name.clone(),
             from: net.nodes[net.ports[l.forward].node].name.clone(),
@@ -109,6 +114,7 @@ pub fn info(net: &Network) -> Info {
     let fp = &net.fixed_priority;
     Info {
         name: net.spec.name.clone(),
+        kind: net.kind,
         planes: net.planes.clone(),
         counts: Counts {
             end_systems: count(NodeKind::EndSystem),

@@ -1,0 +1,69 @@
+"""Abstract network-calculus networks (`server_graph:`) through the CLI as a user runs it: every
+method's bound beside NetCal/DNC's for the same network (../shared/oracles/dnc-functional-tests.md,
+TA_2S_1SC_2F_1AC_1P), the simulator's refusal, and the description's own rules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "server_graph" / "tandem_two_flows.yaml"
+
+
+def run(cli: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("method", "blind", "delay", "backlog"),
+    # DNC's functional-test values, in the description's units (read as seconds and bits).
+    [("tfa", False, 40.0, 250.0), ("sfa", False, 35.0, 175.0), ("sfa", True, 65.0, 325.0),
+     ("pmoo", False, 50.0, 250.0), ("best", False, 35.0, 175.0), ("best", True, 50.0, 250.0)],
+)
+def test_every_method_gives_dncs_bound(rtnetlab_cli: Path, method: str, blind: bool, delay: float,
+                                        backlog: float) -> None:
+    args = ["analyze", EXAMPLE, "--method", method, "--json"] + (["--blind"] if blind else [])
+    res = run(rtnetlab_cli, *args)
+    assert res.returncode == 0, res.stderr
+    for row in json.loads(res.stdout)["flows"]:
+        assert row["delay_us"] / 1e6 == pytest.approx(delay, rel=1e-9)
+        assert row["backlog_bytes"] * 8 == pytest.approx(backlog, rel=1e-9)
+
+
+def test_the_simulator_refuses_a_server_graph(rtnetlab_cli: Path) -> None:
+    res = run(rtnetlab_cli, "simulate", EXAMPLE)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        f"{EXAMPLE}: a server graph has no frames and no links to simulate; "
+        "analyse it with `rtnetlab analyze`"
+    ]
+
+
+def test_grouping_and_afdx_naive_do_not_apply(rtnetlab_cli: Path) -> None:
+    res = run(rtnetlab_cli, "analyze", EXAMPLE, "--grouping")
+    assert res.returncode == 2 and "grouping does not apply" in res.stderr
+    res = run(rtnetlab_cli, "analyze", EXAMPLE, "--method", "afdx-naive")
+    assert res.returncode == 2 and "not to a server graph" in res.stderr
+
+
+def test_a_server_graph_states_its_problems(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\n"
+        "server_graph:\n"
+        "  servers: [{name: s0, rate: 0, latency: 1}, {name: s0, rate: 2, latency: -1}]\n"
+        "  flows: [{name: f, burst: 1, rate: 1, path: [s0, s9, s0]}]\n"
+    )
+    res = run(rtnetlab_cli, "validate", bad)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "server_graph.servers[0].rate: must be a positive finite number, got 0",
+        "server_graph.servers[1].name: 's0' is already the name of server_graph.servers[0]; "
+        "server names must be unique",
+        "server_graph.servers[1].latency: must be a finite number, at least 0, got -1",
+        "server_graph.flows[0].path[1]: unknown server 's9'",
+        "server_graph.flows[0].path[2]: crosses server 's0' twice",
+    ]
