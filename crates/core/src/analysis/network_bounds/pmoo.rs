@@ -40,6 +40,111 @@ fn token_buckets(c: &Curve) -> Vec<(f64, f64)> {
     out
 }
 
+/// Per crossing of the network, scratch state reused by every route's PMOO (so that a route
+/// costs what its hops hold, not what the network holds): the stretch (first hop, joining
+/// crossing) a crossing on the current hop belongs to; every route leaves it empty.
+pub(super) struct Scratch {
+    stretch: Vec<Option<(usize, usize)>>,
+    /// The largest frame on the wire of each queue, once known.
+    largest: Vec<Option<f64>>,
+    /// Σ source bursts and Σ rates of each queue's flows, once known.
+    totals: Vec<Option<(f64, f64)>>,
+}
+
+impl Scratch {
+    pub(super) fn new(lay: &Layout) -> Scratch {
+        Scratch {
+            stretch: vec![None; lay.crossings.len()],
+            largest: vec![None; lay.queues.len()],
+            totals: vec![None; lay.queues.len()],
+        }
+    }
+
+    fn totals(&mut self, net: &Network, lay: &Layout, q: usize) -> (f64, f64) {
+        *self.totals[q].get_or_insert_with(|| {
+            lay.queues[q]
+                .crossings
+                .iter()
+                .map(|&c| &net.flows[lay.crossings[c].flow])
+                .fold((0.0, 0.0), |(b, r), f| (b + f.burst, r + f.rate))
+        })
+    }
+
+    fn largest_frame(&mut self, net: &Network, lay: &Layout, q: usize) -> f64 {
+        *self.largest[q].get_or_insert_with(|| {
+            lay.queues[q]
+                .crossings
+                .iter()
+                .map(|&c| net.flows[lay.crossings[c].flow].max_frame_wire)
+                .fold(0.0, f64::max)
+        })
+    }
+}
+
+/// Every index vector below the given sizes, first index fastest.
+struct Odometer {
+    sizes: Vec<usize>,
+    next: Option<Vec<usize>>,
+}
+
+impl Odometer {
+    fn new(sizes: Vec<usize>) -> Odometer {
+        let next = sizes.iter().all(|&n| n > 0).then(|| vec![0; sizes.len()]);
+        Odometer { sizes, next }
+    }
+}
+
+impl Iterator for Odometer {
+    type Item = Vec<usize>;
+    fn next(&mut self) -> Option<Vec<usize>> {
+        let current = self.next.take()?;
+        let mut following = current.clone();
+        let mut k = 0;
+        while k < following.len() {
+            following[k] += 1;
+            if following[k] < self.sizes[k] {
+                self.next = Some(following);
+                break;
+            }
+            following[k] = 0;
+            k += 1;
+        }
+        Some(current)
+    }
+}
+
+/// A lower bound of [`pmoo_route`]'s delay, from sums kept per queue (so that `best` need not
+/// run PMOO where it cannot win): the route's latencies and packetizers, and the flow's burst
+/// with the largest sum of the interferers' source bursts at one hop (every interferer there is
+/// paid whole, and its burst where it joins is at least its burst at its source), over the
+/// left-over rate of the route, which no choice of buckets makes larger.
+pub(super) fn pmoo_lower_bound(
+    net: &Network,
+    lay: &Layout,
+    st: &TfaState,
+    f: FlowId,
+    ports: &[PortId],
+    scratch: &mut Scratch,
+) -> f64 {
+    let flow = &net.flows[f];
+    let (mut latency, mut rate, mut bursts) = (0.0, f64::INFINITY, 0.0f64);
+    for (j, &p) in ports.iter().enumerate() {
+        let [q] = lay.port_queues[p][..] else { return f64::INFINITY };
+        let Some((r, t)) = st.service[q].as_ref().ok().and_then(|s| s.as_rate_latency()) else {
+            return f64::INFINITY;
+        };
+        let packetizer = if j + 1 < ports.len() { scratch.largest_frame(net, lay, q) / r } else { 0.0 };
+        let (b_all, r_all) = scratch.totals(net, lay, q);
+        latency += t + packetizer;
+        rate = rate.min(r - (r_all - flow.rate));
+        bursts = bursts.max(b_all - flow.burst);
+    }
+    if rate <= 0.0 {
+        return f64::INFINITY;
+    }
+    latency + (flow.burst + bursts) / rate
+}
+
 /// Delay and backlog bounds of flow `f` along `ports` by PMOO, from TFA's arrival bounds of the
 /// interfering flows (`st`).
 pub(super) fn pmoo_route(
@@ -48,6 +153,7 @@ pub(super) fn pmoo_route(
     st: &TfaState,
     f: FlowId,
     ports: &[PortId],
+    scratch: &mut Scratch,
 ) -> Result<(f64, f64), Unbounded> {
     let cx = &lay.crossings;
     let n = ports.len();
@@ -65,69 +171,81 @@ pub(super) fn pmoo_route(
             st.service[q].as_ref().map_err(|u| u.clone())?.as_rate_latency().ok_or_else(|| {
                 Unbounded::new(format!("{}: PMOO needs a rate-latency server", net.port_label(p)))
             })?;
-        let packetizer = if j + 1 < n {
-            lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
-                / rate
-        } else {
-            0.0
-        };
+        let packetizer = if j + 1 < n { scratch.largest_frame(net, lay, q) / rate } else { 0.0 };
         servers.push((rate, latency + packetizer));
         queue_of.push(q);
     }
     // The interfering stretches: per (first hop, last hop, port they come from), the crossings
-    // where they join the route.
-    let mut stretches: BTreeMap<(usize, usize, Option<PortId>), Vec<usize>> = BTreeMap::new();
-    let mut open: Vec<(FlowId, usize, usize)> = Vec::new(); // (flow, first hop, joining crossing)
+    // where they join the route. A crossing continues the stretch of its upstream crossing when
+    // that one is on the route's previous hop.
+    // (first hop, last hop, port they come from) of a stretch, and a crossing joining there.
+    type End = ((usize, usize, Option<PortId>), usize);
+    let mut ends: Vec<End> = Vec::new();
+    let mut previous: Vec<usize> = Vec::new();
     for j in 0..n {
-        let here: Vec<usize> =
-            lay.queues[queue_of[j]].crossings.iter().copied().filter(|&c| cx[c].flow != f).collect();
-        let mut next_open = Vec::with_capacity(here.len());
-        for &c in &here {
-            let g = cx[c].flow;
-            // Still on the route if it came from this route's previous hop.
-            let continues = j > 0 && cx[c].upstream.is_some_and(|u| cx[u].port == ports[j - 1]);
-            match open.iter().find(|o| o.0 == g).filter(|_| continues) {
-                Some(&(_, first, joining)) => next_open.push((g, first, joining)),
-                None => next_open.push((g, j, c)),
+        let mut current = Vec::with_capacity(lay.queues[queue_of[j]].crossings.len());
+        for &c in &lay.queues[queue_of[j]].crossings {
+            if cx[c].flow == f {
+                continue;
             }
+            let continued = cx[c]
+                .upstream
+                .filter(|&u| j > 0 && cx[u].port == ports[j - 1])
+                .and_then(|u| scratch.stretch[u].take());
+            scratch.stretch[c] = Some(continued.unwrap_or((j, c)));
+            current.push(c);
         }
         // Stretches that do not go on to this hop end at the previous one.
-        for &(g, first, joining) in &open {
-            if !next_open.iter().any(|o| o.0 == g && o.1 == first) {
-                let from = cx[joining].upstream.map(|u| cx[u].port);
-                stretches.entry((first, j - 1, from)).or_default().push(joining);
+        for &u in &previous {
+            if let Some((first, joining)) = scratch.stretch[u].take() {
+                let from = cx[joining].upstream.map(|x| cx[x].port);
+                ends.push(((first, j - 1, from), joining));
             }
         }
-        open = next_open;
+        previous = current;
     }
-    for &(_, first, joining) in &open {
-        let from = cx[joining].upstream.map(|u| cx[u].port);
-        stretches.entry((first, n - 1, from)).or_default().push(joining);
-    }
-    // Each stretch's arrival curve where it joins, as token-bucket pieces.
-    let mut interferers: Vec<Stretch> = Vec::with_capacity(stretches.len());
-    for ((first, last, _), mut joining) in stretches {
-        joining.sort_unstable();
-        let alpha = arrival_of(net, lay, st, queue_of[first], &joining).unwrap_or_else(Curve::zero);
-        let mut pieces = token_buckets(&alpha);
-        if pieces.is_empty() {
-            pieces.push((alpha.burst(), alpha.tail_slope()));
+    for &u in &previous {
+        if let Some((first, joining)) = scratch.stretch[u].take() {
+            let from = cx[joining].upstream.map(|x| cx[x].port);
+            ends.push(((first, n - 1, from), joining));
         }
+    }
+    ends.sort_unstable();
+    let stretches =
+        ends.chunk_by(|a, b| a.0 == b.0).map(|run| (run[0].0, run.iter().map(|e| e.1).collect::<Vec<_>>()));
+    // Each stretch's arrival curve where it joins, as token-bucket pieces.
+    let mut interferers: Vec<Stretch> = Vec::new();
+    for ((first, last, _), joining) in stretches {
+        let q = queue_of[first];
+        // A token bucket in closed form when the groups involved are ones, else the curve.
+        let pieces = match arrival_tb(st, net, lay, q, &joining) {
+            Some(tb) => vec![tb],
+            None => {
+                let alpha = arrival_of(net, lay, st, q, &joining).unwrap_or_else(Curve::zero);
+                let mut pieces = token_buckets(&alpha);
+                if pieces.is_empty() {
+                    pieces.push((alpha.burst(), alpha.tail_slope()));
+                }
+                pieces
+            }
+        };
         interferers.push((first, last, pieces));
     }
-    // Every choice of one bucket per interferer (or the first and last when they are too many).
-    let combinations: usize = interferers.iter().map(|i| i.2.len()).product();
-    if combinations > 4096 {
-        for i in interferers.iter_mut() {
-            if i.2.len() > 2 {
-                let (a, b) = (i.2[0], *i.2.last().expect("non-empty"));
-                i.2 = vec![a, b];
-            }
-        }
-    }
+    // Every choice of one bucket per interferer while they are few; else two choices, every
+    // interferer by its first bucket (burst at 0, peak rate) or by its last (long-term rate).
+    let combinations = interferers
+        .iter()
+        .map(|i| i.2.len())
+        .try_fold(1usize, |acc, n| acc.checked_mul(n))
+        .unwrap_or(usize::MAX);
+    let choices: Box<dyn Iterator<Item = Vec<usize>>> = if combinations <= 64 {
+        Box::new(Odometer::new(interferers.iter().map(|i| i.2.len()).collect()))
+    } else {
+        let last: Vec<usize> = interferers.iter().map(|i| i.2.len() - 1).collect();
+        Box::new([vec![0; interferers.len()], last].into_iter())
+    };
     let mut best: Option<Curve> = None;
-    let mut choice = vec![0usize; interferers.len()];
-    loop {
+    for choice in choices {
         let rate = (0..n)
             .map(|j| {
                 let cross: f64 = interferers
@@ -155,19 +273,6 @@ pub(super) fn pmoo_route(
                 None => beta,
                 Some(b) => b.max(&beta),
             });
-        }
-        // The next choice (odometer).
-        let mut k = 0;
-        while k < choice.len() {
-            choice[k] += 1;
-            if choice[k] < interferers[k].2.len() {
-                break;
-            }
-            choice[k] = 0;
-            k += 1;
-        }
-        if k == choice.len() {
-            break;
         }
     }
     let flow = &net.flows[f];
