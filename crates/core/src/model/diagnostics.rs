@@ -60,4 +60,27 @@ impl Diagnostics {
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.0.iter().filter(|d| d.severity == Severity::Warning)
     }
+
+    /// Keeps the first `n` errors and the first `n` warnings, in order, and counts the rest in
+    /// one last line each: a file with 200,000 mistakes is told about in a screenful.
+    pub fn cap(&mut self, n: usize) {
+        let (mut errors, mut warnings) = (0usize, 0usize);
+        self.0.retain(|d| {
+            let seen = if d.severity == Severity::Error { &mut errors } else { &mut warnings };
+            *seen += 1;
+            *seen <= n
+        });
+        let more = |count: usize, what: &str| {
+            format!(
+                "{} more {what} not listed (list up to N with --limit errors=N)",
+                super::limits::grouped((count - n) as u64)
+            )
+        };
+        if errors > n {
+            self.error("(more)", more(errors, "errors"));
+        }
+        if warnings > n {
+            self.warning("(more)", more(warnings, "warnings"));
+        }
+    }
 }

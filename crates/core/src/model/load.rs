@@ -2,6 +2,7 @@
 //! reported in one run with its place (`flows[3].bag: ...`), not only the first.
 
 use super::diagnostics::{Diagnostic, Diagnostics};
+use super::limits::{exceeded, grouped, Limits};
 use super::spec::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -41,6 +42,8 @@ pub struct Loaded {
     pub spec: NetworkSpec,
     pub broken_names: Vec<String>,
     pub origins: Origins,
+    /// A count passed its limit (reported): nothing was read beyond the top mapping's keys.
+    pub over_limit: bool,
 }
 
 /// For each list of the file, the index in the file of every element that was read: once an
@@ -108,9 +111,20 @@ const TOP_KEYS: &[&str] = &[
     "chains",
 ];
 
-/// Reads a whole description; structural problems go to `diags`, and the partial model (every
-/// element that could be read) is returned for the semantic checks.
+/// Reads a whole description within the default limits; see [`load_spec_within`].
 pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
+    load_spec_within(doc, &Limits::default(), diags)
+}
+
+/// The length of the list `key` of the top mapping (0 when it is not a list).
+fn list_len(top: &serde_json::Map<String, Value>, key: &str) -> u64 {
+    top.get(key).and_then(Value::as_array).map_or(0, |a| a.len() as u64)
+}
+
+/// Reads a whole description; structural problems go to `diags`, and the partial model (every
+/// element that could be read) is returned for the semantic checks. A description with more
+/// nodes or flows than `limits` allow is refused before any of them is read.
+pub fn load_spec_within(doc: Value, limits: &Limits, diags: &mut Diagnostics) -> Option<Loaded> {
     let Value::Object(mut top) = doc else {
         diags.push(Diagnostic::error(
             "(top)",
@@ -129,6 +143,25 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
                 format!("unknown key, expected one of {}", TOP_KEYS.join(", ")),
             ));
         }
+    }
+    let nodes = list_len(&top, "end_systems") + list_len(&top, "switches");
+    let flows = list_len(&top, "flows");
+    let mut over_limit = false;
+    if nodes > limits.nodes {
+        diags.error("end_systems", exceeded(format!("{} nodes", grouped(nodes)), "nodes", limits.nodes));
+        over_limit = true;
+    }
+    if flows > limits.flows {
+        diags.error("flows", exceeded(format!("{} flows", grouped(flows)), "flows", limits.flows));
+        over_limit = true;
+    }
+    if over_limit {
+        return Some(Loaded {
+            spec: NetworkSpec::default(),
+            broken_names: Vec::new(),
+            origins: Origins::default(),
+            over_limit,
+        });
     }
     let mut broken = Vec::new();
     let mut origins = Origins::default();
@@ -187,6 +220,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
         },
         broken_names: broken,
         origins,
+        over_limit,
     })
 }
 

@@ -5,6 +5,7 @@
 //! `broken`) is not reported again as an unknown reference.
 
 use super::diagnostics::Diagnostics;
+use super::limits::{exceeded, grouped, Limits};
 use super::load::Origins;
 use super::network::*;
 use super::spec::*;
@@ -52,6 +53,31 @@ pub fn build_at(
     origins: &Origins,
     diags: &mut Diagnostics,
 ) -> Option<Network> {
+    build_within(spec, broken, origins, &Limits::default(), diags)
+}
+
+/// [`build_at`] within `limits`: a description with more paths (flow, destination and plane)
+/// than they allow is refused before any is routed.
+pub fn build_within(
+    spec: NetworkSpec,
+    broken: &[String],
+    origins: &Origins,
+    limits: &Limits,
+    diags: &mut Diagnostics,
+) -> Option<Network> {
+    let plane_count = spec.redundancy.as_ref().map_or(1, |r| r.planes.len()) as u64;
+    let paths: u64 = spec
+        .flows
+        .iter()
+        .map(|f| f.destinations.len() as u64 * f.planes.as_ref().map_or(plane_count, |p| p.len() as u64))
+        .sum();
+    if paths > limits.paths {
+        diags.error(
+            "flows",
+            exceeded(format!("{} paths (flow, destination, plane)", grouped(paths)), "paths", limits.paths),
+        );
+        return None;
+    }
     let links_incomplete = origins.dropped_some("links")
         || origins.dropped_some("end_systems")
         || origins.dropped_some("switches");
@@ -311,6 +337,7 @@ pub fn build_at(
     let mut flows: Vec<FlowModel> = Vec::new();
     let mut flow_names: HashMap<&str, usize> = HashMap::new();
     let mut vl_ids: HashMap<u32, String> = HashMap::new();
+    let mut trees = RouteTrees::default();
     for (i, f) in spec.flows.iter().enumerate() {
         let place = cx.at("flows", i);
         if let Some(prev) = flow_names.insert(f.name.as_str(), i) {
@@ -354,7 +381,8 @@ pub fn build_at(
                 })
                 .collect(),
         };
-        let routes = route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut cx);
+        let routes =
+            route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut trees, &mut cx);
         flows.push(FlowModel {
             name: f.name.clone(),
             source: node_index.get(&f.source).copied().unwrap_or(usize::MAX),
@@ -686,6 +714,7 @@ fn route_flow(
     nodes: &[Node],
     node_index: &HashMap<String, NodeId>,
     ports: &[EgressPort],
+    trees: &mut RouteTrees,
     cx: &mut Ctx,
 ) -> Vec<Route> {
     let mut routes = Vec::new();
@@ -757,7 +786,7 @@ fn route_flow(
                 Some((path, pplace)) => {
                     check_path(path, &pplace, source, dest, plane, nodes, node_index, ports, cx)
                 }
-                None => shortest_path(source, dest, plane, nodes, ports).or_else(|| {
+                None => trees.path(source, dest, plane, nodes, ports).or_else(|| {
                     if !cx.links_incomplete {
                         cx.diags.error(
                             dplace.clone(),
@@ -873,23 +902,43 @@ fn check_path(
     Some(out)
 }
 
-/// Fewest hops from `source` to `dest` on `plane`, forwarding only through switches. Ties go to the
-/// link listed first, so routing is deterministic.
-fn shortest_path(
-    source: NodeId,
-    dest: NodeId,
-    plane: PlaneId,
-    nodes: &[Node],
-    ports: &[EgressPort],
-) -> Option<Vec<PortId>> {
+/// Fewest-hop routes from each source, forwarding only through switches: one breadth-first
+/// tree per (source, plane), shared by every flow from that source. Ties go to the link listed
+/// first, so routing is deterministic.
+#[derive(Default)]
+struct RouteTrees(HashMap<(NodeId, PlaneId), Vec<Option<PortId>>>);
+
+impl RouteTrees {
+    /// The ports from `source` to `dest` on `plane`, if `dest` can be reached.
+    fn path(
+        &mut self,
+        source: NodeId,
+        dest: NodeId,
+        plane: PlaneId,
+        nodes: &[Node],
+        ports: &[EgressPort],
+    ) -> Option<Vec<PortId>> {
+        let via = self.0.entry((source, plane)).or_insert_with(|| tree(source, plane, nodes, ports));
+        via[dest]?;
+        let mut out = Vec::new();
+        let mut n = dest;
+        while let Some(p) = via[n] {
+            out.push(p);
+            n = ports[p].node;
+        }
+        out.reverse();
+        Some(out)
+    }
+}
+
+/// For every node reached from `source` on `plane`, the port it is entered by on a fewest-hop
+/// path (breadth-first, ports in the order of the links).
+fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Vec<Option<PortId>> {
     let mut via: Vec<Option<PortId>> = vec![None; nodes.len()];
     let mut visited = vec![false; nodes.len()];
     visited[source] = true;
     let mut queue = VecDeque::from([source]);
     while let Some(n) = queue.pop_front() {
-        if n == dest {
-            break;
-        }
         if n != source && nodes[n].kind != NodeKind::Switch {
             continue;
         }
@@ -902,17 +951,7 @@ fn shortest_path(
             }
         }
     }
-    if !visited[dest] {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut n = dest;
-    while let Some(p) = via[n] {
-        out.push(p);
-        n = ports[p].node;
-    }
-    out.reverse();
-    Some(out)
+    via
 }
 
 /// Class-based schedulers need every crossing flow to carry a class they know; DRR quanta and
