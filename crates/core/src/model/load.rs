@@ -187,6 +187,7 @@ pub fn load_spec_within(doc: Value, limits: &Limits, diags: &mut Diagnostics) ->
     let defaults = one(&mut top, "defaults", diags).unwrap_or_default();
     let redundancy = one(&mut top, "redundancy", diags).flatten();
     let mut lists = Lists { top: &mut top, diags, broken: &mut broken, origins: &mut origins };
+    check_priority_notation(lists.top, lists.diags);
     let classes = lists.read("classes", false, one_error(from_value_at));
     let schedulers = map(lists.top, "schedulers", lists.diags);
     let end_systems = lists.read("end_systems", false, one_error(from_value_at));
@@ -222,6 +223,22 @@ pub fn load_spec_within(doc: Value, limits: &Limits, diags: &mut Diagnostics) ->
         origins,
         over_limit,
     })
+}
+
+/// Classes give their priority as `priority` (0 first) or as `pcp` (IEEE 802.1p, 7 first): one
+/// file, one notation, or `priority: 3` beside `pcp: 3` would read as the same order by accident.
+fn check_priority_notation(top: &serde_json::Map<String, Value>, diags: &mut Diagnostics) {
+    let Some(Value::Array(classes)) = top.get("classes") else { return };
+    let with = |key: &str| classes.iter().position(|c| c.get(key).is_some());
+    if let (Some(p), Some(q)) = (with("priority"), with("pcp")) {
+        diags.error(
+            format!("classes[{q}].pcp"),
+            format!(
+                "classes[{p}] gives priority (0 is served first) and this class pcp (IEEE 802.1p, 7 is \
+                 served first): give every class's priority the same way"
+            ),
+        );
+    }
 }
 
 fn one<T: DeserializeOwned>(
@@ -343,6 +360,22 @@ fn read_flow(value: Value) -> Result<Flow, Vec<(String, String)>> {
     Err(out)
 }
 
+/// serde does not say which key of a scheduler (an enum tagged by `kind`) was wrong: the key
+/// that, read alone beside the tag, gives the same message (as flows' traffic keys are placed).
+fn scheduler_key_at_fault(value: &Value, msg: &str) -> String {
+    let Value::Object(fields) = value else { return String::new() };
+    let Some(tag) = fields.get("kind") else { return String::new() };
+    for (key, v) in fields.iter().filter(|(k, _)| k.as_str() != "kind") {
+        let alone = serde_json::json!({"kind": tag, key.as_str(): v});
+        if let Err((path, m)) = from_value_at::<SchedulerConfig>(alone) {
+            if m == msg {
+                return join(key, &path);
+            }
+        }
+    }
+    String::new()
+}
+
 fn map(
     top: &mut serde_json::Map<String, Value>,
     key: &str,
@@ -353,11 +386,12 @@ fn map(
         None | Some(Value::Null) => {}
         Some(Value::Object(entries)) => {
             for (name, v) in entries {
-                match from_value_at(v) {
+                match from_value_at(v.clone()) {
                     Ok(c) => {
                         out.insert(name, c);
                     }
                     Err((path, msg)) => {
+                        let path = if path.is_empty() { scheduler_key_at_fault(&v, &msg) } else { path };
                         diags.push(Diagnostic::error(join(&format!("{key}.{name}"), &path), msg))
                     }
                 }

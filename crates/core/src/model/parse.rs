@@ -305,12 +305,20 @@ struct YamlBuilder<'b, 'a> {
     anchors: HashMap<usize, (Value, u64)>,
     root: Option<Value>,
     documents: usize,
+    /// Where the last error is, when not at the event that found it (a key given twice).
+    error_at: Option<Marker>,
 }
 
 fn parse_yaml(text: &str, limits: &Limits) -> Result<Value, ParseError> {
     let budget = Budget::new(limits);
-    let mut b =
-        YamlBuilder { budget: &budget, open: Vec::new(), anchors: HashMap::new(), root: None, documents: 0 };
+    let mut b = YamlBuilder {
+        budget: &budget,
+        open: Vec::new(),
+        anchors: HashMap::new(),
+        root: None,
+        documents: 0,
+        error_at: None,
+    };
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| {
             let msg = match e.info() {
@@ -323,7 +331,8 @@ fn parse_yaml(text: &str, limits: &Limits) -> Result<Value, ParseError> {
             };
             ParseError::at_mark(*e.marker(), msg)
         })?;
-        b.event(event, span.start).map_err(|msg| ParseError::at_mark(span.start, msg))?;
+        b.event(event, span.start)
+            .map_err(|msg| ParseError::at_mark(b.error_at.unwrap_or(span.start), msg))?;
     }
     Ok(b.root.unwrap_or(Value::Null))
 }
@@ -491,7 +500,7 @@ impl YamlBuilder<'_, '_> {
             None => self.root = Some(value),
             Some(Open::Seq { items, .. }) => items.push(value),
             Some(Open::Map { map, key, merged, .. }) => {
-                let (k, _, plain) = key.take().expect("a value follows its key");
+                let (k, key_mark, plain) = key.take().expect("a value follows its key");
                 if plain && k == "<<" {
                     // YAML 1.1's merge key, as PyYAML read it: keys of the mapping itself win,
                     // then those of the first mapping merged, and so on.
@@ -506,6 +515,7 @@ impl YamlBuilder<'_, '_> {
                         _ => return Err("a merge key '<<' takes a mapping or a list of mappings".into()),
                     }
                 } else if map.contains_key(&k) {
+                    self.error_at = Some(key_mark);
                     return Err(format!("key '{k}' is given twice in one mapping"));
                 } else {
                     map.insert(k, value);

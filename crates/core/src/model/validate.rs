@@ -65,6 +65,7 @@ pub fn build_within(
     limits: &Limits,
     diags: &mut Diagnostics,
 ) -> Option<Network> {
+    check_names(&spec, origins, diags);
     let plane_count = spec.redundancy.as_ref().map_or(1, |r| r.planes.len()) as u64;
     let paths: u64 = spec
         .flows
@@ -144,9 +145,6 @@ pub fn build_within(
     let mut node_index: HashMap<String, NodeId> = HashMap::new();
     let mut node_place: Vec<String> = Vec::new();
     let mut add_node = |cx: &mut Ctx, place: String, node: Node| {
-        if node.name.is_empty() {
-            cx.diags.error(format!("{place}.name"), "must not be empty");
-        }
         if let Some(&first) = node_index.get(&node.name) {
             cx.diags.error(
                 format!("{place}.name"),
@@ -437,6 +435,79 @@ pub fn build_within(
     Some(net)
 }
 
+/// Longest name, in characters.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The rule of a name: 1 to 256 characters, no tab or line break, no space at either end.
+/// (Other control characters are refused as the text is read: no output format carries them.)
+pub fn name_rule(name: &str) -> Result<(), String> {
+    let shown = || name.escape_debug().to_string();
+    if name.is_empty() {
+        Err("must not be empty".into())
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Err(format!("must be at most {MAX_NAME_CHARS} characters, got {}", name.chars().count()))
+    } else if name.contains(['\t', '\n', '\r']) {
+        Err(format!("must not hold tabs or line breaks, got '{}'", shown()))
+    } else if name.trim() != name {
+        Err(format!("must not begin or end with a space, got '{}'", shown()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Every name the description gives to something (references to them are checked where they
+/// are resolved).
+fn check_names(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnostics) {
+    // A name that could not be read (missing, not text) is reported already.
+    let name_unread = diags.0.iter().any(|d| d.place == "name");
+    let mut check = |place: String, name: &str| {
+        if let Err(rule) = name_rule(name) {
+            diags.error(place, rule);
+        }
+    };
+    if !name_unread {
+        check("name".into(), &spec.name);
+    }
+    if let Some(r) = &spec.redundancy {
+        for (i, p) in r.planes.iter().enumerate() {
+            check(format!("redundancy.planes[{i}]"), p);
+        }
+    }
+    for name in spec.schedulers.keys() {
+        check(format!("schedulers.{name}"), name);
+    }
+    let lists: [(&str, Vec<&str>); 11] = [
+        ("classes", spec.classes.iter().map(|c| c.name.as_str()).collect()),
+        ("end_systems", spec.end_systems.iter().map(|e| e.name.as_str()).collect()),
+        ("switches", spec.switches.iter().map(|e| e.name.as_str()).collect()),
+        ("flows", spec.flows.iter().map(|e| e.name.as_str()).collect()),
+        ("processors", spec.processors.iter().map(|e| e.name.as_str()).collect()),
+        ("buses", spec.buses.iter().map(|e| e.name.as_str()).collect()),
+        ("tasks", spec.tasks.iter().map(|e| e.name.as_str()).collect()),
+        ("messages", spec.messages.iter().map(|e| e.name.as_str()).collect()),
+        ("servers", spec.servers.iter().map(|e| e.name.as_str()).collect()),
+        ("chains", spec.chains.iter().map(|e| e.name.as_str()).collect()),
+        ("links", spec.links.iter().map(|l| l.name.as_deref().unwrap_or("link")).collect()),
+    ];
+    for (key, names) in lists {
+        for (i, name) in names.into_iter().enumerate() {
+            check(format!("{}.name", origins.place(key, i)), name);
+        }
+    }
+    for (i, sw) in spec.switches.iter().enumerate() {
+        for port in sw.ports.keys() {
+            check(format!("{}.ports.{port}", origins.place("switches", i)), port);
+        }
+    }
+    for (i, l) in spec.links.iter().enumerate() {
+        for (key, port) in [("from_port", &l.from_port), ("to_port", &l.to_port)] {
+            if let Some(p) = port {
+                check(format!("{}.{key}", origins.place("links", i)), p);
+            }
+        }
+    }
+}
+
 fn check_unique<'a>(
     names: impl Iterator<Item = &'a str>,
     place: impl Fn(usize) -> String,
@@ -480,36 +551,58 @@ fn check_scheduler_ref(
 fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &mut Ctx) {
     let place = format!("schedulers.{name}");
     let known = |c: &str| spec.classes.iter().any(|k| k.name == c);
-    let classes_positive = |field: &str, entries: Vec<(&String, f64)>, cx: &mut Ctx| {
+    // Every class-keyed value obeys its kind's rule (units.rs): a count, a weight, a size.
+    let per_class = |field: &str, entries: Vec<(&String, Result<(), String>)>, cx: &mut Ctx| {
         if entries.is_empty() {
             cx.diags.error(format!("{place}.{field}"), "must give a value for at least one class");
         }
-        for (class, v) in entries {
+        for (class, rule) in entries {
             if !known(class) {
                 cx.unknown(format!("{place}.{field}.{class}"), "class", class);
             }
-            if v.is_nan() || v <= 0.0 {
-                cx.diags.error(format!("{place}.{field}.{class}"), format!("must be positive, got {v}"));
+            if let Err(rule) = rule {
+                cx.diags.error(format!("{place}.{field}.{class}"), rule);
             }
+        }
+    };
+    let positive_size = |q: &crate::units::DataSize| {
+        if q.bits() > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("must be positive, got {}", q.bits()))
         }
     };
     match cfg {
         SchedulerConfig::Fifo | SchedulerConfig::StaticPriority => {}
-        SchedulerConfig::Wrr { weights } => {
-            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w as f64)).collect(), cx)
-        }
+        SchedulerConfig::Wrr { weights } => per_class(
+            "weights",
+            weights.iter().map(|(c, w)| (c, crate::units::count_rule((*w).into()))).collect(),
+            cx,
+        ),
         SchedulerConfig::Drr { quanta } => {
-            classes_positive("quanta", quanta.iter().map(|(c, q)| (c, q.bits())).collect(), cx)
+            per_class("quanta", quanta.iter().map(|(c, q)| (c, positive_size(q))).collect(), cx)
         }
         SchedulerConfig::D2drr { base_quantum, factors } => {
             if base_quantum.bits() <= 0.0 {
                 cx.diags.error(format!("{place}.base_quantum"), "must be positive");
             }
-            classes_positive("factors", factors.iter().map(|(c, w)| (c, *w)).collect(), cx)
+            // A class's quantum, factor × base, is a data size too.
+            let quantum_rule = |w: f64| {
+                crate::units::weight_rule(w).and_then(|()| {
+                    if w * base_quantum.bits() <= crate::units::MAX_SIZE_BITS {
+                        Ok(())
+                    } else {
+                        Err(format!("makes a quantum of more than 1 TiB ({w} x {base_quantum}), got {w}"))
+                    }
+                })
+            };
+            per_class("factors", factors.iter().map(|(c, w)| (c, quantum_rule(*w))).collect(), cx)
         }
-        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => {
-            classes_positive("weights", weights.iter().map(|(c, w)| (c, *w)).collect(), cx)
-        }
+        SchedulerConfig::Wf2q { weights } | SchedulerConfig::Scfq { weights } => per_class(
+            "weights",
+            weights.iter().map(|(c, w)| (c, crate::units::weight_rule(*w))).collect(),
+            cx,
+        ),
         SchedulerConfig::Table { entries, .. } => {
             if entries.is_empty() {
                 cx.diags.error(format!("{place}.entries"), "an arbitration table needs at least one entry");

@@ -80,7 +80,7 @@ fn tags_are_checked_and_only_the_core_schema_is_allowed() {
 
 #[test]
 fn a_key_given_twice_is_refused() {
-    assert_eq!(err(yaml("name: a\nlinks: []\nname: b\n")), "3:7: key 'name' is given twice in one mapping");
+    assert_eq!(err(yaml("name: a\nlinks: []\nname: b\n")), "3:1: key 'name' is given twice in one mapping");
     assert_eq!(
         err(json_text("{\"name\": \"a\",\n \"name\": \"b\"}")),
         "2:7: key 'name' is given twice in one mapping"
