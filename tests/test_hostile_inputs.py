@@ -26,6 +26,7 @@ flows:
 """
 
 RAISE = "raise it with --limit {0}=N or RTNETLAB_LIMITS={0}=N"
+DEPTH = f"lists and mappings nest deeper than the limit of 64 levels ({RAISE.format('depth')})"
 
 
 @pytest.fixture(autouse=True)
@@ -72,7 +73,7 @@ def test_alias_bomb_stops_at_the_alias_limit(tmp_path: Path, capsys: pytest.Capt
 def test_json_nested_100000_deep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = write(tmp_path, "[" * 100_000 + "]" * 100_000, "net.json")
     [line] = refused(capsys, p)
-    assert line.endswith(f"lists and mappings nest deeper than the limit of 64 levels ({RAISE.format('depth')})")
+    assert line.endswith(DEPTH)
     assert line.startswith(f"{p}:1:6")  # the 65th '[' (or just after it)
 
 
@@ -86,7 +87,7 @@ def test_yaml_nested_deep(tmp_path: Path, capsys: pytest.CaptureFixture[str], de
     block = "name: x\nd:\n" + "".join("  " * i + "-\n" for i in range(depth))
     p = write(tmp_path, block, "block.yaml")
     [line] = refused(capsys, p)
-    assert line == f"{p}:66:127: lists and mappings nest deeper than the limit of 64 levels ({RAISE.format('depth')})"
+    assert line == f"{p}:66:127: {DEPTH}"
 
 
 @pytest.mark.parametrize(
@@ -170,7 +171,8 @@ def test_paths_and_nodes_limits(tmp_path: Path, capsys: pytest.CaptureFixture[st
     ]
 
 
-def test_error_listing_is_capped_and_counts_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_error_listing_is_capped_and_counts_the_rest(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     p = write(tmp_path, "name: x\n" + "".join(f"k{i:06d}: 1\n" for i in range(250)))
     lines = refused(capsys, p)
     assert len(lines) == 101
@@ -208,11 +210,14 @@ def test_error_listing_is_capped_and_counts_the_rest(tmp_path: Path, capsys: pyt
          "got '1e300B'"),
         ("name: t\n", "name: t\nclasses: [{name: c}]\nschedulers: {w: {kind: wf2q, weights: {c: 1e300}}}\n",
          "schedulers.w.weights.c: must be a positive number, at most 1e12, got 1e300"),
-        ("name: t\n", "name: t\nclasses: [{name: c}]\nschedulers: {w: {kind: wrr, weights: {c: 4294967295}}}\n",
+        ("name: t\n",
+         "name: t\nclasses: [{name: c}]\nschedulers: {w: {kind: wrr, weights: {c: 4294967295}}}\n",
          "schedulers.w.weights.c: must be a whole number from 1 to 1000000, got 4294967295"),
         ("name: t\n", 'name: "t\\0"\n', "1:7: text may not hold control characters, got U+0000 in 't\\0'"),
-        ("{name: ES2}", "{name: ' ES2'}", "end_systems[1].name: must not begin or end with a space, got ' ES2'"),
-        ("{name: ES2}", '{name: "E\\tS"}', "end_systems[1].name: must not hold tabs or line breaks, got 'E\\tS'"),
+        ("{name: ES2}", "{name: ' ES2'}",
+         "end_systems[1].name: must not begin or end with a space, got ' ES2'"),
+        ("{name: ES2}", '{name: "E\\tS"}',
+         "end_systems[1].name: must not hold tabs or line breaks, got 'E\\tS'"),
     ],
 )
 def test_quantities_and_names_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str,
@@ -245,8 +250,10 @@ end_systems: [{name: A}, {name: B}, {name: C}]
 switches: [{name: SW}]
 links: [{from: A, to: SW}, {from: B, to: SW}, {from: SW, to: C}]
 flows:
-  - {name: ctl, type: virtual_link, bag: 1ms, lmin: 64B, lmax: 100B, source: A, destinations: [C], class: control}
-  - {name: big, type: virtual_link, bag: 1ms, lmin: 64B, lmax: 1518B, source: B, destinations: [C], class: bulk}
+  - {name: ctl, type: virtual_link, bag: 1ms, lmin: 64B, lmax: 100B, source: A, destinations: [C],
+     class: control}
+  - {name: big, type: virtual_link, bag: 1ms, lmin: 64B, lmax: 1518B, source: B, destinations: [C],
+     class: bulk}
 """
 
 
@@ -275,8 +282,8 @@ def test_pcp_7_is_served_first(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ("pcp: 8", "pcp: 0",
          "classes[0]: pcp must be an IEEE 802.1p priority code point from 0 to 7 (7 is served first), got 8"),
         ("priority: 0", "pcp: 0",
-         "classes[1].pcp: classes[0] gives priority (0 is served first) and this class pcp (IEEE 802.1p, 7 is "
-         "served first): give every class's priority the same way"),
+         "classes[1].pcp: classes[0] gives priority (0 is served first) and this class pcp (IEEE 802.1p, "
+         "7 is served first): give every class's priority the same way"),
     ],
 )
 def test_pcp_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], control: str, bulk: str,
