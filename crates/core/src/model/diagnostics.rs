@@ -42,7 +42,18 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
-    pub fn push(&mut self, d: Diagnostic) {
+    /// Adds a problem; one without a place (an empty key's, say) is placed at the top, and line
+    /// breaks the file's text brings into it (a name quoted with one) are written as `\n`, so
+    /// that every problem stays one line.
+    pub fn push(&mut self, mut d: Diagnostic) {
+        if d.place.is_empty() {
+            d.place = "(top)".to_string();
+        }
+        for text in [&mut d.place, &mut d.message] {
+            if text.contains(['\n', '\r']) {
+                *text = text.replace('\n', "\\n").replace('\r', "\\r");
+            }
+        }
         self.0.push(d);
     }
     pub fn error(&mut self, place: impl Into<String>, message: impl Into<String>) {

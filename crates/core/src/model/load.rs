@@ -139,7 +139,7 @@ pub fn load_spec_within(doc: Value, limits: &Limits, diags: &mut Diagnostics) ->
     for key in top.keys() {
         if !TOP_KEYS.contains(&key.as_str()) {
             diags.push(Diagnostic::error(
-                key.clone(),
+                if key.is_empty() { "''".to_string() } else { key.clone() },
                 format!("unknown key, expected one of {}", TOP_KEYS.join(", ")),
             ));
         }
