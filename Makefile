@@ -8,9 +8,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
-PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8"
+PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100"
 
-.PHONY: all setup build demo test test-rust test-python test-slow lint bench clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint bench clean
 
 all: build
 
@@ -51,6 +51,13 @@ test-python: build
 
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow
+
+# The fuzzing of `make test` (about 10,000 cases: tests/test_fuzz.py, crates/core/tests/fuzz_loader.rs)
+# at SOAK times as many cases, seeds drawn afresh (default 50: about an hour on two cores).
+SOAK ?= 50
+soak: build
+	RTNETLAB_FUZZ_SCALE=$(SOAK) cargo test --release -p rtnetlab-core --test fuzz_loader
+	RTNETLAB_FUZZ_SCALE=$(SOAK) $(VENV)/bin/pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 bench: build
 	$(PY) benchmarks/run.py

@@ -277,7 +277,7 @@ fn apply(doc: &mut Value, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(cases(4000))]
+    #![proptest_config(cases(5000))]
     #[test]
     fn any_text_is_read_or_refused_in_one_line_each(text in prop_oneof![token_text(), any::<String>()]) {
         load(&text, Format::Yaml);
