@@ -95,7 +95,8 @@ def networks(draw: st.DrawFn) -> dict:
                               unique=True))
         kind = draw(st.sampled_from(["virtual_link", "periodic", "token_bucket"]))
         flow: dict[str, Any] = {"name": f"F{f}", "type": kind, "source": f"ES{src}",
-                                "destinations": [f"ES{d}" for d in dests], "class": f"c{draw(st.integers(0, 2))}"}
+                                "destinations": [f"ES{d}" for d in dests],
+                                "class": f"c{draw(st.integers(0, 2))}"}
         lmax = draw(st.integers(64, 1518))
         if kind == "virtual_link":
             flow |= {"bag": f"{2 ** draw(st.integers(0, 4))}ms", "lmin": f"{draw(st.integers(64, lmax))}B",
