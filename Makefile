@@ -62,6 +62,7 @@ soak: build
 bench: build
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/sim_bench.py
+	$(PY) benchmarks/load_bench.py
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa

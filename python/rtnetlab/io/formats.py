@@ -43,11 +43,6 @@ def limits() -> list[str]:
     return ([env] if env else []) + _option_limits
 
 
-def limit_values() -> dict[str, int]:
-    """The limits in force, by name."""
-    return json.loads(_core.limits_json(limits()))
-
-
 def _read_text(path: Path) -> str:
     try:
         size = path.stat().st_size

@@ -61,7 +61,7 @@ pub fn load_value_within(
     diags: &mut Diagnostics,
 ) -> Option<Network> {
     let loaded = load::load_spec_within(doc, limits, diags)?;
-    if diags.has_errors() && loaded.over_limit {
+    if loaded.over_limit {
         return None;
     }
     validate::build_within(loaded.spec, &loaded.broken_names, &loaded.origins, limits, diags)
