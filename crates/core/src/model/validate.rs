@@ -335,7 +335,7 @@ pub fn build_within(
     let mut flows: Vec<FlowModel> = Vec::new();
     let mut flow_names: HashMap<&str, usize> = HashMap::new();
     let mut vl_ids: HashMap<u32, String> = HashMap::new();
-    let mut trees = RouteTrees::default();
+    let mut trees = RouteTrees::for_flows(&spec, &planes, &node_index, &nodes, &ports);
     for (i, f) in spec.flows.iter().enumerate() {
         let place = cx.at("flows", i);
         if let Some(prev) = flow_names.insert(f.name.as_str(), i) {
@@ -995,13 +995,46 @@ fn check_path(
     Some(out)
 }
 
-/// Fewest-hop routes from each source, forwarding only through switches: one breadth-first
-/// tree per (source, plane), shared by every flow from that source. Ties go to the link listed
-/// first, so routing is deterministic.
+/// Fewest-hop routes, forwarding only through switches, computed before the flows are checked:
+/// one breadth-first tree per (source, plane) serves every flow from that source, and only the
+/// paths asked for are kept. Ties go to the link listed first, so routing is deterministic.
 #[derive(Default)]
-struct RouteTrees(HashMap<(NodeId, PlaneId), Vec<Option<PortId>>>);
+struct RouteTrees(HashMap<(NodeId, NodeId, PlaneId), Option<Vec<PortId>>>);
 
 impl RouteTrees {
+    /// The routes by name the flows of `spec` ask for (the others are made when asked).
+    fn for_flows(
+        spec: &NetworkSpec,
+        planes: &[String],
+        node_index: &HashMap<String, NodeId>,
+        nodes: &[Node],
+        ports: &[EgressPort],
+    ) -> Self {
+        let mut wanted: HashMap<(NodeId, PlaneId), Vec<NodeId>> = HashMap::new();
+        for f in &spec.flows {
+            let Some(&source) = node_index.get(&f.source) else { continue };
+            let flow_planes: Vec<PlaneId> = match &f.planes {
+                None => (0..planes.len()).collect(),
+                Some(ps) => ps.iter().filter_map(|p| planes.iter().position(|q| q == p)).collect(),
+            };
+            for d in &f.destinations {
+                if let (Destination::Name(_), Some(&dest)) = (d, node_index.get(d.node())) {
+                    for &plane in &flow_planes {
+                        wanted.entry((source, plane)).or_default().push(dest);
+                    }
+                }
+            }
+        }
+        let mut out = RouteTrees::default();
+        for ((source, plane), dests) in wanted {
+            let via = tree(source, plane, nodes, ports);
+            for dest in dests {
+                out.0.entry((source, dest, plane)).or_insert_with(|| walk(&via, dest, ports));
+            }
+        }
+        out
+    }
+
     /// The ports from `source` to `dest` on `plane`, if `dest` can be reached.
     fn path(
         &mut self,
@@ -1011,23 +1044,36 @@ impl RouteTrees {
         nodes: &[Node],
         ports: &[EgressPort],
     ) -> Option<Vec<PortId>> {
-        let via = self.0.entry((source, plane)).or_insert_with(|| tree(source, plane, nodes, ports));
-        via[dest]?;
-        let mut out = Vec::new();
-        let mut n = dest;
-        while let Some(p) = via[n] {
-            out.push(p);
-            n = ports[p].node;
-        }
-        out.reverse();
-        Some(out)
+        self.0
+            .entry((source, dest, plane))
+            .or_insert_with(|| walk(&tree(source, plane, nodes, ports), dest, ports))
+            .clone()
     }
 }
 
+/// The path to `dest` along a breadth-first tree, if the tree reaches it.
+fn walk(via: &[u32], dest: NodeId, ports: &[EgressPort]) -> Option<Vec<PortId>> {
+    if via[dest] == NO_PORT {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut n = dest;
+    while via[n] != NO_PORT {
+        let p = via[n] as PortId;
+        out.push(p);
+        n = ports[p].node;
+    }
+    out.reverse();
+    Some(out)
+}
+
+/// No port: the source itself, or a node not reached.
+const NO_PORT: u32 = u32::MAX;
+
 /// For every node reached from `source` on `plane`, the port it is entered by on a fewest-hop
-/// path (breadth-first, ports in the order of the links).
-fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Vec<Option<PortId>> {
-    let mut via: Vec<Option<PortId>> = vec![None; nodes.len()];
+/// path (breadth-first, ports in the order of the links); [`NO_PORT`] elsewhere.
+fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Vec<u32> {
+    let mut via = vec![NO_PORT; nodes.len()];
     let mut visited = vec![false; nodes.len()];
     visited[source] = true;
     let mut queue = VecDeque::from([source]);
@@ -1039,7 +1085,7 @@ fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) ->
             let peer = ports[p].peer;
             if ports[p].plane == plane && !visited[peer] {
                 visited[peer] = true;
-                via[peer] = Some(p);
+                via[peer] = p as u32;
                 queue.push_back(peer);
             }
         }
