@@ -8,9 +8,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
-PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8"
+PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100"
 
-.PHONY: all setup build demo test test-rust test-python test-slow lint bench bench-wopanet bench-ns3 clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 clean
 
 all: build
 
@@ -52,9 +52,17 @@ test-python: build
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow
 
+# The fuzzing of `make test` (about 10,000 cases: tests/test_fuzz.py, crates/core/tests/fuzz_loader.rs)
+# at SOAK times as many cases, seeds drawn afresh (default 50: about an hour on two cores).
+SOAK ?= 50
+soak: build
+	RTNETLAB_FUZZ_SCALE=$(SOAK) cargo test --release -p rtnetlab-core --test fuzz_loader
+	RTNETLAB_FUZZ_SCALE=$(SOAK) $(VENV)/bin/pytest -q -p no:cacheprovider tests/test_fuzz.py
+
 bench: build
 	$(PY) benchmarks/run.py
 	$(PY) benchmarks/sim_bench.py
+	$(PY) benchmarks/load_bench.py
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa

@@ -295,14 +295,13 @@ def test_empty_file(tmp_path: Path) -> None:
 
 def test_bad_yaml_gives_line_and_column(tmp_path: Path) -> None:
     res = validate_text(tmp_path, "name: t\nend_systems: [{name: ES1}, {name: ES2}\nlinks: []\n")
-    assert_user_error(res, ["net.yaml:3:1: not valid YAML: did not find expected ',' or ']' "
-                           "(while parsing a flow sequence started at 2:14)"])
+    assert_user_error(res, ["net.yaml:3:1: not valid YAML: invalid indentation in flow construct "
+                           "(in the list started at 2:14)"])
 
 
 def test_bad_json_gives_line_and_column(tmp_path: Path) -> None:
     res = validate_text(tmp_path, '{"name": "t",\n "links": [],\n}\n', name="net.json")
-    assert_user_error(res, ["net.json:3:1: not valid JSON: Expecting property name enclosed in double "
-                           "quotes"])
+    assert_user_error(res, ["net.json:3:1: not valid JSON: trailing comma"])
 
 
 def test_json_description_is_checked_like_yaml(tmp_path: Path) -> None:

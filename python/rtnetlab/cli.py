@@ -72,6 +72,41 @@ FailOnMissOpt = Annotated[
 ]
 
 
+@app.callback()
+def _options(
+    limit: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--limit",
+            metavar="NAME=VALUE",
+            help="Raise (or lower) a limit on what a description may cost before it is validated: "
+            "size, depth, values, aliases, nodes, flows, paths, errors (see docs/MODEL.md). "
+            "Also RTNETLAB_LIMITS=NAME=VALUE,...; may follow the command.",
+        ),
+    ] = None,
+) -> None:
+    formats.set_limits(limit or [])
+
+
+def _hoist_limits(argv: list[str]) -> list[str]:
+    """`--limit` is an option of rtnetlab itself: accepted after the command too, moved before it."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest.extend(argv[i:])
+            break
+        if a == "--limit" and i + 1 < len(argv):
+            front += argv[i : i + 2]
+            i += 2
+            continue
+        (front if a.startswith("--limit=") else rest).append(a)
+        i += 1
+    return front + rest
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, allow_nan=False, default=_json_default) + "\n")
 
@@ -1573,7 +1608,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = _hoist_limits(sys.argv[1:] if argv is None else list(argv))
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     outfiles.created_directories.clear()
 

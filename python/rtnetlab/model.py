@@ -1,7 +1,8 @@
 """Loading a network description into the engine.
 
-Files are read here (YAML, JSON or WOPANet XML), turned into plain data, and handed to the engine
-as JSON; the engine validates and resolves them. The model itself is defined once, in Rust.
+YAML and JSON files go to the engine as text, which it parses within the limits in force
+(`formats.limits()`), validates and resolves; WOPANet XML is read here into plain data first. The
+model itself is defined once, in Rust.
 """
 
 from __future__ import annotations
@@ -53,14 +54,19 @@ def load_data(data: Any, source: str = "") -> Network:
     """Validates a description given as plain data (dicts and lists)."""
     try:
         text = json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise UserError(f"{source or 'input'}: cannot be represented as JSON: {e}") from None
     return load_text(text, source)
 
 
 def load_text(json_text: str, source: str = "") -> Network:
     """Validates a description given as JSON text."""
-    handle, diags_json = _core.load(json_text)
+    return _load(json_text, "json", source)
+
+
+def _load(text: str, fmt: str, source: str) -> Network:
+    """Validates a description's text (`fmt`: yaml or json) in the engine, within the limits in force."""
+    handle, diags_json = _core.load_text(text, fmt, source or "(file)", formats.limits())
     diags = json.loads(diags_json)
     errors = [_format(d) for d in diags if d["severity"] == "error"]
     warnings = [_format(d) for d in diags if d["severity"] == "warning"]
@@ -70,9 +76,16 @@ def load_text(json_text: str, source: str = "") -> Network:
 
 
 def load_file(path: str | Path) -> Network:
-    """Reads and validates a description file (.yaml, .yml, .json or WOPANet .xml)."""
+    """Reads and validates a description file (.yaml, .yml, .json or WOPANet .xml).
+
+    YAML and JSON go to the engine as text: parsed, checked and resolved there, without a round
+    trip through Python objects.
+    """
     p = Path(path)
-    return load_data(formats.read(p), str(p))
+    if formats.native_format(p) is None:
+        return load_data(formats.read(p), str(p))
+    text, fmt = formats.read_native(p)
+    return _load(text, fmt, str(p))
 
 
 def schema() -> dict:

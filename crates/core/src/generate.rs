@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct AfdxParams {
+    /// VLs, numbered 1.. (VL ids too, when they fit 16 bits).
     pub virtual_links: usize,
     /// Switches per plane.
     pub switches: usize,
@@ -187,7 +188,9 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
             deadline: None,
             planes: None,
             traffic: Traffic::VirtualLink {
-                id: Some((v + 1) as u32 & 0xFFFF),
+                // VL ids are 16 bits: a network with more VLs than that (beyond what AFDX can
+                // address, useful to stress the tools) gets none rather than repeated ones.
+                id: (p.virtual_links <= 0xFFFF).then_some((v + 1) as u32),
                 bag: Duration::from_ms(bag),
                 lmin: DataSize::from_bytes(lmin),
                 lmax: DataSize::from_bytes(lmax),
@@ -233,6 +236,24 @@ mod tests {
             let i = info(&net);
             assert_eq!(i.overloaded_ports, 0, "overloaded ports at {vls} VLs");
         }
+    }
+
+    #[test]
+    fn vl_ids_never_repeat() {
+        let ids = |vls: usize| -> Vec<Option<u32>> {
+            let spec = afdx(&AfdxParams { virtual_links: vls, switches: 2, planes: 1, ..Default::default() });
+            spec.flows
+                .iter()
+                .map(|f| match &f.traffic {
+                    Traffic::VirtualLink { id, .. } => *id,
+                    _ => None,
+                })
+                .collect()
+        };
+        // 65,535 VLs: ids 1..=65535 (16 bits); one more and none (ids used to wrap to 0 and 1).
+        let small = ids(0xFFFF);
+        assert_eq!((small[0], small[0xFFFE]), (Some(1), Some(0xFFFF)));
+        assert!(ids(0x1_0000).iter().all(Option::is_none));
     }
 
     #[test]

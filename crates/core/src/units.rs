@@ -69,7 +69,50 @@ fn parse_quantity(text: &str, units: &[Unit], what: &str, example: &str) -> Resu
     if value < 0.0 {
         return Err(format!("must not be negative, got '{text}'"));
     }
-    Ok(if u.factor < 1.0 { value / (1.0 / u.factor).round() } else { value * u.factor })
+    let base = if u.factor < 1.0 { value / (1.0 / u.factor).round() } else { value * u.factor };
+    if !base.is_finite() {
+        return Err(format!("is too large to be a {what}, got '{text}'"));
+    }
+    Ok(base)
+}
+
+/// The longest duration a description may hold: a day. Beyond it nothing in a real-time network
+/// lives, and sums of many such durations still fit the simulator's 64-bit nanoseconds.
+pub const MAX_DURATION_S: f64 = 86_400.0;
+/// The largest data size a description may hold: 1 TiB (buffers, bursts, quanta, weights).
+pub const MAX_SIZE_BITS: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0 * 1024.0;
+/// The fastest data rate a description may hold: 10 Tbps (beyond 1.6 Tbps Ethernet).
+pub const MAX_RATE_BPS: f64 = 10e12;
+
+/// Whether `x` is a whole number of `unit` (to a millionth, decimal fractions being inexact).
+fn whole(x: f64, unit: f64) -> bool {
+    let n = x / unit;
+    (n - n.round()).abs() <= 1e-6 * n.abs().max(1.0)
+}
+
+/// The range a duration of a description must lie in: whole nanoseconds (the simulator's clock,
+/// so that analysis and simulation read the same value), at most a day.
+fn duration_rule(secs: f64) -> Result<(), String> {
+    if secs > MAX_DURATION_S || !whole(secs, 1e-9) {
+        return Err("must be a whole number of nanoseconds, at most 1 day (86400s)".into());
+    }
+    Ok(())
+}
+
+/// The range a data size of a description must lie in: whole bits, at most 1 TiB.
+fn size_rule(bits: f64) -> Result<(), String> {
+    if bits > MAX_SIZE_BITS || !whole(bits, 1.0) {
+        return Err("must be a whole number of bits, at most 1 TiB (1099511627776B)".into());
+    }
+    Ok(())
+}
+
+/// The range a data rate of a description must lie in: 0, or 1 bps to 10 Tbps.
+fn rate_rule(bps: f64) -> Result<(), String> {
+    if bps != 0.0 && !(1.0..=MAX_RATE_BPS).contains(&bps) {
+        return Err("must be 0 or between 1bps and 10 Tbps (10000Gbps)".into());
+    }
+    Ok(())
 }
 
 /// Writes `value` (base unit) in the largest unit that keeps it an exact short decimal.
@@ -104,8 +147,35 @@ fn trim_number(x: f64) -> String {
     }
 }
 
+/// The most a count of a description may be (frames per round, packets per message, packets in
+/// a server's budget): a million.
+pub const MAX_COUNT: u64 = 1_000_000;
+/// The largest weight or factor of a description (shares between classes): 10^12, room for
+/// weights written as rates in bit/s.
+pub const MAX_WEIGHT: f64 = 1e12;
+
+/// The rule of a count: a whole number from 1 to a million.
+pub fn count_rule(n: u64) -> Result<(), String> {
+    if (1..=MAX_COUNT).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("must be a whole number from 1 to 1000000, got {n}"))
+    }
+}
+
+/// The rule of a weight or factor: a positive number, at most 10^12.
+pub fn weight_rule(x: f64) -> Result<(), String> {
+    if x > 0.0 && x <= MAX_WEIGHT {
+        Ok(())
+    } else {
+        let shown =
+            if x != 0.0 && !(1e-4..1e15).contains(&x.abs()) { format!("{x:e}") } else { format!("{x}") };
+        Err(format!("must be a positive number, at most 1e12, got {shown}"))
+    }
+}
+
 macro_rules! quantity {
-    ($(#[$doc:meta])* $name:ident, $units:expr, $out:expr, $what:expr, $example:expr, $pattern:expr) => {
+    ($(#[$doc:meta])* $name:ident, $units:expr, $out:expr, $what:expr, $example:expr, $pattern:expr, $rule:expr) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
         pub struct $name(pub f64);
@@ -137,8 +207,11 @@ macro_rules! quantity {
                     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                         write!(f, "a {} with a unit, e.g. '{}'", $what, $example)
                     }
+                    // What a description reads obeys its kind's rule; `parse` alone (options) does not.
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
-                        $name::parse(v).map_err(E::custom)
+                        let q = $name::parse(v).map_err(E::custom)?;
+                        $rule(q.0).map_err(|rule| E::custom(format!("{rule}, got '{}'", v.trim())))?;
+                        Ok(q)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
                         self.number(v)
@@ -193,7 +266,8 @@ quantity!(
     DURATION_OUT,
     "duration",
     "2ms",
-    r"^\s*[0-9.eE+]+\s*(s|ms|us|µs|μs|ns)\s*$"
+    r"^\s*[0-9.eE+]+\s*(s|ms|us|µs|μs|ns)\s*$",
+    duration_rule
 );
 quantity!(
     /// An amount of data, in bits inside the engine.
@@ -202,7 +276,8 @@ quantity!(
     SIZE_OUT,
     "data size",
     "1500B",
-    r"^\s*[0-9.eE+]+\s*(MiB|KiB|MB|kB|B|Mb|Mbit|kb|kbit|b|bit)\s*$"
+    r"^\s*[0-9.eE+]+\s*(MiB|KiB|MB|kB|B|Mb|Mbit|kb|kbit|b|bit)\s*$",
+    size_rule
 );
 quantity!(
     /// A data rate, in bits per second inside the engine.
@@ -211,7 +286,8 @@ quantity!(
     RATE_OUT,
     "data rate",
     "100Mbps",
-    r"^\s*[0-9.eE+]+\s*(Gbps|Gb/s|Mbps|Mb/s|kbps|kb/s|bps|b/s)\s*$"
+    r"^\s*[0-9.eE+]+\s*(Gbps|Gb/s|Mbps|Mb/s|kbps|kb/s|bps|b/s)\s*$",
+    rate_rule
 );
 
 impl Duration {
@@ -292,6 +368,52 @@ mod tests {
         assert!(DataSize::parse("-3B").unwrap_err().contains("negative"));
         let e: Result<Duration, _> = serde_json::from_str("2");
         assert!(e.unwrap_err().to_string().contains("bare number"));
+    }
+
+    #[test]
+    fn a_description_holds_quantities_the_model_can_stand_behind() {
+        let read = |kind: &str, text: &str| -> Result<(), String> {
+            let v = serde_json::Value::String(text.to_string());
+            match kind {
+                "duration" => serde_json::from_value::<Duration>(v).map(|_| ()),
+                "size" => serde_json::from_value::<DataSize>(v).map(|_| ()),
+                _ => serde_json::from_value::<DataRate>(v).map(|_| ()),
+            }
+            .map_err(|e| e.to_string())
+        };
+        // Limits of each kind pass; one step beyond them does not.
+        for ok in [
+            ("duration", "86400s"),
+            ("duration", "85.36us"),
+            ("duration", "0s"),
+            ("size", "1099511627776B"),
+            ("size", "12001b"),
+            ("rate", "10000Gbps"),
+            ("rate", "1bps"),
+            ("rate", "0bps"),
+        ] {
+            assert_eq!(read(ok.0, ok.1), Ok(()), "{ok:?}");
+        }
+        assert_eq!(
+            read("duration", "1e308s").unwrap_err(),
+            "must be a whole number of nanoseconds, at most 1 day (86400s), got '1e308s'"
+        );
+        assert!(read("duration", "86400.001s").is_err());
+        assert!(read("duration", "0.5ns").is_err());
+        assert_eq!(read("size", "1e308B").unwrap_err(), "is too large to be a data size, got '1e308B'");
+        assert_eq!(
+            read("size", "1e300B").unwrap_err(),
+            "must be a whole number of bits, at most 1 TiB (1099511627776B), got '1e300B'"
+        );
+        assert!(read("size", "0.5b").is_err());
+        assert_eq!(read("rate", "1e308Mbps").unwrap_err(), "is too large to be a data rate, got '1e308Mbps'");
+        assert_eq!(
+            read("rate", "10001Gbps").unwrap_err(),
+            "must be 0 or between 1bps and 10 Tbps (10000Gbps), got '10001Gbps'"
+        );
+        assert!(read("rate", "0.5bps").is_err());
+        // Options parsed by the front keep only finiteness.
+        assert!(Duration::parse("100000s").is_ok());
     }
 
     #[test]

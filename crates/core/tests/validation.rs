@@ -111,7 +111,7 @@ fn structural_problems() {
     );
     let (_, d) = load_network("{\"name\": ");
     assert_eq!(d.0.len(), 1);
-    assert_eq!(d.0[0].place, "(file)");
+    assert_eq!(d.0[0].place, "(file):1:9");
     assert!(d.0[0].message.starts_with("not valid JSON: EOF while parsing a value"), "{}", d.0[0].message);
 
     let mut doc = net(json!([]));

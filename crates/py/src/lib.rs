@@ -175,6 +175,63 @@ fn load(json: &str) -> (Option<Network>, String) {
     (net.map(|inner| Network { inner }), to_json(&diags))
 }
 
+fn limits_of(assignments: &[String]) -> PyResult<model::Limits> {
+    model::Limits::from_assignments(assignments).map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
+fn format_of(format: &str) -> PyResult<model::parse::Format> {
+    model::parse::Format::from_extension(format)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err(format!("unknown format '{format}'")))
+}
+
+/// Reads and validates a description's text (`format`: yaml or json) within the limits
+/// `limits` (`name=value` settings over the defaults; ValueError if one is wrong); `source`
+/// names the text in messages about it. Returns (network or None, diagnostics as JSON text).
+/// The GIL is released meanwhile.
+#[pyfunction]
+fn load_text(
+    py: Python<'_>,
+    text: &str,
+    format: &str,
+    source: &str,
+    limits: Vec<String>,
+) -> PyResult<(Option<Network>, String)> {
+    let (limits, format) = (limits_of(&limits)?, format_of(format)?);
+    let (net, diags) = py.allow_threads(|| model::load_text(text, format, source, &limits));
+    Ok((net.map(|inner| Network { inner }), to_json(&diags)))
+}
+
+/// Reads a description's text (`format`: yaml or json) into plain data within `limits`,
+/// returned as JSON text; a text that cannot be read raises ValueError with one line
+/// (`source:line:column: ...`).
+#[pyfunction]
+fn parse_text(
+    py: Python<'_>,
+    text: &str,
+    format: &str,
+    source: &str,
+    limits: Vec<String>,
+) -> PyResult<String> {
+    let (limits, format) = (limits_of(&limits)?, format_of(format)?);
+    py.allow_threads(|| model::parse::parse(text, format, &limits))
+        .map(|v| to_json(&v))
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{}: {}", e.place(source), e.message)))
+}
+
+/// The limits in force with `limits` applied, as JSON text (name to value); ValueError if a
+/// setting is wrong.
+#[pyfunction]
+fn limits_json(limits: Vec<String>) -> PyResult<String> {
+    Ok(to_json(&limits_of(&limits)?))
+}
+
+/// The refusal of a file of `size` bytes under `limits`, if it is too large.
+#[pyfunction]
+fn size_refusal(size: u64, limits: Vec<String>) -> PyResult<Option<String>> {
+    let limits = limits_of(&limits)?;
+    Ok((size > limits.size).then(|| model::parse::size_refusal(size, &limits)))
+}
+
 /// The JSON Schema of the description format, JSON text.
 #[pyfunction]
 fn schema_json() -> String {
@@ -321,6 +378,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ChoiceError", m.py().get_type_bound::<ChoiceError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(load_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_text, m)?)?;
+    m.add_function(wrap_pyfunction!(limits_json, m)?)?;
+    m.add_function(wrap_pyfunction!(size_refusal, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;

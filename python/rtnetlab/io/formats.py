@@ -1,21 +1,54 @@
-"""File formats by extension: YAML and JSON (the native description), WOPANet XML (import)."""
+"""File formats by extension: YAML and JSON (the native description), WOPANet XML (import).
+
+YAML and JSON are read by the engine (`rtnetlab._core`), within limits on what a description may
+cost before it is validated (file size, nesting, values and aliases, nodes, flows, paths): the
+defaults, then the environment variable RTNETLAB_LIMITS, then `--limit` options (see
+docs/MODEL.md, "Limits").
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from rtnetlab import _core
 from rtnetlab.errors import UserError
 
 NATIVE = (".yaml", ".yml", ".json")
 WOPANET = (".xml",)
+LIMITS_ENV = "RTNETLAB_LIMITS"
+
+_option_limits: list[str] = []
+
+
+def set_limits(assignments: list[str]) -> None:
+    """Limits given as options (`NAME=VALUE` each), applied over RTNETLAB_LIMITS and the defaults."""
+    try:
+        _core.limits_json(list(assignments))
+    except ValueError as e:
+        raise UserError(f"--limit: {e}") from None
+    _option_limits[:] = assignments
+
+
+def limits() -> list[str]:
+    """The limit settings in force, in the order they apply (the engine holds the defaults)."""
+    env = os.environ.get(LIMITS_ENV, "").strip()
+    if env:
+        try:
+            _core.limits_json([env])
+        except ValueError as e:
+            raise UserError(f"{LIMITS_ENV}: {e}") from None
+    return ([env] if env else []) + _option_limits
 
 
 def _read_text(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        refusal = _core.size_refusal(size, limits())
+        if refusal:
+            raise UserError(f"{path}: {refusal}")
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
@@ -27,50 +60,47 @@ def _read_text(path: Path) -> str:
         raise UserError(f"{path}: cannot be read ({e.strerror})") from None
 
 
-def read(path: Path) -> Any:
-    """Reads a description file into plain data, by its extension."""
+def native_format(path: Path) -> str | None:
+    """`yaml` or `json` for a native description file, None for another (WOPANet XML)."""
     suffix = path.suffix.lower()
     if path.is_dir():
         raise UserError(f"{path}: is a directory, expected a network description file")
+    if suffix in NATIVE:
+        return "json" if suffix == ".json" else "yaml"
     if suffix in WOPANET:
+        return None
+    raise UserError(f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json or .xml (WOPANet)")
+
+
+def read_native(path: Path) -> tuple[str, str]:
+    """The text of a native description file and its format (`yaml` or `json`), not yet parsed."""
+    fmt = native_format(path)
+    if fmt is None:
+        raise UserError(f"{path}: expected a .yaml, .yml or .json file")
+    return _read_text(path), fmt
+
+
+def read(path: Path) -> Any:
+    """Reads a description file into plain data, by its extension."""
+    fmt = native_format(path)
+    if fmt is None:
         from rtnetlab.io import wopanet
 
-        return wopanet.read(path)
-    if suffix not in NATIVE:
-        raise UserError(
-            f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json or .xml (WOPANet)"
-        )
-    text = _read_text(path)
-    if suffix == ".json":
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+            refusal = _core.size_refusal(path.stat().st_size, limits())
+        except OSError:
+            refusal = None  # the reader says why it cannot read the file
+        if refusal:
+            raise UserError(f"{path}: {refusal}")
+        try:
+            return wopanet.read(path)
+        except LookupError as e:  # an XML declaration naming an encoding Python does not know
+            raise UserError(f"{path}: not readable XML: {e}") from None
+    text = _read_text(path)
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        context = ""
-        if e.context and e.context_mark:  # where the unclosed construct began, often the real slip
-            context = f" ({e.context} started at {e.context_mark.line + 1}:{e.context_mark.column + 1})"
-        raise UserError(f"{where}: not valid YAML: {e.problem}{context}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"{path}: not valid YAML: {e}") from None
-    if data is None:
-        raise UserError(f"{path}: the file is empty")
-    return _plain(data, path)
-
-
-def _plain(data: Any, path: Path) -> Any:
-    """YAML may hold dates or other non-JSON scalars; turn them into text rather than fail later."""
-    if isinstance(data, dict):
-        return {str(k): _plain(v, path) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_plain(v, path) for v in data]
-    if data is None or isinstance(data, (str, int, float, bool)):
-        return data
-    return str(data)
+        return json.loads(_core.parse_text(text, fmt, str(path), limits()))
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
 
 def write(data: Any, path: Path) -> None:
@@ -79,6 +109,8 @@ def write(data: Any, path: Path) -> None:
     if suffix == ".json":
         text = json.dumps(data, indent=2) + "\n"
     elif suffix in (".yaml", ".yml"):
+        import yaml
+
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     elif suffix in WOPANET:
         from rtnetlab.io import wopanet

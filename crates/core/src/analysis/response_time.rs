@@ -50,6 +50,20 @@ pub struct ItemBound {
     /// Instances examined in the busy period.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instances: Option<u64>,
+    /// A step of a chain with a deadline of its own: that deadline, from the step's own release
+    /// (the completion of the step before it; for the first step, the chain's event). The row's
+    /// `deadline_us` and `response_us` are the chain's, from the event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_deadline_us: Option<f64>,
+    /// Worst-case response of that step from its own release (its local response less the
+    /// release jitter its predecessors give it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_response_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_slack_us: Option<f64>,
+    /// Which deadline a missed step misses: `chain`, `step` or `both`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missed: Option<&'static str>,
 }
 
 /// End-to-end bound of one chain, from its external event.
@@ -123,6 +137,10 @@ pub fn analyze(sys: &FixedPrioritySystem) -> ResponseTimes {
             reason: None,
             analysis: "",
             instances: None,
+            step_deadline_us: None,
+            step_response_us: None,
+            step_slack_us: None,
+            missed: None,
         });
     };
     for t in &sys.tasks {
@@ -434,11 +452,27 @@ fn chains(
     };
     for (c, chain) in sys.chains.iter().enumerate() {
         let res = &result.chains[c];
-        for (step, r) in chain.steps.iter().zip(&res.steps) {
+        for (k, (step, r)) in chain.steps.iter().zip(&res.steps).enumerate() {
             // A step's row: its completion from the external event, against the chain's deadline.
             let row = row_of(out, step);
             set(&mut out.items[row], &r.response, chain.deadline);
             out.items[row].deadline_us = us(chain.deadline);
+            let item = &mut out.items[row];
+            let chain_missed = item.status == "miss";
+            item.missed = chain_missed.then_some("chain");
+            // Its own deadline, from its own release, checked too.
+            if let Some(own) = chain.step_deadlines[k] {
+                item.step_deadline_us = Some(us(own));
+                if let (Response::Bounded(local), Some(jitter)) = (&r.local, r.jitter) {
+                    let from_release = local - jitter;
+                    item.step_response_us = Some(us(from_release));
+                    item.step_slack_us = Some(us(own - from_release));
+                    if from_release > own {
+                        item.status = "miss";
+                        item.missed = Some(if chain_missed { "both" } else { "step" });
+                    }
+                }
+            }
         }
         let (response_us, slack_us, status, reason) = match &res.end_to_end {
             Response::Bounded(r) => {
@@ -697,5 +731,56 @@ mod tests {
         );
         assert_eq!(r.chains[0].status, "unbounded");
         assert!(r.chains[0].reason.as_deref().unwrap().contains("configure priorities"));
+    }
+
+    /// A step's own deadline is checked beside the chain's, from the step's own release. In
+    /// the chain above, `frame` is released when `sense` completes (0 to 2.5 ms after the
+    /// event) and then waits one `bulk` frame (270 µs), one `status` frame (270 µs) and is sent
+    /// (270 µs): 810 µs from its release, 3.31 ms from the event. `sense`, first, takes 2.5 ms
+    /// from the event, which is its release.
+    #[test]
+    fn a_step_deadline_is_checked_from_the_step_release() {
+        let doc = |frame_deadline: &str, sense_deadline: &str, chain_deadline: &str| {
+            format!(
+                r#"{{"name": "t", "processors": [{{"name": "ecu1"}}, {{"name": "ecu2"}}],
+            "buses": [{{"name": "can0", "bit_rate": "500kbps"}}],
+            "chains": [{{"name": "loop", "period": "10ms", "deadline": "{chain_deadline}",
+                         "steps": ["sense", "frame", "control"]}}],
+            "tasks": [
+              {{"name": "sense", "processor": "ecu1", "wcet": "1ms", "priority": 2, "deadline": "{sense_deadline}"}},
+              {{"name": "control", "processor": "ecu2", "wcet": "2ms", "priority": 1}},
+              {{"name": "logging", "processor": "ecu1", "wcet": "1500us", "period": "5ms", "priority": 1}},
+              {{"name": "diagnostics", "processor": "ecu2", "wcet": "3ms", "period": "20ms", "priority": 2}}],
+            "messages": [
+              {{"name": "frame", "bus": "can0", "sender": "ecu1", "payload": "8B", "priority": 2,
+                "deadline": "{frame_deadline}"}},
+              {{"name": "status", "bus": "can0", "sender": "ecu2", "payload": "8B", "period": "1ms", "priority": 1}},
+              {{"name": "bulk", "bus": "can0", "sender": "ecu2", "payload": "8B", "period": "5ms", "priority": 3}}]}}"#
+            )
+        };
+        let item = |r: &ResponseTimes, n: &str| r.items.iter().find(|i| i.name == n).unwrap().clone();
+        // Both deadlines met: the row keeps the chain's deadline and response, and shows the step's.
+        let r = analyze_json(&doc("1ms", "3ms", "8ms"));
+        let f = item(&r, "frame");
+        assert_eq!((f.deadline_us, f.response_us, f.status), (8000.0, Some(3310.0), "ok"));
+        assert_eq!(
+            (f.step_deadline_us, f.step_response_us, f.step_slack_us),
+            (Some(1000.0), Some(810.0), Some(190.0))
+        );
+        assert_eq!(f.missed, None);
+        assert_eq!(item(&r, "control").step_deadline_us, None, "no deadline of its own");
+        // The step's own deadline missed, the chain's met: the step misses, and says which.
+        let r = analyze_json(&doc("800us", "2ms", "8ms"));
+        let (f, s) = (item(&r, "frame"), item(&r, "sense"));
+        assert_eq!((f.status, f.missed, f.step_slack_us), ("miss", Some("step"), Some(-10.0)));
+        assert_eq!((s.status, s.missed, s.step_response_us), ("miss", Some("step"), Some(2500.0)));
+        assert_eq!(r.chains[0].status, "ok");
+        // The chain's deadline missed too (5.31 ms > 5 ms): control misses the chain's, frame
+        // (3.31 ms from the event) only its own.
+        let r = analyze_json(&doc("800us", "3ms", "5ms"));
+        assert_eq!((item(&r, "control").status, item(&r, "control").missed), ("miss", Some("chain")));
+        assert_eq!(item(&r, "frame").missed, Some("step"));
+        let r = analyze_json(&doc("800us", "3ms", "3ms"));
+        assert_eq!(item(&r, "frame").missed, Some("both"));
     }
 }

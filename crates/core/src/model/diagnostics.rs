@@ -42,7 +42,18 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
-    pub fn push(&mut self, d: Diagnostic) {
+    /// Adds a problem; one without a place (an empty key's, say) is placed at the top, and line
+    /// breaks the file's text brings into it (a name quoted with one) are written as `\n`, so
+    /// that every problem stays one line.
+    pub fn push(&mut self, mut d: Diagnostic) {
+        if d.place.is_empty() {
+            d.place = "(top)".to_string();
+        }
+        for text in [&mut d.place, &mut d.message] {
+            if text.contains(['\n', '\r']) {
+                *text = text.replace('\n', "\\n").replace('\r', "\\r");
+            }
+        }
         self.0.push(d);
     }
     pub fn error(&mut self, place: impl Into<String>, message: impl Into<String>) {
@@ -59,5 +70,28 @@ impl Diagnostics {
     }
     pub fn warnings(&self) -> impl Iterator<Item = &Diagnostic> {
         self.0.iter().filter(|d| d.severity == Severity::Warning)
+    }
+
+    /// Keeps the first `n` errors and the first `n` warnings, in order, and counts the rest in
+    /// one last line each: a file with 200,000 mistakes is told about in a screenful.
+    pub fn cap(&mut self, n: usize) {
+        let (mut errors, mut warnings) = (0usize, 0usize);
+        self.0.retain(|d| {
+            let seen = if d.severity == Severity::Error { &mut errors } else { &mut warnings };
+            *seen += 1;
+            *seen <= n
+        });
+        let more = |count: usize, what: &str| {
+            format!(
+                "{} more {what} not listed (list up to N with --limit errors=N)",
+                super::limits::grouped((count - n) as u64)
+            )
+        };
+        if errors > n {
+            self.error("(more)", more(errors, "errors"));
+        }
+        if warnings > n {
+            self.warning("(more)", more(warnings, "warnings"));
+        }
     }
 }

@@ -142,9 +142,14 @@ pub enum Step {
 pub struct ResolvedChain {
     pub name: String,
     pub period: Ns,
+    /// End to end, from the external event.
     pub deadline: Ns,
     pub jitter: Ns,
     pub steps: Vec<Step>,
+    /// Per step, the step's own deadline when it gives one: from its own release (the
+    /// completion of the step before it; for the first step, the event), checked beside the
+    /// chain's.
+    pub step_deadlines: Vec<Option<Ns>>,
 }
 
 /// Worst-case length of a CAN frame with `data_bytes` bytes, worst-case bit stuffing and the
@@ -301,11 +306,14 @@ pub(crate) fn resolve(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnos
                     );
                 }
                 match s.budget {
-                    None | Some(0) => diags.error(
+                    None => diags.error(
                         format!("{place}.budget"),
                         "missing: a bus server needs a budget of at least one packet",
                     ),
-                    Some(n) => server.budget_packets = n,
+                    Some(n) => match crate::units::count_rule(n.into()) {
+                        Ok(()) => server.budget_packets = n,
+                        Err(rule) => diags.error(format!("{place}.budget"), rule),
+                    },
                 }
             }
             _ => diags.error(place.clone(), "give exactly one of processor or bus"),
@@ -466,8 +474,8 @@ pub(crate) fn resolve(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnos
                 format!("must be a whole number of bytes from 0B to 8B (one CAN frame), got {}", m.payload),
             );
         }
-        if m.packets == 0 {
-            diags.error(format!("{place}.packets"), "must be at least 1");
+        if let Err(rule) = crate::units::count_rule(m.packets.into()) {
+            diags.error(format!("{place}.packets"), rule);
         }
         let server = server_ref(&m.server, &place, Resource::Bus(bus), diags);
         let fallback = server.map(|k| sys.servers[k].replenishment_period);
@@ -522,7 +530,7 @@ pub(crate) fn resolve(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnos
         spec.messages.iter().enumerate().map(|(i, m)| (m.name.as_str(), i)).collect();
     for (c, chain) in spec.chains.iter().enumerate() {
         let place = at("chains", c);
-        let steps = chain
+        let steps: Vec<Step> = chain
             .steps
             .iter()
             .enumerate()
@@ -536,12 +544,20 @@ pub(crate) fn resolve(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnos
             })
             .collect();
         let period = down(chain.period).max(1);
+        let step_deadlines = steps
+            .iter()
+            .map(|s: &Step| match *s {
+                Step::Task(t) => spec.tasks[t].deadline.map(down),
+                Step::Message(m) => spec.messages[m].deadline.map(down),
+            })
+            .collect();
         sys.chains.push(ResolvedChain {
             name: chain.name.clone(),
             period,
             deadline: chain.deadline.map_or(period, down),
             jitter: up(chain.jitter),
             steps,
+            step_deadlines,
         });
     }
     sys

@@ -2,6 +2,7 @@
 //! reported in one run with its place (`flows[3].bag: ...`), not only the first.
 
 use super::diagnostics::{Diagnostic, Diagnostics};
+use super::limits::{exceeded, grouped, Limits};
 use super::spec::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -41,6 +42,8 @@ pub struct Loaded {
     pub spec: NetworkSpec,
     pub broken_names: Vec<String>,
     pub origins: Origins,
+    /// A count passed its limit (reported): nothing was read beyond the top mapping's keys.
+    pub over_limit: bool,
 }
 
 /// For each list of the file, the index in the file of every element that was read: once an
@@ -109,9 +112,20 @@ const TOP_KEYS: &[&str] = &[
     "server_graph",
 ];
 
-/// Reads a whole description; structural problems go to `diags`, and the partial model (every
-/// element that could be read) is returned for the semantic checks.
+/// Reads a whole description within the default limits; see [`load_spec_within`].
 pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
+    load_spec_within(doc, &Limits::default(), diags)
+}
+
+/// The length of the list `key` of the top mapping (0 when it is not a list).
+fn list_len(top: &serde_json::Map<String, Value>, key: &str) -> u64 {
+    top.get(key).and_then(Value::as_array).map_or(0, |a| a.len() as u64)
+}
+
+/// Reads a whole description; structural problems go to `diags`, and the partial model (every
+/// element that could be read) is returned for the semantic checks. A description with more
+/// nodes or flows than `limits` allow is refused before any of them is read.
+pub fn load_spec_within(doc: Value, limits: &Limits, diags: &mut Diagnostics) -> Option<Loaded> {
     let Value::Object(mut top) = doc else {
         diags.push(Diagnostic::error(
             "(top)",
@@ -126,10 +140,29 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
     for key in top.keys() {
         if !TOP_KEYS.contains(&key.as_str()) {
             diags.push(Diagnostic::error(
-                key.clone(),
+                if key.is_empty() { "''".to_string() } else { key.clone() },
                 format!("unknown key, expected one of {}", TOP_KEYS.join(", ")),
             ));
         }
+    }
+    let nodes = list_len(&top, "end_systems") + list_len(&top, "switches");
+    let flows = list_len(&top, "flows");
+    let mut over_limit = false;
+    if nodes > limits.nodes {
+        diags.error("end_systems", exceeded(format!("{} nodes", grouped(nodes)), "nodes", limits.nodes));
+        over_limit = true;
+    }
+    if flows > limits.flows {
+        diags.error("flows", exceeded(format!("{} flows", grouped(flows)), "flows", limits.flows));
+        over_limit = true;
+    }
+    if over_limit {
+        return Some(Loaded {
+            spec: NetworkSpec::default(),
+            broken_names: Vec::new(),
+            origins: Origins::default(),
+            over_limit,
+        });
     }
     let mut broken = Vec::new();
     let mut origins = Origins::default();
@@ -156,6 +189,7 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
     let server_graph = one(&mut top, "server_graph", diags);
     let redundancy = one(&mut top, "redundancy", diags).flatten();
     let mut lists = Lists { top: &mut top, diags, broken: &mut broken, origins: &mut origins };
+    check_priority_notation(lists.top, lists.diags);
     let classes = lists.read("classes", false, one_error(from_value_at));
     let schedulers = map(lists.top, "schedulers", lists.diags);
     let end_systems = lists.read("end_systems", false, one_error(from_value_at));
@@ -190,7 +224,24 @@ pub fn load_spec(doc: Value, diags: &mut Diagnostics) -> Option<Loaded> {
         },
         broken_names: broken,
         origins,
+        over_limit,
     })
+}
+
+/// Classes give their priority as `priority` (0 first) or as `pcp` (IEEE 802.1p, 7 first): one
+/// file, one notation, or `priority: 3` beside `pcp: 3` would read as the same order by accident.
+fn check_priority_notation(top: &serde_json::Map<String, Value>, diags: &mut Diagnostics) {
+    let Some(Value::Array(classes)) = top.get("classes") else { return };
+    let with = |key: &str| classes.iter().position(|c| c.get(key).is_some());
+    if let (Some(p), Some(q)) = (with("priority"), with("pcp")) {
+        diags.error(
+            format!("classes[{q}].pcp"),
+            format!(
+                "classes[{p}] gives priority (0 is served first) and this class pcp (IEEE 802.1p, 7 is \
+                 served first): give every class's priority the same way"
+            ),
+        );
+    }
 }
 
 fn one<T: DeserializeOwned>(
@@ -312,6 +363,22 @@ fn read_flow(value: Value) -> Result<Flow, Vec<(String, String)>> {
     Err(out)
 }
 
+/// serde does not say which key of a scheduler (an enum tagged by `kind`) was wrong: the key
+/// that, read alone beside the tag, gives the same message (as flows' traffic keys are placed).
+fn scheduler_key_at_fault(value: &Value, msg: &str) -> String {
+    let Value::Object(fields) = value else { return String::new() };
+    let Some(tag) = fields.get("kind") else { return String::new() };
+    for (key, v) in fields.iter().filter(|(k, _)| k.as_str() != "kind") {
+        let alone = serde_json::json!({"kind": tag, key.as_str(): v});
+        if let Err((path, m)) = from_value_at::<SchedulerConfig>(alone) {
+            if m == msg {
+                return join(key, &path);
+            }
+        }
+    }
+    String::new()
+}
+
 fn map(
     top: &mut serde_json::Map<String, Value>,
     key: &str,
@@ -322,11 +389,12 @@ fn map(
         None | Some(Value::Null) => {}
         Some(Value::Object(entries)) => {
             for (name, v) in entries {
-                match from_value_at(v) {
+                match from_value_at(v.clone()) {
                     Ok(c) => {
                         out.insert(name, c);
                     }
                     Err((path, msg)) => {
+                        let path = if path.is_empty() { scheduler_key_at_fault(&v, &msg) } else { path };
                         diags.push(Diagnostic::error(join(&format!("{key}.{name}"), &path), msg))
                     }
                 }

@@ -24,7 +24,8 @@ pub struct NetworkSpec {
     /// Redundant planes (AFDX networks A and B). Absent: one plane named `A`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redundancy: Option<Redundancy>,
-    /// Traffic classes, referred to by flows and by egress schedulers.
+    /// Traffic classes, referred to by flows and by egress schedulers. Priorities: `priority` 0
+    /// is served first; `pcp` (IEEE 802.1p) 7 is served first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<TrafficClass>,
     /// Named egress scheduler configurations; `fifo` and `static_priority` exist without one.
@@ -164,15 +165,68 @@ fn default_sending_skew() -> Duration {
     Duration::from_ms(0.5)
 }
 
-/// A traffic class. Lower `priority` numbers are served first by static-priority schedulers.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// A traffic class, resolved: `priority` 0 is served first by static-priority schedulers.
+///
+/// Files give the priority either way ([`ClassInFile`]): `priority` (0 first, as CAN
+/// identifiers) or `pcp` (IEEE 802.1p, 7 first), read into `priority` = 7 − pcp, so the engines
+/// see one order. Written back, a class gives its `priority`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "ClassInFile")]
 pub struct TrafficClass {
     pub name: String,
-    #[serde(default)]
     pub priority: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+}
+
+/// A traffic class as written in a file. Give its priority one way or the other, not both.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "TrafficClass")]
+pub struct ClassInFile {
+    pub name: String,
+    /// Static priority: 0 is served FIRST, larger numbers later (as CAN identifiers). This is
+    /// the reverse of IEEE 802.1p, where 7 is the highest: to write 802.1p values, use `pcp`.
+    /// Default 0.
+    #[serde(default)]
+    pub priority: Option<u32>,
+    /// IEEE 802.1p priority code point, 0 to 7: 7 is served FIRST (the class's priority is
+    /// 7 − pcp). Use it instead of `priority`, for every class of the file.
+    #[serde(default)]
+    pub pcp: Option<u32>,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+impl TryFrom<ClassInFile> for TrafficClass {
+    type Error = String;
+    fn try_from(c: ClassInFile) -> Result<Self, String> {
+        let priority = match (c.priority, c.pcp) {
+            (Some(_), Some(_)) => {
+                return Err("give priority (0 is served first) or pcp (IEEE 802.1p: 7 is served first), \
+                            not both"
+                    .into())
+            }
+            (_, Some(pcp)) if pcp > 7 => {
+                return Err(format!(
+                "pcp must be an IEEE 802.1p priority code point from 0 to 7 (7 is served first), got {pcp}"
+            ))
+            }
+            (_, Some(pcp)) => 7 - pcp,
+            (p, None) => p.unwrap_or(0),
+        };
+        Ok(TrafficClass { name: c.name, priority, description: c.description })
+    }
+}
+
+// The schema is the file's form (both keys, their direction in their descriptions).
+impl JsonSchema for TrafficClass {
+    fn schema_name() -> String {
+        "TrafficClass".to_string()
+    }
+    fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        ClassInFile::json_schema(gen)
+    }
 }
 
 /// An egress scheduler configuration, shared by every port that names it.

@@ -5,6 +5,7 @@
 //! `broken`) is not reported again as an unknown reference.
 
 use super::diagnostics::Diagnostics;
+use super::limits::{exceeded, grouped, Limits};
 use super::load::Origins;
 use super::network::*;
 use super::spec::*;
@@ -52,8 +53,34 @@ pub fn build_at(
     origins: &Origins,
     diags: &mut Diagnostics,
 ) -> Option<Network> {
+    build_within(spec, broken, origins, &Limits::default(), diags)
+}
+
+/// [`build_at`] within `limits`: a description with more paths (flow, destination and plane)
+/// than they allow is refused before any is routed.
+pub fn build_within(
+    spec: NetworkSpec,
+    broken: &[String],
+    origins: &Origins,
+    limits: &Limits,
+    diags: &mut Diagnostics,
+) -> Option<Network> {
     if spec.server_graph.is_some() {
         return super::server_graph::build(spec, diags);
+    }
+    check_names(&spec, origins, diags);
+    let plane_count = spec.redundancy.as_ref().map_or(1, |r| r.planes.len()) as u64;
+    let paths: u64 = spec
+        .flows
+        .iter()
+        .map(|f| f.destinations.len() as u64 * f.planes.as_ref().map_or(plane_count, |p| p.len() as u64))
+        .sum();
+    if paths > limits.paths {
+        diags.error(
+            "flows",
+            exceeded(format!("{} paths (flow, destination, plane)", grouped(paths)), "paths", limits.paths),
+        );
+        return None;
     }
     let links_incomplete = origins.dropped_some("links")
         || origins.dropped_some("end_systems")
@@ -114,9 +141,6 @@ pub fn build_at(
     let mut node_index: HashMap<String, NodeId> = HashMap::new();
     let mut node_place: Vec<String> = Vec::new();
     let mut add_node = |cx: &mut Ctx, place: String, node: Node| {
-        if node.name.is_empty() {
-            cx.diags.error(format!("{place}.name"), "must not be empty");
-        }
         if let Some(&first) = node_index.get(&node.name) {
             cx.diags.error(
                 format!("{place}.name"),
@@ -314,6 +338,7 @@ pub fn build_at(
     let mut flows: Vec<FlowModel> = Vec::new();
     let mut flow_names: HashMap<&str, usize> = HashMap::new();
     let mut vl_ids: HashMap<u32, String> = HashMap::new();
+    let mut trees = RouteTrees::for_flows(&spec, &planes, &node_index, &nodes, &ports);
     for (i, f) in spec.flows.iter().enumerate() {
         let place = cx.at("flows", i);
         if let Some(prev) = flow_names.insert(f.name.as_str(), i) {
@@ -357,7 +382,8 @@ pub fn build_at(
                 })
                 .collect(),
         };
-        let routes = route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut cx);
+        let routes =
+            route_flow(f, &place, &flow_planes, &planes, &nodes, &node_index, &ports, &mut trees, &mut cx);
         flows.push(FlowModel {
             name: f.name.clone(),
             source: node_index.get(&f.source).copied().unwrap_or(usize::MAX),
@@ -411,6 +437,79 @@ pub fn build_at(
     }
     net.build_indices();
     Some(net)
+}
+
+/// Longest name, in characters.
+pub const MAX_NAME_CHARS: usize = 256;
+
+/// The rule of a name: 1 to 256 characters, no tab or line break, no space at either end.
+/// (Other control characters are refused as the text is read: no output format carries them.)
+pub fn name_rule(name: &str) -> Result<(), String> {
+    let shown = || name.escape_debug().to_string();
+    if name.is_empty() {
+        Err("must not be empty".into())
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Err(format!("must be at most {MAX_NAME_CHARS} characters, got {}", name.chars().count()))
+    } else if name.contains(['\t', '\n', '\r']) {
+        Err(format!("must not hold tabs or line breaks, got '{}'", shown()))
+    } else if name.trim() != name {
+        Err(format!("must not begin or end with a space, got '{}'", shown()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Every name the description gives to something (references to them are checked where they
+/// are resolved).
+fn check_names(spec: &NetworkSpec, origins: &Origins, diags: &mut Diagnostics) {
+    // A name that could not be read (missing, not text) is reported already.
+    let name_unread = diags.0.iter().any(|d| d.place == "name");
+    let mut check = |place: String, name: &str| {
+        if let Err(rule) = name_rule(name) {
+            diags.error(place, rule);
+        }
+    };
+    if !name_unread {
+        check("name".into(), &spec.name);
+    }
+    if let Some(r) = &spec.redundancy {
+        for (i, p) in r.planes.iter().enumerate() {
+            check(format!("redundancy.planes[{i}]"), p);
+        }
+    }
+    for name in spec.schedulers.keys() {
+        check(format!("schedulers.{name}"), name);
+    }
+    let lists: [(&str, Vec<&str>); 11] = [
+        ("classes", spec.classes.iter().map(|c| c.name.as_str()).collect()),
+        ("end_systems", spec.end_systems.iter().map(|e| e.name.as_str()).collect()),
+        ("switches", spec.switches.iter().map(|e| e.name.as_str()).collect()),
+        ("flows", spec.flows.iter().map(|e| e.name.as_str()).collect()),
+        ("processors", spec.processors.iter().map(|e| e.name.as_str()).collect()),
+        ("buses", spec.buses.iter().map(|e| e.name.as_str()).collect()),
+        ("tasks", spec.tasks.iter().map(|e| e.name.as_str()).collect()),
+        ("messages", spec.messages.iter().map(|e| e.name.as_str()).collect()),
+        ("servers", spec.servers.iter().map(|e| e.name.as_str()).collect()),
+        ("chains", spec.chains.iter().map(|e| e.name.as_str()).collect()),
+        ("links", spec.links.iter().map(|l| l.name.as_deref().unwrap_or("link")).collect()),
+    ];
+    for (key, names) in lists {
+        for (i, name) in names.into_iter().enumerate() {
+            check(format!("{}.name", origins.place(key, i)), name);
+        }
+    }
+    for (i, sw) in spec.switches.iter().enumerate() {
+        for port in sw.ports.keys() {
+            check(format!("{}.ports.{port}", origins.place("switches", i)), port);
+        }
+    }
+    for (i, l) in spec.links.iter().enumerate() {
+        for (key, port) in [("from_port", &l.from_port), ("to_port", &l.to_port)] {
+            if let Some(p) = port {
+                check(format!("{}.{key}", origins.place("links", i)), p);
+            }
+        }
+    }
 }
 
 fn check_unique<'a>(
@@ -659,6 +758,7 @@ fn route_flow(
     nodes: &[Node],
     node_index: &HashMap<String, NodeId>,
     ports: &[EgressPort],
+    trees: &mut RouteTrees,
     cx: &mut Ctx,
 ) -> Vec<Route> {
     let mut routes = Vec::new();
@@ -730,7 +830,7 @@ fn route_flow(
                 Some((path, pplace)) => {
                     check_path(path, &pplace, source, dest, plane, nodes, node_index, ports, cx)
                 }
-                None => shortest_path(source, dest, plane, nodes, ports).or_else(|| {
+                None => trees.path(source, dest, plane, nodes, ports).or_else(|| {
                     if !cx.links_incomplete {
                         cx.diags.error(
                             dplace.clone(),
@@ -846,23 +946,89 @@ fn check_path(
     Some(out)
 }
 
-/// Fewest hops from `source` to `dest` on `plane`, forwarding only through switches. Ties go to the
-/// link listed first, so routing is deterministic.
-fn shortest_path(
-    source: NodeId,
-    dest: NodeId,
-    plane: PlaneId,
-    nodes: &[Node],
-    ports: &[EgressPort],
-) -> Option<Vec<PortId>> {
-    let mut via: Vec<Option<PortId>> = vec![None; nodes.len()];
+/// Fewest-hop routes, forwarding only through switches, computed before the flows are checked:
+/// one breadth-first tree per (source, plane) serves every flow from that source, and only the
+/// paths asked for are kept. Ties go to the link listed first, so routing is deterministic.
+#[derive(Default)]
+struct RouteTrees(HashMap<(NodeId, NodeId, PlaneId), Option<Vec<PortId>>>);
+
+impl RouteTrees {
+    /// The routes by name the flows of `spec` ask for (the others are made when asked).
+    fn for_flows(
+        spec: &NetworkSpec,
+        planes: &[String],
+        node_index: &HashMap<String, NodeId>,
+        nodes: &[Node],
+        ports: &[EgressPort],
+    ) -> Self {
+        let mut wanted: HashMap<(NodeId, PlaneId), Vec<NodeId>> = HashMap::new();
+        for f in &spec.flows {
+            let Some(&source) = node_index.get(&f.source) else { continue };
+            let flow_planes: Vec<PlaneId> = match &f.planes {
+                None => (0..planes.len()).collect(),
+                Some(ps) => ps.iter().filter_map(|p| planes.iter().position(|q| q == p)).collect(),
+            };
+            for d in &f.destinations {
+                if let (Destination::Name(_), Some(&dest)) = (d, node_index.get(d.node())) {
+                    for &plane in &flow_planes {
+                        wanted.entry((source, plane)).or_default().push(dest);
+                    }
+                }
+            }
+        }
+        let mut out = RouteTrees::default();
+        for ((source, plane), dests) in wanted {
+            let via = tree(source, plane, nodes, ports);
+            for dest in dests {
+                out.0.entry((source, dest, plane)).or_insert_with(|| walk(&via, dest, ports));
+            }
+        }
+        out
+    }
+
+    /// The ports from `source` to `dest` on `plane`, if `dest` can be reached.
+    fn path(
+        &mut self,
+        source: NodeId,
+        dest: NodeId,
+        plane: PlaneId,
+        nodes: &[Node],
+        ports: &[EgressPort],
+    ) -> Option<Vec<PortId>> {
+        self.0
+            .entry((source, dest, plane))
+            .or_insert_with(|| walk(&tree(source, plane, nodes, ports), dest, ports))
+            .clone()
+    }
+}
+
+/// The path to `dest` along a breadth-first tree, if the tree reaches it.
+fn walk(via: &[u32], dest: NodeId, ports: &[EgressPort]) -> Option<Vec<PortId>> {
+    if via[dest] == NO_PORT {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut n = dest;
+    while via[n] != NO_PORT {
+        let p = via[n] as PortId;
+        out.push(p);
+        n = ports[p].node;
+    }
+    out.reverse();
+    Some(out)
+}
+
+/// No port: the source itself, or a node not reached.
+const NO_PORT: u32 = u32::MAX;
+
+/// For every node reached from `source` on `plane`, the port it is entered by on a fewest-hop
+/// path (breadth-first, ports in the order of the links); [`NO_PORT`] elsewhere.
+fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Vec<u32> {
+    let mut via = vec![NO_PORT; nodes.len()];
     let mut visited = vec![false; nodes.len()];
     visited[source] = true;
     let mut queue = VecDeque::from([source]);
     while let Some(n) = queue.pop_front() {
-        if n == dest {
-            break;
-        }
         if n != source && nodes[n].kind != NodeKind::Switch {
             continue;
         }
@@ -870,22 +1036,12 @@ fn shortest_path(
             let peer = ports[p].peer;
             if ports[p].plane == plane && !visited[peer] {
                 visited[peer] = true;
-                via[peer] = Some(p);
+                via[peer] = p as u32;
                 queue.push_back(peer);
             }
         }
     }
-    if !visited[dest] {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut n = dest;
-    while let Some(p) = via[n] {
-        out.push(p);
-        n = ports[p].node;
-    }
-    out.reverse();
-    Some(out)
+    via
 }
 
 /// Class-based schedulers need every crossing flow to carry a class they give something to;

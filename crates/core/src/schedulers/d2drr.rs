@@ -120,10 +120,22 @@ impl super::Discipline for D2drrDiscipline<'_> {
                 message: "must be positive".into(),
             });
         }
+        // A class's quantum, factor × base, is a data size too.
+        let base = self.base_quantum;
+        let quantum_rule = move |w: f64| {
+            crate::units::weight_rule(w).and_then(|()| {
+                if w * base <= crate::units::MAX_SIZE_BITS {
+                    Ok(())
+                } else {
+                    Err(format!("makes a quantum of more than 1 TiB ({w} x {}B), got {w}", base / 8.0))
+                }
+            })
+        };
         out.extend(super::check_class_values(
             place,
             "factors",
             self.factors.iter().map(|(c, &w)| (c.clone(), w)),
+            &quantum_rule,
             class_known,
         ));
         out

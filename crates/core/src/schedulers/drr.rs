@@ -158,6 +158,7 @@ impl Discipline for DrrDiscipline<'_> {
             place,
             "quanta",
             self.quanta.iter().map(|(c, q)| (c.clone(), q.bits())),
+            &super::positive_size,
             class_known,
         )
     }

@@ -302,12 +302,13 @@ fn shaped_behaviour(
     }
 }
 
-/// Checks shared by per-class configurations: at least one class, each known, each value
-/// positive.
+/// Checks shared by per-class configurations: at least one class, each known, each value within
+/// `rule` (its quantity kind's, units.rs: a count, a weight, a size).
 pub(crate) fn check_class_values(
     place: &str,
     field: &str,
     values: impl Iterator<Item = (String, f64)>,
+    rule: &dyn Fn(f64) -> Result<(), String>,
     class_known: &dyn Fn(&str) -> bool,
 ) -> Vec<ConfigProblem> {
     let mut out = Vec::new();
@@ -318,8 +319,8 @@ pub(crate) fn check_class_values(
         if !class_known(&class) {
             out.push(ConfigProblem::UnknownClass { place: at.clone(), class });
         }
-        if v.is_nan() || v <= 0.0 {
-            out.push(ConfigProblem::Error { place: at, message: format!("must be positive, got {v}") });
+        if let Err(message) = rule(v) {
+            out.push(ConfigProblem::Error { place: at, message });
         }
     }
     if !any {
@@ -332,6 +333,15 @@ pub(crate) fn check_class_values(
         );
     }
     out
+}
+
+/// The rule of a per-class size (a DRR quantum): positive.
+pub(crate) fn positive_size(bits: f64) -> Result<(), String> {
+    if bits > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("must be positive, got {bits}"))
+    }
 }
 
 /// Per-class settings by class index, from a discipline's setting by class name.

@@ -101,7 +101,13 @@ impl Discipline for ScfqDiscipline<'_> {
         "scfq"
     }
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
-        check_class_values(place, "weights", self.weights.iter().map(|(c, &w)| (c.clone(), w)), class_known)
+        check_class_values(
+            place,
+            "weights",
+            self.weights.iter().map(|(c, &w)| (c.clone(), w)),
+            &crate::units::weight_rule,
+            class_known,
+        )
     }
     fn service(&self) -> Service<'_> {
         Service::PerClass(self)

@@ -151,7 +151,13 @@ impl Discipline for Wf2qDiscipline<'_> {
         "wf2q"
     }
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
-        check_class_values(place, "weights", self.weights.iter().map(|(c, &w)| (c.clone(), w)), class_known)
+        check_class_values(
+            place,
+            "weights",
+            self.weights.iter().map(|(c, &w)| (c.clone(), w)),
+            &crate::units::weight_rule,
+            class_known,
+        )
     }
     fn service(&self) -> Service<'_> {
         Service::PerClass(self)

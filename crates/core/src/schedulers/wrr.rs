@@ -135,6 +135,7 @@ impl Discipline for WrrDiscipline<'_> {
             place,
             "weights",
             self.weights.iter().map(|(c, &w)| (c.clone(), w as f64)),
+            &|w| crate::units::count_rule(w as u64),
             class_known,
         )
     }
