@@ -49,6 +49,10 @@ configure_app = typer.Typer(
     help="Choose parameters that make a description feasible and write them into it.", no_args_is_help=True
 )
 app.add_typer(configure_app, name="configure")
+from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
+
+app.add_typer(testbed_cli.app, name="testbed")
+app.add_typer(testbed_cli.export_app, name="export")
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)

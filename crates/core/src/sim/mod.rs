@@ -31,6 +31,9 @@ pub mod stats;
 mod tables;
 
 pub use engine::{Simulator, TraceRecord};
+/// What a destination end system does with each copy, for engines that receive real frames
+/// (the testbed): integrity checking and redundancy management exactly as simulated.
+pub use destinations::{sequence_number, sequence_valid, Receiver as RedundancyManagement, SEQUENCE_WINDOW};
 
 impl Simulator {
     /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
