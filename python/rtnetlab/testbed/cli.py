@@ -155,8 +155,10 @@ def run_cmd(
     """Run the network on real frames: namespaces, veth pairs, rate-limited ports, the model's paths;
     an idle baseline measures the host's noise; measured beside bound and simulated."""
     from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import netns
     from rtnetlab.testbed import run as tb
 
+    netns.check_privileges()
     seconds = _quantity("duration", duration, "--duration")
     if not seconds > 0:
         raise UserError(f"--duration: must be positive, got {duration}")
@@ -214,6 +216,9 @@ def up_cmd(file: FileArg, switch: ModeOpt = "kernel", as_json: JsonOpt = False) 
     """Set the network up (namespaces, links, kernel ports and switches) and leave it for inspection."""
     from rtnetlab.testbed import run as tb
 
+    from rtnetlab.testbed import netns
+
+    netns.check_privileges()
     mode = _choice("--switch", switch, ("kernel", "user"))
     net, data = _load(file)
     r, plan = tb.up(net, data, mode)

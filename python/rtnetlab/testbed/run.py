@@ -388,7 +388,7 @@ def run(
             nodes = [k for k, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
             startup_ns = int(1e9 + 50e6 * len(nodes))
             epoch = time.time_ns() + startup_ns
-            gap_ns = 100_000_000 if baseline_ns else 0
+            gap_ns = 100_000_000
             run_start = baseline_ns + gap_ns
             for k in nodes:
                 cfg = {
@@ -419,7 +419,8 @@ def run(
             node_procs = list(r.processes[len(captures) :])
             before = None
             if mode == "kernel":
-                _sleep_until(epoch + run_start, node_procs)
+                # Between the baseline's last frame and the run's first.
+                _sleep_until(epoch + baseline_ns + gap_ns // 2, node_procs)
                 before = kernel_port_stats(r, plan)
             end = epoch + run_start + duration_ns + drain_ns
             results = _collect(node_procs, end)
