@@ -1512,11 +1512,18 @@ def report_cmd(
             "a simulated frame arrives late, or a simulated maximum exceeds its bound; for CI gates.",
         ),
     ] = False,
+    measured: Annotated[
+        Path | None,
+        typer.Option("--measured", help="A testbed run's JSON: measured beside bound and simulated."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."""
     from rtnetlab import report as report_mod
     from rtnetlab.results import failure_line
+    from rtnetlab.testbed import compare
+
+    measured_data = compare.load(measured) if measured is not None else None
 
     seconds = _quantity("duration", duration, "--duration")
     if seconds <= 0:
@@ -1530,7 +1537,8 @@ def report_cmd(
         duration_ns=round(seconds * 1e9),
         seed=seed,
         progress=not as_json and sys.stderr.isatty(),
-        inputs=[file],
+        inputs=[file] + ([measured] if measured is not None else []),
+        measured=measured_data,
     )
     failed = fail_on_miss and summary["verdict"]["failed"]
     if as_json:

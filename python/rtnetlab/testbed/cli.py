@@ -214,9 +214,8 @@ def run_cmd(
 @app.command("up")
 def up_cmd(file: FileArg, switch: ModeOpt = "kernel", as_json: JsonOpt = False) -> None:
     """Set the network up (namespaces, links, kernel ports and switches) and leave it for inspection."""
-    from rtnetlab.testbed import run as tb
-
     from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as tb
 
     netns.check_privileges()
     mode = _choice("--switch", switch, ("kernel", "user"))
