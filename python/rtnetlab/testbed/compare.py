@@ -59,8 +59,8 @@ def section(data: dict) -> str:
     out = [
         '<section id="measured" data-section="measured"><h2>Bound, simulated and measured</h2>',
         f'<p class="muted">Testbed run ({e(str(m["mode"]))} mode, {_us(m["duration_s"] or 0)} s) of network '
-        f"{e(str(m['network']))}; host noise {_us(m['noise_us'])} µs (idle baseline). A measured maximum, less "
-        "the delay the host added to each frame, above bound + noise is flagged.</p>",
+        f"{e(str(m['network']))}; host noise {_us(m['noise_us'])} µs (idle baseline). A measured maximum, "
+        "less the delay the host added to each frame, above bound + noise is flagged.</p>",
         '<div class="tablewrap"><table class="sortable" id="measured-table"><thead><tr>',
     ]
     head = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -150,8 +151,6 @@ def _captures(run: netns.Run, plan: dict, directory: Path) -> list[tuple[subproc
                 p["ifname"],
                 "-f",
                 "outbound",
-                "-s",
-                "128",
                 "-w",
                 str(path),
             ],
@@ -160,10 +159,19 @@ def _captures(run: netns.Run, plan: dict, directory: Path) -> list[tuple[subproc
         )
         run.processes.append(proc)
         out.append((proc, path))
-    # dumpcap needs a moment to open its interface.
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not all(path.exists() for _, path in out):
-        time.sleep(0.05)
+    # dumpcap says "Capturing on ..." once it captures (its file exists earlier): the run
+    # starts after every one has.
+    deadline = time.monotonic() + 20
+    for proc, path in out:
+        line = b""
+        while b"Capturing on" not in line:
+            ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise UserError(f"--capture: dumpcap did not start capturing into {path}")
+            chunk = proc.stderr.readline()
+            if not chunk:
+                raise UserError(f"--capture: dumpcap stopped: {line.decode(errors='replace').strip()}")
+            line = chunk
     return out
 
 
