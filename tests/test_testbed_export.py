@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 import yaml
+
 from test_testbed import PRIORITY_NET
 
 
