@@ -30,10 +30,10 @@ mod sources;
 pub mod stats;
 mod tables;
 
-pub use engine::{Simulator, TraceRecord};
 /// What a destination end system does with each copy, for engines that receive real frames
 /// (the testbed): integrity checking and redundancy management exactly as simulated.
 pub use destinations::{sequence_number, sequence_valid, Receiver as RedundancyManagement, SEQUENCE_WINDOW};
+pub use engine::{Simulator, TraceRecord};
 
 impl Simulator {
     /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
