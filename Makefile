@@ -29,6 +29,8 @@ setup: $(STAMP)
 
 $(BUILD_STAMP): $(STAMP) $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	@# The testbed's end systems and user-space switch (rtnetlab testbed finds target/release).
+	cargo build --release --quiet -p rtnetlab-testbed
 	touch $@
 
 build: $(BUILD_STAMP)

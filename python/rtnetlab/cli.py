@@ -49,6 +49,10 @@ configure_app = typer.Typer(
     help="Choose parameters that make a description feasible and write them into it.", no_args_is_help=True
 )
 app.add_typer(configure_app, name="configure")
+from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
+
+app.add_typer(testbed_cli.app, name="testbed")
+app.add_typer(testbed_cli.export_app, name="export")
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
@@ -1546,11 +1550,18 @@ def report_cmd(
             "a simulated frame arrives late, or a simulated maximum exceeds its bound; for CI gates.",
         ),
     ] = False,
+    measured: Annotated[
+        Path | None,
+        typer.Option("--measured", help="A testbed run's JSON: measured beside bound and simulated."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."""
     from rtnetlab import report as report_mod
     from rtnetlab.results import failure_line
+    from rtnetlab.testbed import compare
+
+    measured_data = compare.load(measured) if measured is not None else None
 
     seconds = _quantity("duration", duration, "--duration")
     if seconds <= 0:
@@ -1564,7 +1575,8 @@ def report_cmd(
         duration_ns=round(seconds * 1e9),
         seed=seed,
         progress=not as_json and sys.stderr.isatty(),
-        inputs=[file],
+        inputs=[file] + ([measured] if measured is not None else []),
+        measured=measured_data,
     )
     failed = fail_on_miss and summary["verdict"]["failed"]
     if as_json:

@@ -309,10 +309,16 @@ def generate(
     simulation: dict | None = None,
     progress: bool = False,
     inputs: list[Path] | tuple = (),
+    measured: dict | None = None,
 ) -> tuple[dict, dict[str, Path]]:
-    """build() then write(): returns the report's summary and the paths written."""
+    """build() then write(): returns the report's summary and the paths written; with a testbed
+    `measured` report, the measured figures beside bound and simulated."""
     check_output(output, inputs)
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
+    if measured is not None:
+        from rtnetlab.testbed import compare
+
+        compare.attach(data, measured)
     return data["summary"], write(data, output, inputs)
 
 
@@ -343,6 +349,12 @@ def render_csv(data: dict) -> str:
 
 def render_json(data: dict) -> str:
     doc = {"summary": data["summary"], "analysis": data["analysis"], "simulation": data["simulation"]}
+    if "measured" in data:
+        doc["measured"] = {**data["measured"], "rows": [
+            {k: r.get(k) for k in ("flow", "destination", "plane", "bound_us", "sim_max_us",
+                                   "measured_mean_us", "measured_max_us", "measured_max_less_host_us",
+                                   "measured_count")}
+            for r in data["rows"]]}
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
@@ -1258,6 +1270,14 @@ def _violations_html(data: dict) -> str:
     return "".join(out)
 
 
+def _measured_section(data: dict) -> str:
+    if "measured" not in data:
+        return ""
+    from rtnetlab.testbed import compare
+
+    return compare.section(data)
+
+
 def _flow_table(data: dict) -> str:
     head = [
         ("flow", "l"),
@@ -1490,6 +1510,7 @@ def render_html(data: dict, paths: dict[str, Path] | None = None) -> str:
         _flow_table(data),
         '<p class="muted">Click a column to sort; hover a row to see its path in the topology.</p>',
         "</section>",
+        _measured_section(data),
         '<section id="cdf" data-section="cdf"><h2>4. Latency CDFs per traffic class</h2>',
         f'<figure class="plot" data-figure="cdf">{cdf_svg}<figcaption>Simulated latency of every frame of '
         "the class (all flows, destinations and planes; bold), each flow faint; dashed: the class's largest "

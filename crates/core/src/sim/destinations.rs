@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Frames this many apart share an ARINC 664 sequence number (1 to 255, then 1 again): past
 /// it, redundancy management cannot tell a frame's twin from a later frame.
-pub(super) const SEQUENCE_WINDOW: u64 = 255;
+pub const SEQUENCE_WINDOW: u64 = 255;
 
 /// A frame redundancy management accepted, whose other copies may still arrive.
 #[derive(Clone, Copy)]
@@ -33,7 +33,7 @@ pub(super) struct Accepted {
 /// delivered are in `Simulator::delivered`.
 #[derive(Default)]
 #[repr(align(64))]
-pub(super) struct Receiver {
+pub struct Receiver {
     /// Copies of each frame sent to this destination: one per plane reaching it.
     pub(super) copies: u32,
     /// Oldest first.
@@ -44,10 +44,21 @@ pub(super) struct Receiver {
 }
 
 impl Receiver {
+    /// Redundancy management for a destination that receives `copies` copies of each frame
+    /// (one per plane reaching it): what the testbed's receivers run, as the simulator does.
+    pub fn new(copies: u32) -> Self {
+        Receiver { copies, ..Default::default() }
+    }
+
+    /// Copies discarded so far as twins of an accepted frame.
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+
     /// Whether a valid copy of `frame` arriving at `at` is a twin of a frame accepted within
     /// `skew_max` (to discard, counted) rather than the first of its frame (to deliver);
     /// `work` counts the entries visited.
-    pub(super) fn is_twin(&mut self, frame: u64, at: i64, skew_max: i64, work: &mut u64) -> bool {
+    pub fn is_twin(&mut self, frame: u64, at: i64, skew_max: i64, work: &mut u64) -> bool {
         if self.copies <= 1 {
             return false;
         }
@@ -74,7 +85,7 @@ impl Receiver {
 
 /// The AFDX sequence number of a VL's frame: 1 to 255, then 1 again (0 is kept for an end
 /// system's reset, which the simulator does not model).
-pub(super) fn sequence_number(frame: u64) -> u8 {
+pub fn sequence_number(frame: u64) -> u8 {
     (frame % 255 + 1) as u8
 }
 
@@ -82,7 +93,7 @@ pub(super) fn sequence_number(frame: u64) -> u8 {
 /// valid when its sequence number is one or two after the previous copy's (one frame may have
 /// been lost), or is the first received; `last` then takes its number, valid or not, so that
 /// after a longer gap one copy is discarded and the check takes the stream up again.
-pub(super) fn sequence_valid(last: &mut u8, frame: u64) -> bool {
+pub fn sequence_valid(last: &mut u8, frame: u64) -> bool {
     let next = |s: u8| if s == 255 { 1 } else { s + 1 };
     let sn = sequence_number(frame);
     let valid = *last == 0 || sn == next(*last) || sn == next(next(*last));

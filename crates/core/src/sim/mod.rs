@@ -30,6 +30,9 @@ mod sources;
 pub mod stats;
 mod tables;
 
+/// What a destination end system does with each copy, for engines that receive real frames
+/// (the testbed): integrity checking and redundancy management exactly as simulated.
+pub use destinations::{sequence_number, sequence_valid, Receiver as RedundancyManagement, SEQUENCE_WINDOW};
 pub use engine::{Simulator, TraceRecord};
 
 impl Simulator {

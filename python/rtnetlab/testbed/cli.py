@@ -1,0 +1,305 @@
+"""`rtnetlab testbed run | up | down`, `rtnetlab export tc` and `rtnetlab experiment
+ethernet-measure`: the commands of the testbed package (parsing and printing only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rtnetlab.errors import UserError
+
+app = typer.Typer(help="Run a description on real frames in Linux network namespaces.", no_args_is_help=True)
+export_app = typer.Typer(help="Configurations for real hosts.", no_args_is_help=True)
+
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+ModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--switch",
+        help="kernel (qdiscs and tc filters: FIFO, static priority, token bucket) or user "
+        "(the user-space switch running the engine's schedulers, every kind).",
+    ),
+]
+
+
+def _quantity(kind: str, text: str, option: str) -> float:
+    from rtnetlab import _core
+
+    try:
+        return _core.parse_quantity(kind, text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
+def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise UserError(f"{option}: expected one of {', '.join(allowed)}, got '{value}'")
+    return value
+
+
+def _load(file: Path):
+    from rtnetlab import model
+    from rtnetlab.io import formats
+
+    data = formats.read(file)
+    return model.load_data(data, str(file)), data
+
+
+def _emit(data: dict) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def _us(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def print_report(report: dict, limit: int = 40) -> None:
+    t = Table(title=f"testbed ({report['mode']} mode): measured beside bound and simulated, per route")
+    for c in (
+        "flow",
+        "destination",
+        "plane",
+        "count",
+        "lost",
+        "idle max",
+        "mean",
+        "p99",
+        "max",
+        "sim max",
+        "bound",
+        "max / bound",
+    ):
+        t.add_column(c, justify="left" if c in ("flow", "destination", "plane") else "right")
+    rows = sorted(report["flows"], key=lambda f: (not f["above_bound"], -(f.get("max_over_bound") or 0)))
+    for f in rows[:limit]:
+        style = "bold white on red" if f["above_bound"] else None
+        ratio = f.get("max_over_bound")
+        t.add_row(
+            f["flow"],
+            f["destination"],
+            f["plane"],
+            str(f["count"]),
+            str(f["losses"]),
+            _us(f.get("idle_max_us")),
+            _us(f["mean_us"]),
+            _us(f["p99_us"]),
+            _us(f["max_us"]),
+            _us(f.get("sim_max_us")),
+            _us(f.get("bound_us")),
+            ("-" if ratio is None else f"{ratio:.3f}") + (" ABOVE BOUND + NOISE" if f["above_bound"] else ""),
+            style=style,
+        )
+    out.print(t)
+    if len(rows) > limit:
+        out.print(f"... {len(rows) - limit} more rows (--json for all)", markup=False)
+    from rtnetlab.testbed.run import noise_line
+
+    h = report["host"]
+    late = h["send_lateness_us"]
+    out.print(
+        f"{noise_line(report)}; send lateness p99 {_us(late['p99_us'])} us, max {_us(late['max_us'])} us; "
+        f"{', '.join(h['scheduling'])}",
+        markup=False,
+    )
+
+
+@app.command("run")
+def run_cmd(
+    file: FileArg,
+    duration: Annotated[str, typer.Option("--duration", help="Measured time, e.g. 10s.")] = "10s",
+    switch: ModeOpt = "kernel",
+    baseline: Annotated[
+        str, typer.Option("--baseline", help="Idle baseline before the run (host noise); 0s: none.")
+    ] = "1s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the phases, skews and sizes.")] = 1,
+    sizes: Annotated[str, typer.Option("--sizes", help="Frame sizes: max, min or uniform.")] = "max",
+    release: Annotated[str, typer.Option("--release", help="random or synchronized.")] = "random",
+    capture: Annotated[
+        Path | None, typer.Option("--capture", help="Write one pcapng per egress port here.")
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave the namespaces up (remove with testbed down).")
+    ] = False,
+    simulate: Annotated[
+        bool, typer.Option("--simulate/--no-simulate", help="Simulate the same settings beside.")
+    ] = True,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the JSON report here.")] = None,
+    rt_priority: Annotated[
+        int,
+        typer.Option(
+            "--rt-priority",
+            min=0,
+            max=99,
+            help="SCHED_FIFO priority of the end systems and switches (0: default scheduler).",
+        ),
+    ] = 50,
+    mute: Annotated[list[str] | None, typer.Option("--mute", help="A flow not to send (repeatable).")] = None,
+    fail_on_miss: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-miss", help="Exit 1 when a measured maximum is above its bound + the host's noise."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run the network on real frames: namespaces, veth pairs, rate-limited ports, the model's paths;
+    an idle baseline measures the host's noise; measured beside bound and simulated."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as tb
+
+    netns.check_privileges()
+    seconds = _quantity("duration", duration, "--duration")
+    if not seconds > 0:
+        raise UserError(f"--duration: must be positive, got {duration}")
+    base = _quantity("duration", baseline, "--baseline")
+    if base < 0:
+        raise UserError(f"--baseline: must not be negative, got {baseline}")
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    _choice("--sizes", sizes, ("max", "min", "uniform"))
+    _choice("--release", release, ("random", "synchronized"))
+    if output is not None:
+        outfiles.check({"--output": output}, [file])
+    net, data = _load(file)
+    report = tb.run(
+        net,
+        data,
+        mode=mode,
+        duration_ns=round(seconds * 1e9),
+        baseline_ns=round(base * 1e9),
+        seed=seed,
+        sizes=sizes,
+        release=release,
+        capture=capture,
+        keep=keep,
+        simulate=simulate,
+        rt_priority=rt_priority,
+        muted=mute,
+    )
+    report["warnings"] = net.warnings + report.get("warnings", [])
+    above = report["bounds"]["above_bound"]
+    if above:
+        report["warnings"].append(
+            f"MEASURED MAXIMUM ABOVE ITS BOUND + HOST NOISE on {len(above)} route(s): a "
+            "possible soundness problem (or noise the baseline did not see)"
+        )
+    if output is not None:
+        outfiles.atomic_write(output, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    if as_json:
+        _emit(report)
+    else:
+        for w in report["warnings"]:
+            err.print(f"warning: {w}", markup=False, style="bold red" if "ABOVE" in w else None)
+        print_report(report)
+        if output is not None:
+            out.print(f"wrote {output}", markup=False)
+        if report.get("kept"):
+            out.print(f"kept {report['kept']} (rtnetlab testbed down {report['kept']})", markup=False)
+        for c in report.get("captures", []):
+            out.print(f"wrote {c}", markup=False)
+    if fail_on_miss and above:
+        raise typer.Exit(1)
+
+
+@app.command("up")
+def up_cmd(file: FileArg, switch: ModeOpt = "kernel", as_json: JsonOpt = False) -> None:
+    """Set the network up (namespaces, links, kernel ports and switches) and leave it for inspection."""
+    from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as tb
+
+    netns.check_privileges()
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    net, data = _load(file)
+    r, plan = tb.up(net, data, mode)
+    names = {plan["nodes"][k]["name"]: r.netns(k) for k in range(len(plan["nodes"]))}
+    if as_json:
+        _emit({"run": r.prefix, "namespaces": names, "warnings": net.warnings})
+        return
+    for node, ns in names.items():
+        out.print(f"{node}: ip netns exec {ns} ...", markup=False)
+    out.print(f"up: {r.prefix} (remove with: rtnetlab testbed down {r.prefix})", markup=False)
+
+
+@app.command("down")
+def down_cmd(
+    run: Annotated[str | None, typer.Argument(help="The run to remove (rtnl-xxxxxx).")] = None,
+    all_runs: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Remove every leftover: runs whose process is gone, setups left by up or --keep."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove a run's namespaces (their links and qdiscs go with them)."""
+    from rtnetlab.testbed import netns
+
+    netns.check_privileges()
+    if (run is None) == (not all_runs):
+        raise UserError("testbed down: give a run (rtnl-xxxxxx) or --all")
+    removed = netns.down(None if all_runs else run)
+    if as_json:
+        _emit({"removed": removed})
+    else:
+        out.print(
+            f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""),
+            markup=False,
+        )
+
+
+@export_app.command("tc")
+def export_tc(
+    file: FileArg,
+    node: Annotated[str, typer.Option("--node", help="The end system to configure.")],
+    dev: Annotated[str, typer.Option("--dev", help="Its network interface on the real host.")],
+    plane: Annotated[
+        str | None, typer.Option("--plane", help="The plane this interface is on (default: the first).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the script here (else stdout).")
+    ] = None,
+) -> None:
+    """Write a shell script configuring a real Linux end system: an HTB class per VL at its BAG/Lmax rate
+    and burst, filters by VL id, the port's scheduler where Linux has it; what it cannot express is said."""
+    import os
+    import tempfile
+
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import run as tb
+    from rtnetlab.testbed import tc
+
+    if output is not None:
+        outfiles.check({"--output": output}, [file])
+    net, data = _load(file)
+    with tempfile.TemporaryDirectory(prefix="rtnetlab-export-") as tmp:
+        desc = Path(tmp) / "description.json"
+        desc.write_text(json.dumps(data))
+        plan = tb.plan_of(desc)
+    if plane is not None and plane not in plan["planes"]:
+        raise UserError(f"--plane: no plane {plane} (planes: {', '.join(plan['planes'])})")
+    try:
+        script, missing = tc.export_script(plan, node, dev, plane, str(file))
+    except KeyError:
+        raise UserError(f"--node: no node named {node}") from None
+    except ValueError as e:
+        raise UserError(f"--node: {e}") from None
+    for w in net.warnings:
+        err.print(w, markup=False)
+    if output is None:
+        sys.stdout.write(script)
+    else:
+        outfiles.atomic_write(output, script)
+        os.chmod(output, 0o755)
+        out.print(f"wrote {output}", markup=False)
+    for m in missing:
+        err.print(f"not expressed: {m}", markup=False, style="yellow")

@@ -1,0 +1,187 @@
+"""Linux traffic control for the model's egress ports: kernel-mode ports and switches of a testbed
+run, and the script `rtnetlab export tc` writes for a real end system.
+
+A port is an HTB tree. Class 1:1 is the link: its rate and ceiling are the link rate, its
+bursts one largest frame, so frames leave at the line rate (veth has no rate of its own); with a
+token-bucket shaper its rate and burst are the shaper's, its ceiling the link's. HTB counts a
+frame as its length without FCS plus ``overhead 24`` (FCS, preamble, start delimiter, inter-frame
+gap): exactly the frame's time on the wire. A FIFO port has one bfifo under 1:1, of the model's
+buffer. A static-priority port has one leaf per priority level (HTB ``prio`` 0..7, highest first),
+each with a tiny guaranteed rate (1/1000 of the link's) and the link as ceiling, so they borrow
+from 1:1 in priority order; u32 filters send a frame to its level by its class field (the IPv4
+TOS byte, DSCP = class index + 1), frames without a class to the last level.
+
+What differs from the model, and is said in the run's warnings and docs/TESTBED.md: a kernel port
+releases a frame when its tokens allow, i.e. at the start of its transmission slot, and the
+veth delivers it at once, where the model's frame reaches the next hop at the end of its
+transmission (measured latencies are then lower by up to a frame time per hop); a level's
+guaranteed rate lets it pass a higher level at most once per 1000 frame times; a static-priority
+port's buffer is per level.
+"""
+
+from __future__ import annotations
+
+#: Per-frame bytes HTB adds to a frame's length without FCS: FCS 4 + preamble, SFD and gap 20.
+OVERHEAD = 24
+#: A bfifo standing for an unbounded buffer.
+UNBOUNDED_BYTES = 1 << 30
+#: A static-priority leaf's guaranteed share of its link (its rate, below which it is served
+#: before borrowing leaves whatever their priority).
+LEAF_SHARE = 1e-3
+
+
+def _rate(bps: float) -> str:
+    return f"{max(8, round(bps))}bit"
+
+
+def _bytes(b: float) -> str:
+    return f"{max(1, round(b))}b"
+
+
+def port_lines(dev: str, port: dict) -> list[str]:
+    """`tc` batch lines (without the leading `tc`) configuring `port` (a plan port with its
+    `kernel` levels) on interface `dev`."""
+    kernel = port["kernel"]
+    if "Err" in kernel:
+        raise ValueError(kernel["Err"])
+    levels = kernel["Ok"]["levels"]
+    n = ""
+    link = port["rate_bps"]
+    frame = port["max_frame_bytes"] + 20
+    shaper = port.get("shaper")
+    rate, burst = (shaper["rate_bps"], shaper["burst_bits"] / 8) if shaper else (link, frame)
+    buffer = port["buffer_bytes"] if port.get("buffer_bytes") is not None else UNBOUNDED_BYTES
+    last = 10 + len(levels) - 1
+    lines = [
+        f"{n}qdisc add dev {dev} root handle 1: htb default {last if len(levels) > 1 else 1} r2q 1",
+        f"{n}class add dev {dev} parent 1: classid 1:1 htb rate {_rate(rate)} ceil {_rate(link)} "
+        f"burst {_bytes(max(burst, frame))} cburst {_bytes(frame)} overhead {OVERHEAD}",
+    ]
+    if len(levels) == 1:
+        lines.append(f"{n}qdisc add dev {dev} parent 1:1 handle 2: bfifo limit {round(buffer)}")
+        return lines
+    for i, dscps in enumerate(levels):
+        cls = f"1:{10 + i}"
+        lines.append(
+            f"{n}class add dev {dev} parent 1:1 classid {cls} htb rate {_rate(link * LEAF_SHARE)} "
+            f"ceil {_rate(link)} burst {_bytes(frame)} cburst {_bytes(frame)} prio {i} "
+            f"quantum {frame} overhead {OVERHEAD}"
+        )
+        lines.append(f"{n}qdisc add dev {dev} parent {cls} handle {20 + i}: bfifo limit {round(buffer)}")
+        for d in dscps:
+            lines.append(
+                f"{n}filter add dev {dev} parent 1: protocol ip prio 1 u32 "
+                f"match ip tos {d << 2:#04x} 0xfc flowid {cls}"
+            )
+    return lines
+
+
+def _vl_ip(frame_id: int) -> str:
+    return f"224.224.{frame_id >> 8}.{frame_id & 0xFF}"
+
+
+def switch_lines(plan: dict, switch: int, block: int = 1) -> list[str]:
+    """A kernel-mode switch: every port's ingress in one shared filter block; each frame id's
+    frames mirrored to every output port of its routes (multicast replicated) and redirected to
+    the last."""
+    ports = [p for p in plan["ports"] if p["node"] == switch]
+    lines = [f"qdisc add dev {p['ifname']} ingress_block {block} clsact" for p in ports]
+    for e in plan["forwarding"]:
+        if e["switch"] != switch:
+            continue
+        outs = [plan["ports"][p]["ifname"] for p in e["out_ports"]]
+        actions = " ".join(f"action mirred egress mirror dev {d}" for d in outs[:-1])
+        actions += f" action mirred egress redirect dev {outs[-1]}"
+        lines.append(
+            f"filter add block {block} protocol ip prio 1 u32 "
+            f"match ip dst {_vl_ip(e['frame_id'])}/32 {actions.strip()}"
+        )
+    # Frames of no route are left to the switch namespace's own stack, which has no use for them
+    # (this kernel has no drop action).
+    return lines
+
+
+def export_script(plan: dict, node: str, dev: str, plane: str | None, source: str) -> tuple[str, list[str]]:
+    """The shell script configuring end system `node`'s port on `plane` as interface `dev` of a
+    real Linux host, and what it cannot express (also written in the script)."""
+    names = [n["name"] for n in plan["nodes"]]
+    if node not in names:
+        raise KeyError(node)
+    k = names.index(node)
+    if not plan["nodes"][k]["end_system"]:
+        raise ValueError(f"{node} is a switch: export tc configures end systems")
+    plane_index = plan["planes"].index(plane) if plane is not None else 0
+    port = next(
+        (plan["ports"][p] for p in plan["nodes"][k]["ports"] if plan["ports"][p]["plane"] == plane_index),
+        None,
+    )
+    if port is None:
+        raise ValueError(f"{node} has no port on plane {plan['planes'][plane_index]}")
+    flows = [f for f in plan["flows"] if f["source"] == k and plane_index in f["planes"]]
+    missing: list[str] = []
+    link = port["rate_bps"]
+    frame = port["max_frame_bytes"] + 20
+    kernel = port["kernel"]
+    levels = kernel["Ok"]["levels"] if "Ok" in kernel else [[]]
+    if "Err" in kernel:
+        missing.append(
+            f"the port's scheduler ({port['discipline']}): {kernel['Err'].split(': ', 1)[-1]}; "
+            "the script serves the VLs in FIFO order instead"
+        )
+    level_of = {d: i for i, ds in enumerate(levels) for d in ds}
+    shaper = port.get("shaper")
+    rate, burst = (shaper["rate_bps"], shaper["burst_bits"] / 8) if shaper else (link, frame)
+    out = [
+        "#!/bin/sh",
+        f"# Linux traffic control for end system {node} (plane {plan['planes'][plane_index]}) of network "
+        f"{plan['network']},",
+        f"# written by `rtnetlab export tc {source} --node {node} --dev {dev}`.",
+        "# Run as root on the end system; DEV=other-interface ./script.sh configures another interface.",
+        "#",
+        "# The port: HTB class 1:1 at the link rate (frame + 24 B per frame on the wire: FCS, preamble,",
+        "# start delimiter, gap); under it one class per VL at its contract, (Lmax + 20 B) per BAG with a",
+        "# burst of one frame, chosen by the VL's destination address (224.224.<VL id>).",
+        "set -e",
+        f'DEV="${{DEV:-{dev}}}"',
+        'tc qdisc del dev "$DEV" root 2>/dev/null || true',
+        'tc qdisc add dev "$DEV" root handle 1: htb default 2 r2q 1',
+        f'tc class add dev "$DEV" parent 1: classid 1:1 htb rate {_rate(rate)} ceil {_rate(link)} '
+        f"burst {_bytes(max(burst, frame))} cburst {_bytes(frame)} overhead {OVERHEAD}",
+        "# The host's other traffic: last priority, what the VLs leave of the link.",
+        f'tc class add dev "$DEV" parent 1:1 classid 1:2 htb rate {_rate(link * LEAF_SHARE)} '
+        f"ceil {_rate(link)} burst {_bytes(frame)} cburst {_bytes(frame)} prio 7 overhead {OVERHEAD}",
+    ]
+    for i, f in enumerate(flows):
+        cls = f"1:{100 + i}"
+        wire = f["lmax_bytes"] + 20
+        if f["kind"] == "token_bucket":
+            vl_rate, vl_burst = f["rate_bps"], f["burst_bits"] / 8
+        else:
+            vl_rate, vl_burst = wire * 8 / (f["period_ns"] / 1e9), wire
+        prio = min(level_of.get(f["dscp"], len(levels) - 1), 7)
+        out += [
+            f"# {f['name']} ({f['kind']}, frame id {f['frame_id']}): {vl_rate / 1e6:.6g} Mbit/s, "
+            f"burst {vl_burst:g} B, priority level {prio}",
+            f'tc class add dev "$DEV" parent 1:1 classid {cls} htb rate {_rate(vl_rate)} '
+            f"ceil {_rate(vl_rate)} burst {_bytes(vl_burst)} cburst {_bytes(vl_burst)} prio {prio} "
+            f"quantum {wire} overhead {OVERHEAD}",
+            f'tc qdisc add dev "$DEV" parent {cls} handle {100 + i}: bfifo limit '
+            f"{round(port['buffer_bytes'] or UNBOUNDED_BYTES)}",
+            f'tc filter add dev "$DEV" parent 1: protocol ip prio 1 u32 '
+            f"match ip dst {_vl_ip(f['frame_id'])}/32 flowid {cls}",
+        ]
+    if any(f["kind"] == "virtual_link" for f in flows):
+        missing.append(
+            "the BAG as a minimum gap between frames: HTB meters bytes, so a VL sending frames "
+            "shorter than Lmax may send them closer than its BAG (its rate and burst still hold)"
+        )
+    missing += [
+        "sequence numbers, the second plane's copy and its skew: the AFDX stack's (or the application's)",
+        "frames of the same priority level share the link round-robin by HTB quantum, not in arrival order",
+    ]
+    if len(flows) > 900:
+        missing.append(f"{len(flows)} VLs: HTB class ids stop at 1:ffff")
+    out.append("#")
+    out.append("# Not expressed by this script:")
+    out += [f"#  - {m}" for m in missing]
+    return "\n".join(out) + "\n", missing

@@ -1,0 +1,93 @@
+"""Captures of a testbed run (one pcapng per egress port) read by tshark with the repository's
+Wireshark dissector (contrib/wireshark/rtnetlab.lua)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from test_testbed import PRIORITY_NET, unchanged_host  # noqa: F401
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (network namespaces)"),
+    pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is installed by `make setup`"),
+]
+
+
+def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_root, unchanged_host):  # noqa: F811
+    f = tmp_path / "net.yaml"
+    f.write_text(yaml.safe_dump(PRIORITY_NET))
+    cap = tmp_path / "cap"
+    p = subprocess.run(
+        [
+            str(rtnetlab_cli),
+            "testbed",
+            "run",
+            str(f),
+            "--duration",
+            "1s",
+            "--baseline",
+            "200ms",
+            "--capture",
+            str(cap),
+            "--no-simulate",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    # One file per egress port (10 ports: 5 links, both directions).
+    assert sorted(x.name for x in cap.iterdir()) == sorted(
+        f"{port['node']}_{port['port']}.pcapng" for port in report["ports"]
+    )
+    lua = repo_root / "contrib" / "wireshark" / "rtnetlab.lua"
+    out = subprocess.run(
+        [
+            "tshark",
+            "-r",
+            str(cap / "ES1_0.pcapng"),
+            "-X",
+            f"lua_script:{lua}",
+            "-Y",
+            "rtnetlab",
+            "-T",
+            "fields",
+            "-e",
+            "rtnetlab.vl",
+            "-e",
+            "rtnetlab.number",
+            "-e",
+            "rtnetlab.baseline",
+            "-e",
+            "rtnetlab.seq",
+            "-e",
+            "rtnetlab.class",
+            "-e",
+            "frame.len",
+            "-e",
+            "eth.dst",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    run = [r for r in rows if r[2] in ("0", "False")]
+    # ES1 sends only VL1 (570 B frames, 566 captured without FCS, class rt = DSCP 1), one frame per
+    # ms: the run's frames numbered from 0, the AFDX sequence number = number mod 255 + 1.
+    assert len(run) == report["flows"][[x["flow"] for x in report["flows"]].index("VL1")]["count"]
+    for vl, number, _, seq, cls, length, dst in run:
+        assert (vl, cls, length, dst) == ("1", "1", "566", "03:00:00:00:00:01")
+        assert int(seq) == int(number) % 255 + 1
+    assert [int(r[1]) for r in run] == list(range(len(run)))
+    # The baseline's frames come first, marked.
+    assert rows[0][2] in ("1", "True")
