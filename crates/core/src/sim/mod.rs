@@ -26,11 +26,13 @@ mod ports;
 mod queue;
 mod report;
 mod retransmission;
+pub mod scenario;
 mod sources;
 pub mod stats;
 mod tables;
 
 pub use engine::{Simulator, TraceRecord};
+pub use scenario::{FlowScenario, Scenario, ScenarioTables};
 
 impl Simulator {
     /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
@@ -155,6 +157,9 @@ pub struct SimConfig {
     /// The most memory the run may be estimated to need, bytes, before it is refused; 0:
     /// [`memory::DEFAULT_LIMIT`] (see [`memory`]).
     pub memory_limit_bytes: u64,
+    /// Releases, frame sizes and tie order given rather than drawn (see [`scenario`]): they
+    /// replace `release`, `frame_sizes` and the release jitter.
+    pub scenario: Option<Scenario>,
 }
 
 impl Default for SimConfig {
@@ -171,6 +176,7 @@ impl Default for SimConfig {
             size_trace: Vec::new(),
             dedup: None,
             memory_limit_bytes: 0,
+            scenario: None,
         }
     }
 }
