@@ -32,6 +32,7 @@ from rtnetlab.io import output as outfiles
 from rtnetlab.model import Network
 from rtnetlab.results import Reasons, csv_number
 from rtnetlab.simulate import SIM_SLACK_US
+from rtnetlab.worst_case import html_section, read_results
 
 #: Plots stay readable: at most this many flow rows per plane and this many ports are drawn (the
 #: tables always have every row).
@@ -309,10 +310,14 @@ def generate(
     simulation: dict | None = None,
     progress: bool = False,
     inputs: list[Path] | tuple = (),
+    worst_case: Path | None = None,
 ) -> tuple[dict, dict[str, Path]]:
-    """build() then write(): returns the report's summary and the paths written."""
+    """build() then write(): returns the report's summary and the paths written; with
+    `worst_case` (a worst-case search's results), the pessimism interval per flow too."""
     check_output(output, inputs)
+    found = read_results(worst_case, net) if worst_case is not None else None
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
+    data["worst_case"] = found
     return data["summary"], write(data, output, inputs)
 
 
@@ -343,6 +348,8 @@ def render_csv(data: dict) -> str:
 
 def render_json(data: dict) -> str:
     doc = {"summary": data["summary"], "analysis": data["analysis"], "simulation": data["simulation"]}
+    if data.get("worst_case") is not None:
+        doc["worst_case"] = data["worst_case"]
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
@@ -1504,7 +1511,9 @@ def render_html(data: dict, paths: dict[str, Path] | None = None) -> str:
         "</section>",
         '<section id="notes" data-section="notes"><h2>6. Notes</h2>',
         _notes_html(data, paths),
-        "</section></main>",
+        "</section>",
+        html_section(data.get("worst_case")),
+        "</main>",
         f'<script type="application/json" id="rt-data">{script_json}</script>',
         f"<script>{JS}</script>",
         "</body></html>\n",
