@@ -1506,8 +1506,8 @@ def report_cmd(
     duration: Annotated[str, typer.Option("--duration", help="Simulated time, e.g. 1s or 500ms.")] = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")] = 1,
     method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
-    worst_case: Annotated[Path | None, typer.Option("--worst-case", help="Show the pessimism interval per flow "
-                          "from `worst-case -o FILE`.")] = None,
+    worst_case: Annotated[Path | None, typer.Option(
+        "--worst-case", help="Show the pessimism interval per flow from `worst-case -o FILE`.")] = None,
     fail_on_miss: Annotated[
         bool,
         typer.Option(

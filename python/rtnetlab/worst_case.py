@@ -56,7 +56,9 @@ def worst_case_command(
     rows: Annotated[
         str, typer.Option("--rows", help="Rows shown, most pessimistic bound first: a number or 'all'.")
     ] = "40",
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")
+    ] = False,
 ) -> None:
     """Search the worst case of every flow: the largest delay a replayed simulation realises
     beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it."""
@@ -106,9 +108,9 @@ def _violation_line(violations: list[dict]) -> str:
     v = violations[0]
     return (
         f"SOUNDNESS VIOLATION: achieved above its bound in {len(violations)} row(s), first {v['flow']} -> "
-        f"{v['destination']} ({v['plane']}): a replayed simulation realised {v['achieved_us']:,.3f} us > bound "
-        f"{v['bound_us']:,.3f} us (scenario {v['scenario']}); a bound must never be exceeded: this is a bug "
-        "in rtnetlab, please report it with the description and the scenario"
+        f"{v['destination']} ({v['plane']}): a replayed simulation realised {v['achieved_us']:,.3f} us > "
+        f"bound {v['bound_us']:,.3f} us (scenario {v['scenario']}); a bound must never be exceeded: this is "
+        "a bug in rtnetlab, please report it with the description and the scenario"
     )
 
 
@@ -117,7 +119,8 @@ def _print(report: dict, limit: int | None, console: Any) -> None:
 
     table = ResultTable(
         f"Worst case found vs bound ({report['method']}): pessimism interval \\[achieved, bound] (us)",
-        ["flow", "destination", "plane", "achieved", "bound", "achieved / bound", "exact for grid", "scenario"],
+        ["flow", "destination", "plane", "achieved", "bound", "achieved / bound", "exact for grid",
+         "scenario"],
         left=("flow", "destination", "plane"),
     )
 
@@ -127,12 +130,13 @@ def _print(report: dict, limit: int | None, console: Any) -> None:
 
     for r in sorted(report["rows"], key=order):
         bound = "unbounded" if r["bound_us"] is None else f"{r['bound_us']:,.3f}"
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}" + (" ABOVE BOUND" if r["above_bound"] else "")
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
+        ratio += " ABOVE BOUND" if r["above_bound"] else ""
         exact = "-"
         if r["exact_for_grid"]:
             exact = "yes" if r["grid_step_ns"] is None else f"yes, step {r['grid_step_ns']:,} ns"
-        table.add_row(r["flow"], r["destination"], r["plane"], f"{r['achieved_us']:,.3f}", bound, ratio, exact,
-                      str(r["scenario"]), style="bold white on red" if r["above_bound"] else None)
+        table.add_row(r["flow"], r["destination"], r["plane"], f"{r['achieved_us']:,.3f}", bound, ratio,
+                      exact, str(r["scenario"]), style="bold white on red" if r["above_bound"] else None)
     table.print(console, limit, "(flow, destination, plane) rows")
     console.print(summary_line(report), markup=False)
     for note in report["notes"]:
@@ -172,8 +176,8 @@ def read_scenario(ref: str) -> tuple[dict, str]:
             raise UserError(f"--scenario: {path}: 'scenarios' must be a non-empty list")
         if not sep:
             if len(scenarios) != 1:
-                raise UserError(f"--scenario: {path}: holds {len(scenarios)} scenarios; name one as {path}#ID "
-                                f"(0 to {len(scenarios) - 1}, the rows' scenario column)")
+                raise UserError(f"--scenario: {path}: holds {len(scenarios)} scenarios; name one as "
+                                f"{path}#ID (0 to {len(scenarios) - 1}, the rows' scenario column)")
             return scenarios[0], f"{path}#0"
         if not ident.isdigit() or int(ident) >= len(scenarios):
             raise UserError(f"--scenario: {ref}: expected a scenario number from 0 to {len(scenarios) - 1}")
@@ -202,8 +206,8 @@ def replay_setup(net: Any, config: dict, ref: str) -> tuple[Any, dict]:
         for sw in spec.get("switches", []):
             sw.pop("switching", None)
         net = model.load_data(spec, net.source)
-    config = {**config, "scenario": scenario, "duration_ns": scenario["duration_ns"], "release": "synchronized",
-              "frame_sizes": "max", "workload": {"kind": "periodic"}}
+    config = {**config, "scenario": scenario, "duration_ns": scenario["duration_ns"],
+              "release": "synchronized", "frame_sizes": "max", "workload": {"kind": "periodic"}}
     return net, config
 
 
@@ -243,8 +247,8 @@ def html_section(doc: dict | None) -> str:
         head += ('<div class="banner alarm">SOUNDNESS VIOLATION: a replayed scenario realised a delay above '
                  f"its bound in {len(doc['violations'])} row(s).</div>")
     body = ['<table class="sortable" data-table="worst-case"><thead><tr><th>flow</th><th>destination</th>'
-            "<th>plane</th><th>achieved (µs)</th><th>bound (µs)</th><th>achieved / bound</th><th>interval</th>"
-            "<th>scenario</th></tr></thead><tbody>"]
+            "<th>plane</th><th>achieved (µs)</th><th>bound (µs)</th><th>achieved / bound</th>"
+            "<th>interval</th><th>scenario</th></tr></thead><tbody>"]
     for r in rows:
         bound = "unbounded" if r["bound_us"] is None else f"{r['bound_us']:,.3f}"
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
