@@ -132,6 +132,16 @@ impl<'a> Context<'a> {
         self.crossing[q].iter().any(|(f, _)| *f == g)
     }
 
+    /// The exhaustive grid alone, from every flow released with the target: (its step, its
+    /// best value, ns), or no step when it does not fit in `limit` points.
+    #[cfg(test)]
+    pub(super) fn grid_only(&self, row: usize, limit: u64) -> (Option<i64>, Option<i64>) {
+        let budget = RowBudget { evaluations: u64::MAX, deadline: None };
+        let mut s = RowSearch::new(self, row, 0, &budget);
+        s.grid(limit);
+        (s.grid_step, s.grid_step.map(|_| s.best_value))
+    }
+
     pub(super) fn search(&self, row: usize, seed: u64, budget: &RowBudget, grid_limit: u64) -> Found {
         let mut s = RowSearch::new(self, row, seed, budget);
         s.construct();
@@ -428,12 +438,19 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             .map(|(g, p)| self.ctx.tx_ns(self.ctx.lmin[g], p))
             .fold(f64::INFINITY, f64::min);
         let coarsest = ((finest / 4.0).floor() as i64).max(1);
-        let mut step = 1i64;
+        let points = ((cap / (sizes * orders)) as f64).powf(1.0 / m as f64).floor() as i64;
+        if points < 2 {
+            return;
+        }
+        let mut step = ((lo + hi) / (points - 1)).max(1);
         while count(step).is_none_or(|c| c > cap) {
-            step *= 2;
+            step += step / 16 + 1;
             if step > coarsest {
                 return;
             }
+        }
+        if step > coarsest {
+            return;
         }
         let total = count(step).expect("fits");
         let span = per_step(step) as i64;
