@@ -75,7 +75,13 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { budget: Budget::Evaluations(20_000), seed: 1, workers: 1, flows: Vec::new(), grid_limit: 100_000 }
+        Settings {
+            budget: Budget::Evaluations(20_000),
+            seed: 1,
+            workers: 1,
+            flows: Vec::new(),
+            grid_limit: 100_000,
+        }
     }
 }
 
@@ -159,12 +165,8 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
     }
     let analysis = analysis::run(net, &Request { method: "best".into(), grouping: false, blind: false })?;
     let mut notes = Vec::new();
-    let cut: Vec<&str> = net
-        .nodes
-        .iter()
-        .filter(|n| n.switching == Switching::CutThrough)
-        .map(|n| n.name.as_str())
-        .collect();
+    let cut: Vec<&str> =
+        net.nodes.iter().filter(|n| n.switching == Switching::CutThrough).map(|n| n.name.as_str()).collect();
     let store_and_forward = !cut.is_empty();
     if store_and_forward {
         notes.push(format!(
@@ -234,12 +236,15 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
             });
         }
     });
-    let found: Vec<search::Found> =
-        found.into_inner().expect("no worker panics").into_iter().map(|f| f.expect("every row searched")).collect();
+    let found: Vec<search::Found> = found
+        .into_inner()
+        .expect("no worker panics")
+        .into_iter()
+        .map(|f| f.expect("every row searched"))
+        .collect();
 
     // Replays of every row's best scenario on the whole network, as `simulate --scenario` runs it.
-    let scenarios: Vec<Scenario> =
-        found.iter().map(|f| f.tables.to_scenario(net, f.duration_ns)).collect();
+    let scenarios: Vec<Scenario> = found.iter().map(|f| f.tables.to_scenario(net, f.duration_ns)).collect();
     let maxima: Mutex<Vec<Option<Vec<i64>>>> = Mutex::new(vec![None; scenarios.len()]);
     let next = AtomicUsize::new(0);
     let failure: Mutex<Option<String>> = Mutex::new(None);
@@ -260,7 +265,8 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
     if let Some(e) = failure.into_inner().expect("no worker panics") {
         return Err(e);
     }
-    let maxima: Vec<Vec<i64>> = maxima.into_inner().expect("no worker panics").into_iter().flatten().collect();
+    let maxima: Vec<Vec<i64>> =
+        maxima.into_inner().expect("no worker panics").into_iter().flatten().collect();
 
     // Each row: the largest replayed value, the first scenario giving it (its own on a tie).
     let mut rows = Vec::with_capacity(targets.len());
@@ -334,7 +340,8 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
 
 /// Replays a scenario on `net` as `simulate --scenario` does: the largest latency per route, ns.
 pub fn replay(net: &Network, scenario: &Scenario) -> Result<Vec<i64>, String> {
-    let cfg = SimConfig { duration_ns: scenario.duration_ns, scenario: Some(scenario.clone()), ..replay_config() };
+    let cfg =
+        SimConfig { duration_ns: scenario.duration_ns, scenario: Some(scenario.clone()), ..replay_config() };
     let mut sim = Simulator::new(net, cfg)?;
     sim.run_until(scenario.duration_ns);
     sim.finish();

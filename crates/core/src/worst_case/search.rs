@@ -383,8 +383,8 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             }
         }
         // Flows that only meet the target's interferers upstream: out of the way for a start.
-        for l in 1..n {
-            if !placed[l] {
+        for (l, &done) in placed.iter().enumerate().skip(1) {
+            if !done {
                 c.release[l] = self.horizon;
             }
             c.on[l] = true;
@@ -419,17 +419,15 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             left = left.min((time_left / per_run.max(1e-9)) as u64);
         }
         let cap = limit.min(left / 2);
-        let sizes: u64 = self
-            .rel
-            .iter()
-            .map(|&g| if self.ctx.lmin[g] < self.ctx.lmax[g] { 2 } else { 1 })
-            .product();
+        let sizes: u64 =
+            self.rel.iter().map(|&g| if self.ctx.lmin[g] < self.ctx.lmax[g] { 2 } else { 1 }).product();
         let orders: u64 = (1..=m as u64).product();
         // Releases from t0 - reach to t0 + the target's own reach, centred on t0.
         let lo = self.reach;
         let hi = self.ctx.reach_ns[self.rel[0]] + 1_000;
         let per_step = |step: i64| (lo / step + hi / step + 1) as u64;
-        let count = |step: i64| per_step(step).checked_pow(m as u32).and_then(|p| p.checked_mul(sizes * orders));
+        let count =
+            |step: i64| per_step(step).checked_pow(m as u32).and_then(|p| p.checked_mul(sizes * orders));
         // The finest step, no coarser than a quarter of the shortest frame on the path.
         let finest = self
             .rel
@@ -544,7 +542,8 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             5..=39 => {
                 // Align on the target where they meet: enter with it (just before on a tie), or a
                 // frame's time earlier.
-                let shared: Vec<usize> = self.path.iter().copied().filter(|&q| self.ctx.crosses(g, q)).collect();
+                let shared: Vec<usize> =
+                    self.path.iter().copied().filter(|&q| self.ctx.crosses(g, q)).collect();
                 let mut done = false;
                 if !shared.is_empty() {
                     let q = shared[self.rng.gen_range(0..shared.len())];

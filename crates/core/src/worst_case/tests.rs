@@ -162,7 +162,10 @@ fn achieved_never_exceeds_the_bound_on_random_networks() {
         let net = validate_spec(random_small(seed, kind)).0.unwrap();
         let Ok(r) = run(&net, &settings(60)) else { continue };
         for x in &r.rows {
-            assert!(!x.above_bound && x.bound_us.is_none_or(|b| x.achieved_us <= b + SLACK_US), "seed {seed}: {x:?}");
+            assert!(
+                !x.above_bound && x.bound_us.is_none_or(|b| x.achieved_us <= b + SLACK_US),
+                "seed {seed}: {x:?}"
+            );
         }
         assert!(r.violations.is_empty());
         rows += r.rows.len();
