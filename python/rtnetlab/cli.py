@@ -33,6 +33,7 @@ from rtnetlab.errors import ModelError, Terminated, UserError
 from rtnetlab.io import formats
 from rtnetlab.io import output as outfiles
 from rtnetlab.tables import DEFAULT_ROWS, ResultTable, RowsOpt, parse_limit
+from rtnetlab.worst_case import replay_setup, worst_case_command
 
 app = typer.Typer(
     name="rtnetlab",
@@ -53,6 +54,7 @@ from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
 
 app.add_typer(testbed_cli.app, name="testbed")
 app.add_typer(testbed_cli.export_app, name="export")
+app.command("worst-case")(worst_case_command)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
@@ -695,6 +697,8 @@ def simulate(
             "--memory-limit", help="Run even if estimated to need this much memory (default 8192MiB)."
         ),
     ] = None,
+    scenario: Annotated[str | None, typer.Option("--scenario", help="Replay a scenario (FILE or FILE#ID of "
+                        "`worst-case -o`): its duration, releases, frame sizes and tie order.")] = None,
     rows: RowsOpt = str(DEFAULT_ROWS),
     as_json: JsonOpt = False,
 ) -> None:
@@ -755,6 +759,8 @@ def simulate(
         "size_trace": trace_sizes,
         "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
     }
+    if scenario is not None:
+        net, config = replay_setup(net, config, scenario)
     counts = net.info()["counts"]
     if net.info()["kind"] == "server_graph":
         raise UserError(f"{file}: a server graph has no frames and no links to simulate; "
@@ -1542,6 +1548,8 @@ def report_cmd(
     duration: Annotated[str, typer.Option("--duration", help="Simulated time, e.g. 1s or 500ms.")] = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the random generator.")] = 1,
     method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
+    worst_case: Annotated[Path | None, typer.Option(
+        "--worst-case", help="Show the pessimism interval per flow from `worst-case -o FILE`.")] = None,
     fail_on_miss: Annotated[
         bool,
         typer.Option(
@@ -1577,6 +1585,7 @@ def report_cmd(
         progress=not as_json and sys.stderr.isatty(),
         inputs=[file] + ([measured] if measured is not None else []),
         measured=measured_data,
+        worst_case=worst_case,
     )
     failed = fail_on_miss and summary["verdict"]["failed"]
     if as_json:

@@ -32,6 +32,7 @@ from rtnetlab.io import output as outfiles
 from rtnetlab.model import Network
 from rtnetlab.results import Reasons, csv_number
 from rtnetlab.simulate import SIM_SLACK_US
+from rtnetlab.worst_case import html_section, read_results
 
 #: Plots stay readable: at most this many flow rows per plane and this many ports are drawn (the
 #: tables always have every row).
@@ -310,15 +311,19 @@ def generate(
     progress: bool = False,
     inputs: list[Path] | tuple = (),
     measured: dict | None = None,
+    worst_case: Path | None = None,
 ) -> tuple[dict, dict[str, Path]]:
     """build() then write(): returns the report's summary and the paths written; with a testbed
-    `measured` report, the measured figures beside bound and simulated."""
+    `measured` report, the measured figures beside bound and simulated; with `worst_case` (a
+    worst-case search's results), the pessimism interval per flow too."""
     check_output(output, inputs)
+    found = read_results(worst_case, net) if worst_case is not None else None
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
     if measured is not None:
         from rtnetlab.testbed import compare
 
         compare.attach(data, measured)
+    data["worst_case"] = found
     return data["summary"], write(data, output, inputs)
 
 
@@ -355,6 +360,8 @@ def render_json(data: dict) -> str:
                                    "measured_mean_us", "measured_max_us", "measured_max_less_host_us",
                                    "measured_count")}
             for r in data["rows"]]}
+    if data.get("worst_case") is not None:
+        doc["worst_case"] = data["worst_case"]
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
@@ -1525,7 +1532,9 @@ def render_html(data: dict, paths: dict[str, Path] | None = None) -> str:
         "</section>",
         '<section id="notes" data-section="notes"><h2>6. Notes</h2>',
         _notes_html(data, paths),
-        "</section></main>",
+        "</section>",
+        html_section(data.get("worst_case")),
+        "</main>",
         f'<script type="application/json" id="rt-data">{script_json}</script>',
         f"<script>{JS}</script>",
         "</body></html>\n",

@@ -16,3 +16,4 @@ pub mod schedulers;
 pub mod sim;
 pub mod synthesis;
 pub mod units;
+pub mod worst_case;

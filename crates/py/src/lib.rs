@@ -79,6 +79,41 @@ impl Network {
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         Ok(Simulation { inner, duration_ns })
     }
+    /// Checks a worst-case scenario (JSON text) against this network: ValueError with the place
+    /// and the rule when it does not fit.
+    fn check_scenario(&self, scenario_json: &str) -> PyResult<()> {
+        let bad = pyo3::exceptions::PyValueError::new_err;
+        let de = &mut serde_json::Deserializer::from_str(scenario_json);
+        let scenario: rtnetlab_core::sim::Scenario = serde_path_to_error::deserialize(de)
+            .map_err(|e| bad(format!("scenario.{}: {}", e.path(), e.inner())))?;
+        rtnetlab_core::sim::ScenarioTables::resolve(&self.inner, &scenario).map(|_| ()).map_err(bad)
+    }
+    /// The worst-case search (`rtnetlab worst-case`): a budget in seconds or in simulations,
+    /// JSON text; the GIL is released while it runs.
+    #[pyo3(signature = (seconds, evaluations, seed, workers, flows, grid_limit=100_000))]
+    #[allow(clippy::too_many_arguments)]
+    fn worst_case_json(
+        &self,
+        py: Python<'_>,
+        seconds: Option<f64>,
+        evaluations: Option<u64>,
+        seed: u64,
+        workers: usize,
+        flows: Vec<String>,
+        grid_limit: u64,
+    ) -> PyResult<String> {
+        use rtnetlab_core::worst_case::{run, Budget, Settings};
+        let budget = match (seconds, evaluations) {
+            (_, Some(n)) => Budget::Evaluations(n),
+            (Some(s), None) => Budget::Time(std::time::Duration::from_secs_f64(s)),
+            (None, None) => Budget::Evaluations(Settings::default().budget_evaluations()),
+        };
+        let settings = Settings { budget, seed, workers, flows, grid_limit };
+        let net = &self.inner;
+        py.allow_threads(|| run(net, &settings))
+            .map(|r| to_json(&r))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
     /// Simulates the CAN buses (`config_json`: a `can::model::BusSimConfig`), JSON text.
     fn simulate_buses_json(&self, py: Python<'_>, config_json: &str) -> PyResult<String> {
         let config: rtnetlab_core::can::model::BusSimConfig = serde_json::from_str(config_json)

@@ -109,6 +109,8 @@ pub struct Simulator {
     /// What the run was estimated to need before it started.
     pub(super) memory: super::memory::Estimate,
     pub trace: Vec<TraceRecord>,
+    /// The scenario this run replays, if any.
+    pub(super) scenario: Option<Box<super::scenario::ScenarioState>>,
 }
 
 /// One frame leaving one egress port, for traces.
@@ -134,14 +136,24 @@ impl Simulator {
         // A trace records each frame as it starts, in time order: FIFO ports then run as any
         // other scheduler, on events.
         let generic_fifo = cfg.trace_limit > 0;
-        Simulator::build(net, cfg, generic_fifo, Some(0))
+        Simulator::build(net, cfg, generic_fifo, Some(0), None)
+    }
+
+    /// A simulator running a scenario already resolved against `net` (the worst-case search's
+    /// evaluations: `cfg.scenario` is ignored).
+    pub fn with_scenario(
+        net: &Network,
+        cfg: SimConfig,
+        scenario: super::scenario::ScenarioTables,
+    ) -> Result<Simulator, String> {
+        Simulator::build(net, cfg, false, Some(0), Some(scenario))
     }
 
     /// A simulator whose FIFO ports run the boxed FIFO behaviour on events, as every other
     /// scheduler does (the fast path's reference).
     #[cfg(test)]
     pub(super) fn with_generic_fifo(net: &Network, cfg: SimConfig) -> Result<Simulator, String> {
-        Simulator::build(net, cfg, true, Some(0))
+        Simulator::build(net, cfg, true, Some(0), None)
     }
 
     /// A simulator whose arrivals at destinations are events (the arrival log's reference), or
@@ -152,7 +164,7 @@ impl Simulator {
         cfg: SimConfig,
         batch: Option<usize>,
     ) -> Result<Simulator, String> {
-        Simulator::build(net, cfg, false, batch)
+        Simulator::build(net, cfg, false, batch, None)
     }
 
     /// Whether arrivals at destinations are logged rather than events.
@@ -196,7 +208,16 @@ impl Simulator {
     pub fn run_until(&mut self, until_ns: i64) {
         let wall = std::time::Instant::now();
         let end = until_ns.min(self.cfg.duration_ns);
-        while let Some(e) = self.queue.pop_due(end) {
+        loop {
+            // A scenario's entries into ports wait until the events of their ns are done.
+            let held = self.entries_held();
+            let Some(e) = self.queue.pop_due(if held { self.now } else { end }) else {
+                if held {
+                    self.enter_held();
+                    continue;
+                }
+                break;
+            };
             self.now = e.time;
             self.events += 1;
             match e.ev {

@@ -26,6 +26,7 @@ mod ports;
 mod queue;
 mod report;
 mod retransmission;
+pub mod scenario;
 mod sources;
 pub mod stats;
 mod tables;
@@ -34,6 +35,7 @@ mod tables;
 /// (the testbed): integrity checking and redundancy management exactly as simulated.
 pub use destinations::{sequence_number, sequence_valid, Receiver as RedundancyManagement, SEQUENCE_WINDOW};
 pub use engine::{Simulator, TraceRecord};
+pub use scenario::{FlowScenario, Scenario, ScenarioTables};
 
 impl Simulator {
     /// Writes the trace (every frame leaving every egress port, up to `trace_limit`) as pcapng:
@@ -158,6 +160,9 @@ pub struct SimConfig {
     /// The most memory the run may be estimated to need, bytes, before it is refused; 0:
     /// [`memory::DEFAULT_LIMIT`] (see [`memory`]).
     pub memory_limit_bytes: u64,
+    /// Releases, frame sizes and tie order given rather than drawn (see [`scenario`]): they
+    /// replace `release`, `frame_sizes` and the release jitter.
+    pub scenario: Option<Scenario>,
 }
 
 impl Default for SimConfig {
@@ -174,6 +179,7 @@ impl Default for SimConfig {
             size_trace: Vec::new(),
             dedup: None,
             memory_limit_bytes: 0,
+            scenario: None,
         }
     }
 }

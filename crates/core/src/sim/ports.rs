@@ -114,6 +114,9 @@ impl Link {
 impl Simulator {
     /// A packet enters its port's queue (after policing, at a switch's input).
     pub(super) fn enqueue(&mut self, packet: u32) {
+        if self.scenario.is_some() && self.hold_entry(packet) {
+            return;
+        }
         let Packet { copy, crossing, hop, wire_bits: wire, lag_ns } = self.packets[packet as usize];
         if lag_ns != FROM_SOURCE
             && self.hot.policing

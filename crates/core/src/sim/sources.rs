@@ -78,6 +78,9 @@ impl Simulator {
 
     /// The size of the flow's next frame, bits.
     pub(super) fn frame_bits(&mut self, f: usize) -> u32 {
+        if let Some(bits) = self.scenario_frame_bits(f) {
+            return bits;
+        }
         let src = &self.sources[f];
         let bytes = match self.cfg.frame_sizes {
             FrameSizes::Max => src.lmax_bytes,
@@ -225,7 +228,7 @@ impl Simulator {
         if self.cfg.retransmit && !retransmission {
             self.await_delivery(f, frame_no, emit_ns);
         }
-        let synchronized = self.cfg.release == Release::Synchronized;
+        let synchronized = self.cfg.release == Release::Synchronized || self.scenario.is_some();
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
         let ifg = self.hot.ifg_bits;
         for k in self.starts_at[f]..self.starts_at[f + 1] {

@@ -10,6 +10,7 @@ use super::ports::ns_per_bit;
 use super::ports::{Discipline, Link, PortSim, Scheduled, NO_WAKE};
 use super::queue::{EventQueue, MAX_LANES};
 use super::retransmission::NO_TIMEOUT;
+use super::scenario::{ScenarioState, ScenarioTables};
 use super::sources::{Source, SourceCold, NEVER};
 use super::stats::Latency;
 use super::*;
@@ -188,13 +189,19 @@ pub(super) fn lane_delays(hot: &Hot, hops: &[Hop], ports: &[PortSim]) -> Vec<i64
 
 impl Simulator {
     /// `arrival_batch`: arrivals logged between two batches (0: the engine's choice), `None` for
-    /// arrival events.
+    /// arrival events. `scenario`: a scenario already resolved (else `cfg.scenario`'s, if any).
     pub(super) fn build(
         net: &Network,
         cfg: SimConfig,
         generic_fifo: bool,
         arrival_batch: Option<usize>,
+        scenario: Option<ScenarioTables>,
     ) -> Result<Simulator, String> {
+        let scenario = match (scenario, &cfg.scenario) {
+            (Some(t), _) => Some(t),
+            (None, Some(s)) => Some(ScenarioTables::resolve(net, s)?),
+            (None, None) => None,
+        };
         let load = match cfg.workload {
             Workload::Periodic => 1.0,
             Workload::Cbr { load } | Workload::Poisson { load } | Workload::ParetoBursts { load, .. } => load,
@@ -212,7 +219,10 @@ impl Simulator {
             return Err(format!("{}: the simulator takes technological latencies below 2.1 s", n.name));
         }
         let memory = super::memory::check(net, &cfg)?;
-        let net = net.clone();
+        let mut net = net.clone();
+        if let Some(s) = &scenario {
+            s.apply(&mut net);
+        }
         let mut ports = Vec::with_capacity(net.ports.len());
         for port in net.ports.iter() {
             let plain_fifo = port.shaper.is_none()
@@ -413,9 +423,14 @@ impl Simulator {
             trace: Vec::new(),
             hot,
             net,
+            scenario: scenario.map(|t| Box::new(ScenarioState::new(t))),
         };
         sim.dedups = sim.build_dedups()?;
         for f in 0..sim.net.flows.len() {
+            if sim.scenario.is_some() {
+                sim.start_from_scenario(f);
+                continue;
+            }
             let start = sim.first_release(f);
             sim.sources_cold[f].start_ns = start;
             let skew_ns = (sim.net.sending_skew * 1e9).round() as i64;
