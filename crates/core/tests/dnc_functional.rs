@@ -509,3 +509,66 @@ fn dnc_tr_7s_1sc_3f_1ac_3p() {
         ],
     );
 }
+
+/// Exact single-hop FIFO: three flows of unit burst (small rates) at one server of rate 4.71 and
+/// no latency: the last bit of the three bursts leaves at 3/4.71 exactly. TFA and best give that
+/// (TFA used to propagate bursts from an upstream that is not there); SFA's FIFO left-over
+/// service, with DNC's θ, is looser there (θ + 1/4.51 = 0.6464), and valid.
+#[test]
+fn exact_single_hop_fifo() {
+    let net = Net { servers: &[(4.71, 0.0)], flows: &[(0.1, 1.0, &[0]), (0.1, 1.0, &[0]), (0.1, 1.0, &[0])] };
+    let (network, diags) = load_network(&description("single-hop", &net));
+    let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
+    for method in ["tfa", "sfa", "best"] {
+        let r = run(&network, &Request { method: method.into(), ..Default::default() }).unwrap();
+        for row in r.flows.iter() {
+            let d = row.delay_us / 1e6;
+            let exact = 3.0 / 4.71;
+            match method {
+                "sfa" => assert!((d - (2.0 / 4.71 + 1.0 / 4.51)).abs() <= 1e-9, "{method}: {d}"),
+                _ => assert!((d - exact).abs() <= 1e-9, "{method}: {d}"),
+            }
+        }
+    }
+}
+
+/// On random tandems of 4 to 16 servers (flows over random stretches of them), `best` is never
+/// above TFA, SFA or PMOO, FIFO or blind: each of those is DNC's method (the functional tests
+/// above reproduce them exactly) or tighter, so best is never above DNC's for the same family.
+#[test]
+fn best_is_never_above_a_single_method_on_random_tandems() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    for case in 0..60 {
+        let n = rng.gen_range(4..=16usize);
+        let servers: Vec<(f64, f64)> =
+            (0..n).map(|_| (rng.gen_range(20..=60) as f64, rng.gen_range(0..=4) as f64)).collect();
+        let flows: Vec<(f64, f64, Vec<usize>)> = (0..rng.gen_range(2..=8))
+            .map(|_| {
+                let a = rng.gen_range(0..n);
+                let b = rng.gen_range(a..n);
+                (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, (a..=b).collect())
+            })
+            .collect();
+        let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
+        let flows: Vec<Fl> =
+            flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
+        let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
+        let (network, diags) = load_network(&description("tandem", &net));
+        let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
+        for blind in [false, true] {
+            let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
+            for method in ["tfa", "sfa", "pmoo"] {
+                let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
+                for (b, o) in best.flows.iter().zip(one.flows.iter()) {
+                    assert!(
+                        b.delay_us <= o.delay_us * (1.0 + 1e-9),
+                        "case {case} blind={blind}: best {} > {method} {}",
+                        b.delay_us,
+                        o.delay_us
+                    );
+                }
+            }
+        }
+    }
+}

@@ -123,6 +123,13 @@ impl Network {
             .map(|r| to_json(&r))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }
+    /// Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text.
+    fn explain_json(&self, method: &str, grouping: bool, blind: bool, flow: &str) -> PyResult<String> {
+        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        rtnetlab_core::analysis::explain(&self.inner, &req, flow)
+            .map(|e| to_json(&e))
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
     /// Priority orders per processor and bus (`method`: opa or dm), JSON text.
     fn assign_priorities_json(&self, method: &str) -> PyResult<String> {
         use rtnetlab_core::synthesis::priorities::{assign, Method};

@@ -132,6 +132,7 @@ pub(crate) fn report(net: &Network, tfa: FifoTfa) -> AnalysisReport {
             slack_us: deadline_us.map(|d| d - delay_us),
             status: status_of(delay_us, deadline_us),
             method: "afdx-naive",
+            guaranteed: true,
             reason,
         });
     }

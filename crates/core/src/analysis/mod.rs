@@ -70,10 +70,62 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
     Ok(report)
 }
 
+/// Where flow `flow`'s bounds come from under `req` ([`network_bounds::explain`]): the report
+/// `run` gives, and per route the hops' terms. afdx-naive's own rules are TFA's with WOPANet's
+/// rounding: it is explained by TFA's terms.
+pub fn explain(
+    net: &Network,
+    req: &Request,
+    flow: &str,
+) -> Result<network_bounds::explain::Explanation, String> {
+    use network_bounds::{Method, Multiplexing, Options};
+    let f = net
+        .flows
+        .iter()
+        .position(|x| x.name == flow)
+        .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
+    let report = run(net, req)?;
+    let method = match req.method.as_str() {
+        "sfa" => Method::Sfa,
+        "pmoo" => Method::Pmoo,
+        _ => Method::Tfa,
+    };
+    // `best` groups on Ethernet; a server graph has no links.
+    let grouping = req.grouping || (req.method == "best" && net.kind == crate::model::NetworkKind::Ethernet);
+    let multiplexing = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
+    Ok(network_bounds::explain::explain(net, &Options { method, grouping, multiplexing }, &report, f))
+}
+
 /// What every method's report gets: redundancy-managed bounds and the end-system jitter check.
 fn finish(net: &Network, report: &mut AnalysisReport) {
     if !net.fixed_priority.is_empty() {
         report.fixed_priority = Some(response_time::analyze(&net.fixed_priority));
+    }
+    // Cut-through switches: the analyses assume store-and-forward, so a route through one has no
+    // guaranteed bound. Said on every such row and in a note.
+    let cut_through: Vec<usize> = (0..net.nodes.len())
+        .filter(|&n| net.nodes[n].kind == crate::model::NodeKind::Switch)
+        .filter(|&n| net.nodes[n].switching == crate::model::Switching::CutThrough)
+        .collect();
+    if !cut_through.is_empty() {
+        let mut crossed = 0;
+        for row in report.flows.iter_mut() {
+            let route = net.flows[row.flow]
+                .routes
+                .iter()
+                .find(|r| r.destination == row.destination && r.plane == row.plane);
+            if route.is_some_and(|r| r.ports.iter().any(|&p| cut_through.contains(&net.ports[p].node))) {
+                row.guaranteed = false;
+                crossed += 1;
+            }
+        }
+        let names: Vec<&str> = cut_through.iter().map(|&n| net.nodes[n].name.as_str()).collect();
+        report.notes.push(format!(
+            "cut-through switches ({}): the analyses assume store-and-forward (a frame enters its next \
+             queue only once its last bit is in), so the {crossed} bounds of routes through them are not \
+             guaranteed (rows with guaranteed: false)",
+            names.join(", ")
+        ));
     }
     report.redundancy = redundancy::combine(net, &report.flows);
     // Every late pair is in `redundancy` (skew_ok = false); the note names the first few.

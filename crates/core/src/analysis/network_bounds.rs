@@ -24,6 +24,7 @@ use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
+pub mod explain;
 mod fifo_pass;
 mod pmoo;
 pub(crate) use fifo_pass::PortTables;
@@ -1137,11 +1138,14 @@ fn port_bounds(
         .enumerate()
         .map(|(p, port)| {
             let reason = delay[p].as_ref().err().map(|u| u.to_string());
+            // A shaped port serves at the shaper's rate: its load is against that.
+            let rate =
+                port.shaper.map_or(port.rate, |s| schedulers::token_bucket::shaped_rate(port.rate, s.rate));
             PortBound {
                 node: net.nodes[port.node].name.clone(),
                 port: port.name.clone(),
                 plane: net.planes[port.plane].clone(),
-                load: loads[p] / port.rate,
+                load: loads[p] / rate,
                 delay_us: delay[p].as_ref().map_or(f64::INFINITY, |d| d * 1e6),
                 backlog_bytes: backlog[p].as_ref().map_or(f64::INFINITY, |b| b / 8.0),
                 buffer_bytes: port.buffer.map(|b| b / 8.0),
@@ -1343,6 +1347,11 @@ pub(crate) fn flow_bound(
     row
 }
 
+/// `x` raised by 8 ulps (an infinity stays one).
+pub(crate) fn round_up(x: f64) -> f64 {
+    x + x.abs() * 8.0 * f64::EPSILON
+}
+
 /// The row of flow `f` on `route` (destination, plane), from its delay and best-case delay (s).
 fn row(
     flow: &crate::model::FlowModel,
@@ -1353,7 +1362,10 @@ fn row(
     reason: Option<String>,
     method: &'static str,
 ) -> FlowBound {
-    let delay_us = delay * 1e6;
+    // The bound is f64 arithmetic, a few ulps from its exact value either way: it is reported a
+    // few ulps up, so that what it bounds (a simulated delay, exact to the ns) never passes it by
+    // rounding.
+    let delay_us = round_up(delay * 1e6);
     let bcd_us = best_case * 1e6;
     let deadline_us = flow.deadline.map(|d| d * 1e6);
     FlowBound {
@@ -1368,6 +1380,7 @@ fn row(
         slack_us: deadline_us.map(|d| d - delay_us),
         status: status_of(delay_us, deadline_us),
         method,
+        guaranteed: true,
         reason,
     }
 }

@@ -424,3 +424,40 @@ fn closed_forms_match_the_curves() {
         }
     }
 }
+
+/// `explain` takes a flow's bound apart: per route as many hops as ports, the source burst at the
+/// first, and TFA's terms adding up to TFA's bound (before its upward rounding).
+#[test]
+fn explanations_add_up_to_the_bounds() {
+    for seed in 0..40 {
+        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Fifo } else { RandomSchedulers::Any });
+        let req = Request { method: "tfa".into(), ..Default::default() };
+        let report = run(&n, &req).unwrap();
+        for (f, flow) in n.flows.iter().enumerate() {
+            let e = super::explain(&n, &req, &flow.name).unwrap();
+            assert_eq!(e.routes.len(), flow.routes.len(), "seed {seed}");
+            for (r, route) in e.routes.iter().zip(&flow.routes) {
+                assert_eq!(r.hops.len(), route.ports.len());
+                assert_eq!(r.hops[0].burst_bits, flow.burst);
+                let row = report
+                    .flows
+                    .iter()
+                    .find(|x| x.flow == f && x.plane == route.plane && x.destination == route.destination)
+                    .unwrap();
+                if row.delay_us.is_finite() {
+                    assert!(
+                        (r.tfa_sum_us - row.delay_us).abs() <= 1e-9 * row.delay_us,
+                        "seed {seed}: {} vs {}",
+                        r.tfa_sum_us,
+                        row.delay_us
+                    );
+                } else {
+                    assert!(r.tfa_sum_us.is_infinite() && r.hops.iter().any(|h| h.reason.is_some()));
+                }
+            }
+        }
+    }
+    let n = net(1, RandomSchedulers::Fifo);
+    let req = Request { method: "best".into(), ..Default::default() };
+    assert_eq!(super::explain(&n, &req, "nobody").unwrap_err(), "no flow named 'nobody' in the network");
+}

@@ -86,6 +86,10 @@ pub struct FlowBound {
     pub status: Status,
     /// The method that gave this bound (differs per flow under `best`).
     pub method: &'static str,
+    /// Whether the bound is guaranteed: not when the route crosses a cut-through switch, which
+    /// lets a frame into its next queue before its last bit is in (the analyses assume
+    /// store-and-forward).
+    pub guaranteed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

@@ -1,0 +1,125 @@
+//! Where a flow's bound comes from (`rtnetlab analyze --explain FLOW`): per route, hop by hop,
+//! what the port offers (its rate and latency, its queue's load), what the flow brings there
+//! (its burst entering the port), the queue's delay bound (TFA's term) and the service the
+//! flow is left (SFA's term), and the constant delays added on top.
+
+use super::*;
+use serde::Serialize;
+
+/// One hop of a route.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hop {
+    /// `node:port`.
+    pub port: String,
+    /// The rate the port's scheduler serves at (link or shaper), bit/s, and its latency, µs.
+    pub rate_bps: f64,
+    pub latency_us: f64,
+    /// Long-term rate offered to the flow's queue at the port, and to the whole port, bit/s.
+    pub queue_load_bps: f64,
+    pub port_load_bps: f64,
+    /// The flow's burst entering the port, bits (TFA's arrival bound).
+    #[serde(serialize_with = "finite_or_null")]
+    pub burst_bits: f64,
+    /// The delay bound of the flow's queue at the port, µs (TFA adds these up).
+    #[serde(serialize_with = "finite_or_null")]
+    pub queue_delay_us: f64,
+    /// The service left to the flow at the port when it is a rate-latency curve (SFA convolves
+    /// these): rate, bit/s, and latency, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_over: Option<(f64, f64)>,
+    /// Propagation delay of the link after the port, µs.
+    pub propagation_us: f64,
+    /// Why the hop has no bound, if it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// One route (destination, plane) of the flow, with its bound and hops.
+#[derive(Clone, Debug, Serialize)]
+pub struct RouteExplanation {
+    pub destination: String,
+    pub plane: String,
+    #[serde(serialize_with = "finite_or_null")]
+    pub bound_us: f64,
+    /// The method that gave the bound.
+    pub method: &'static str,
+    pub guaranteed: bool,
+    pub hops: Vec<Hop>,
+    /// Receive latency of the destination, µs.
+    pub receive_latency_us: f64,
+    /// Σ of the queue delays plus the constant delays: TFA's bound of the route, µs.
+    #[serde(serialize_with = "finite_or_null")]
+    pub tfa_sum_us: f64,
+}
+
+/// The explanation of one flow's bounds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub flow: String,
+    /// The report's method (`best`, `tfa`, ...).
+    pub method: String,
+    /// The flow's arrival curve at its source: burst, bits, and rate, bit/s.
+    pub burst_bits: f64,
+    pub rate_bps: f64,
+    pub routes: Vec<RouteExplanation>,
+}
+
+/// The explanation of flow `f`'s rows of `report` (the analysis run with `opt`).
+pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId) -> Explanation {
+    let lay = layout(net);
+    let (st, _) = tfa(net, &lay, opt);
+    let sfa_opt = Options { method: Method::Sfa, ..*opt };
+    let mut others = OtherGroups::new(&st);
+    let loads = net.port_loads();
+    let flow = &net.flows[f];
+    let names = net.names();
+    let mut routes = Vec::new();
+    for row in report.flows.iter().filter(|r| r.flow == f) {
+        let route = flow
+            .routes
+            .iter()
+            .find(|r| r.destination == row.destination && r.plane == row.plane)
+            .expect("a row has its route");
+        let mut hops = Vec::with_capacity(route.ports.len());
+        let mut tfa_sum = net.nodes[route.destination].receive_latency;
+        for &p in &route.ports {
+            let c = lay.crossing(f, p);
+            let q = lay.crossings[c].queue;
+            let port = &net.ports[p];
+            let queue_load: f64 =
+                lay.queues[q].crossings.iter().map(|&x| net.flows[lay.crossings[x].flow].rate).sum();
+            let left = left_over(net, &lay, &st, &sfa_opt, c, &mut others);
+            let delay = st.delay[q].clone();
+            tfa_sum += delay.as_ref().map_or(f64::INFINITY, |d| *d) + port.propagation_delay;
+            hops.push(Hop {
+                port: net.port_label(p),
+                rate_bps: lay.models[p].rate,
+                latency_us: net.nodes[port.node].technological_latency * 1e6,
+                queue_load_bps: queue_load,
+                port_load_bps: loads[p],
+                burst_bits: st.burst[c],
+                queue_delay_us: delay.as_ref().map_or(f64::INFINITY, |d| d * 1e6),
+                left_over: left.as_ref().ok().and_then(|l| l.as_rate_latency()).map(|(r, t)| (r, t * 1e6)),
+                propagation_us: port.propagation_delay * 1e6,
+                reason: delay.err().map(|u| u.to_string()),
+            });
+        }
+        routes.push(RouteExplanation {
+            destination: names.nodes[row.destination].clone(),
+            plane: names.planes[row.plane].clone(),
+            bound_us: row.delay_us,
+            method: row.method,
+            guaranteed: row.guaranteed,
+            hops,
+            receive_latency_us: net.nodes[route.destination].receive_latency * 1e6,
+            tfa_sum_us: tfa_sum * 1e6,
+        });
+    }
+    Explanation {
+        flow: flow.name.clone(),
+        method: report.method.clone(),
+        burst_bits: flow.burst,
+        rate_bps: flow.rate,
+        routes,
+    }
+}
