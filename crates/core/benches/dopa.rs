@@ -3,8 +3,8 @@
 //! 100 sets × 2 assignments is the timed target; the other panels and variants follow.
 //! `SETS=n` changes the sets per point, `THREADS=n` the worker threads.
 
+use rtnetlab_core::experiments::dopa_fig6::{fig6_with, Fig6Config, Fig6Kind, Fig6Row};
 use rtnetlab_core::fixed_priority::dopa::{BestCase, DmKey, LocalTest};
-use rtnetlab_core::fixed_priority::fig6::{fig6_with, Fig6Config, Fig6Kind, Fig6Row};
 use std::time::Instant;
 
 fn env(name: &str, default: usize) -> usize {

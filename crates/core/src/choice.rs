@@ -14,8 +14,8 @@ pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::parse;
+    use crate::experiments::dopa_fig6::Fig6Kind;
     use crate::fixed_priority::dopa::{DmKey, LocalTest};
-    use crate::fixed_priority::fig6::Fig6Kind;
     use crate::synthesis::priorities::Method;
 
     #[test]

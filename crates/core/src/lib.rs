@@ -8,6 +8,7 @@ pub mod can;
 pub mod choice;
 pub mod curves;
 pub mod dedup;
+pub mod experiments;
 pub mod fabric;
 pub mod fixed_priority;
 pub mod generate;

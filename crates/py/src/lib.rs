@@ -365,9 +365,9 @@ fn dopa_fig6(
     local_test: &str,
     threads: usize,
 ) -> PyResult<Vec<(f64, f64, f64)>> {
+    use rtnetlab_core::experiments::dopa_fig6::Fig6Kind;
+    use rtnetlab_core::experiments::dopa_fig6::{fig6_with, Fig6Config};
     use rtnetlab_core::fixed_priority::dopa::{DmKey, LocalTest};
-    use rtnetlab_core::fixed_priority::fig6::Fig6Kind;
-    use rtnetlab_core::fixed_priority::fig6::{fig6_with, Fig6Config};
     let kind: Fig6Kind = named_choice("kind", kind)?;
     let dm_key: DmKey = named_choice("dm_key", dm_key)?;
     let local_test: LocalTest = named_choice("local_test", local_test)?;
@@ -392,7 +392,7 @@ fn nss_overhead_json(
     }
     let gaps: Vec<i64> = mean_gaps_ms.iter().map(|g| g * 1_000_000).collect();
     let rows = py.allow_threads(|| {
-        rtnetlab_core::can::nss_overhead::nss_overhead_table(&gaps, &budgets, packets, seeds)
+        rtnetlab_core::experiments::nss_overhead::nss_overhead_table(&gaps, &budgets, packets, seeds)
     });
     Ok(to_json(&rows))
 }

@@ -5,5 +5,4 @@
 pub mod bus;
 pub mod frame;
 pub mod model;
-pub mod nss_overhead;
 pub mod sporadic_server;

@@ -12,9 +12,11 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::dopa::{partition, Application, BestCase, DmKey, DopaConfig, LocalTest, Platform, PriorityPolicy};
-use super::randfixedsum::randfixedsum;
-use super::{Limits, Ticks};
+use crate::fixed_priority::dopa::{
+    partition, Application, BestCase, DmKey, DopaConfig, LocalTest, Platform, PriorityPolicy,
+};
+use crate::fixed_priority::randfixedsum::randfixedsum;
+use crate::fixed_priority::{Limits, Ticks};
 
 /// Parameters of the random systems.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,8 +13,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::bus::{Arrivals, Bus, Node, Payload, Sender, ServerSpec, SimConfig, Stream};
-use super::frame::CanId;
+use crate::can::bus::{Arrivals, Bus, Node, Payload, Sender, ServerSpec, SimConfig, Stream};
+use crate::can::frame::CanId;
 
 /// Worst measured cost of a replenishment operation (Table 3 of the seed).
 pub const REPLENISHMENT_COST_NS: i64 = 2_340;

@@ -16,12 +16,12 @@
 //! * [`nonpreemptive`]: CAN-like buses (Davis et al. 2007), priority and FIFO transmit queues.
 //! * [`holistic`]: chains of tasks and messages (Tindell & Clark 1994).
 //! * [`assignment`]: deadline monotonic and Audsley's optimal priority assignment.
-//! * [`dopa`], [`randfixedsum`], [`fig6`]: seed 001E (partitioning, task-set generator, Fig. 6).
+//! * [`dopa`], [`randfixedsum`]: seed 001E (partitioning, task-set generator; its Fig. 6 is in
+//!   [`crate::experiments::dopa_fig6`]).
 
 pub mod assignment;
 mod busy;
 pub mod dopa;
-pub mod fig6;
 pub mod holistic;
 pub mod nonpreemptive;
 pub mod randfixedsum;
