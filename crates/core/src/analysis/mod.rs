@@ -130,7 +130,7 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
     report.redundancy = redundancy::combine(net, &report.flows);
     // Every late pair is in `redundancy` (skew_ok = false); the note names the first few.
     const NAMED: usize = 10;
-    let late: Vec<&redundancy::RedundantBound> = report.redundancy.iter().filter(|r| !r.skew_ok).collect();
+    let late: Vec<&results::RedundantBound> = report.redundancy.iter().filter(|r| !r.skew_ok).collect();
     if !late.is_empty() {
         let mut named = String::new();
         for (k, r) in late.iter().take(NAMED).enumerate() {

@@ -16,42 +16,8 @@
 //! SkewMax, else D_VL2, with VL1/VL2 the first and second plane (catalogue I-000-10: the split
 //! compares the sending skew with SkewMax instead of the real arrival skew).
 
-use super::results::{finite_or_null, FlowBound, NamedRow, Names, Rows};
-use crate::model::{FlowId, Network, NodeId, Traffic};
-use serde::Serialize;
-
-/// The redundancy-managed bounds of one (flow, destination).
-#[derive(Clone, Debug, Serialize)]
-pub struct RedundantBound {
-    #[serde(skip)]
-    pub flow: FlowId,
-    #[serde(skip)]
-    pub destination: NodeId,
-    /// Delivery delay with every plane healthy (first valid copy wins).
-    #[serde(serialize_with = "finite_or_null")]
-    pub delay_us: f64,
-    /// Delivery delay when every plane but one has failed.
-    #[serde(serialize_with = "finite_or_null")]
-    pub single_plane_delay_us: f64,
-    /// Largest time between the arrivals of two copies.
-    #[serde(serialize_with = "finite_or_null")]
-    pub arrival_skew_us: f64,
-    pub skew_max_us: f64,
-    /// Whether the arrival skew stays within SkewMax.
-    pub skew_ok: bool,
-    /// Seed 000 Corollary 7 as printed.
-    #[serde(serialize_with = "finite_or_null")]
-    pub paper_cor7_us: f64,
-}
-
-/// A redundancy row as it is written out: its names first.
-#[derive(Serialize)]
-pub struct NamedRedundantBound<'a> {
-    pub flow: &'a str,
-    pub destination: &'a str,
-    #[serde(flatten)]
-    pub bound: &'a RedundantBound,
-}
+use super::results::{FlowBound, NamedRedundantBound, NamedRow, Names, RedundantBound, Rows};
+use crate::model::{Network, Traffic};
 
 impl NamedRow for RedundantBound {
     type Named<'a> = NamedRedundantBound<'a>;

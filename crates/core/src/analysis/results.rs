@@ -216,7 +216,7 @@ pub struct AnalysisReport {
     pub ports: Vec<PortBound>,
     /// Per (flow, destination) sent on several planes: redundancy-managed bounds.
     #[serde(skip_serializing_if = "no_rows")]
-    pub redundancy: Rows<super::redundancy::RedundantBound>,
+    pub redundancy: Rows<RedundantBound>,
     /// Notes on what the method assumed or could not do.
     pub notes: Vec<String>,
     /// Response times of the processors and buses, when the description has any.
@@ -256,4 +256,37 @@ pub fn status_of(delay: f64, deadline: Option<f64>) -> Status {
     } else {
         Status::Ok
     }
+}
+
+/// The redundancy-managed bounds of one (flow, destination).
+#[derive(Clone, Debug, Serialize)]
+pub struct RedundantBound {
+    #[serde(skip)]
+    pub flow: FlowId,
+    #[serde(skip)]
+    pub destination: NodeId,
+    /// Delivery delay with every plane healthy (first valid copy wins).
+    #[serde(serialize_with = "finite_or_null")]
+    pub delay_us: f64,
+    /// Delivery delay when every plane but one has failed.
+    #[serde(serialize_with = "finite_or_null")]
+    pub single_plane_delay_us: f64,
+    /// Largest time between the arrivals of two copies.
+    #[serde(serialize_with = "finite_or_null")]
+    pub arrival_skew_us: f64,
+    pub skew_max_us: f64,
+    /// Whether the arrival skew stays within SkewMax.
+    pub skew_ok: bool,
+    /// Seed 000 Corollary 7 as printed.
+    #[serde(serialize_with = "finite_or_null")]
+    pub paper_cor7_us: f64,
+}
+
+/// A redundancy row as it is written out: its names first.
+#[derive(Serialize)]
+pub struct NamedRedundantBound<'a> {
+    pub flow: &'a str,
+    pub destination: &'a str,
+    #[serde(flatten)]
+    pub bound: &'a RedundantBound,
 }

@@ -22,10 +22,17 @@ mod traffic;
 mod tests;
 
 pub use scenario::{
-    decoupled_layout, run_scenario, wf2q_layout, ClassConfig, ClassReport, FabricChecks, FabricReport,
-    LinkConfig, RunStats, Scenario, SwitchConfig, Table5, TopologyConfig, BEST_EFFORT_PARETO_ALPHA,
+    decoupled_layout, wf2q_layout, ClassConfig, ClassReport, FabricChecks, FabricReport, LinkConfig,
+    RunStats, Scenario, SwitchConfig, Table5, TopologyConfig, BEST_EFFORT_PARETO_ALPHA,
     MULTIMEDIA_BEST_EFFORT, TABLE4_DISTANCE, TABLE5_CLASSES, TABLE5_DTABLE_ENTRY_WEIGHT, TABLE5_TOTAL_WEIGHT,
     TABLE5_WF2Q_ENTRIES,
 };
 pub use topology::{Node, PortRef, Topology};
 pub use traffic::{FrameSizes, ParetoSize, TrafficModel};
+
+/// Runs a scenario: validates it, builds the topology and one scheduler behaviour per egress
+/// port through [`crate::schedulers::behaviour`], simulates, and reports.
+pub fn run_scenario(scenario: &Scenario) -> Result<FabricReport, String> {
+    scenario.validate()?;
+    Ok(engine::Fabric::new(scenario)?.run())
+}

@@ -476,13 +476,6 @@ impl FabricChecks {
     }
 }
 
-/// Runs a scenario: validates it, builds the topology and one scheduler behaviour per egress
-/// port through [`crate::schedulers::behaviour`], simulates, and reports.
-pub fn run_scenario(scenario: &Scenario) -> Result<FabricReport, String> {
-    scenario.validate()?;
-    Ok(super::engine::Fabric::new(scenario)?.run())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,8 @@
 //! Problems found in a network description: one line each, naming the place and the rule.
 
+use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::Value;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -93,5 +95,23 @@ impl Diagnostics {
         if warnings > n {
             self.warning("(more)", more(warnings, "warnings"));
         }
+    }
+}
+
+/// Deserializes `value`, returning (path inside it, message) on failure.
+pub(crate) fn from_value_at<T: DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        (path, clean_message(&e.into_inner().to_string()))
+    })
+}
+
+/// serde_json appends " at line 1 column 2" to messages about values that no longer have
+/// lines; the place is given by the path instead.
+fn clean_message(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
     }
 }

@@ -1,30 +1,12 @@
 //! Reading a network description element by element, so that every malformed element is
 //! reported in one run with its place (`flows[3].bag: ...`), not only the first.
 
-use super::diagnostics::{Diagnostic, Diagnostics};
+use super::diagnostics::{from_value_at, Diagnostic, Diagnostics};
 use super::limits::{exceeded, grouped, Limits};
 use super::spec::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// Deserializes `value`, returning (path inside it, message) on failure.
-pub(crate) fn from_value_at<T: DeserializeOwned>(value: Value) -> Result<T, (String, String)> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." { String::new() } else { path };
-        (path, clean_message(&e.into_inner().to_string()))
-    })
-}
-
-/// serde_json appends " at line 1 column 2" to messages about values that no longer have
-/// lines; the place is given by the path instead.
-fn clean_message(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
-}
 
 fn join(place: &str, inner: &str) -> String {
     match (place.is_empty(), inner.is_empty()) {

@@ -3,7 +3,6 @@
 
 pub mod diagnostics;
 pub mod fixed_priority;
-pub mod indices;
 pub mod info;
 pub mod limits;
 pub mod load;
@@ -15,8 +14,8 @@ pub mod validate;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use fixed_priority::FixedPrioritySystem;
-pub use indices::{Crossings, FlatRoutes, Names};
 pub use limits::Limits;
+pub use network::indices::{self, Crossings, FlatRoutes, Names};
 pub use network::*;
 pub use spec::*;
 

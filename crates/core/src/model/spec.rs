@@ -529,8 +529,8 @@ impl Flow {
                 common.insert(key.to_string(), v);
             }
         }
-        let c: FlowCommon = crate::model::load::from_value_at(serde_json::Value::Object(common))?;
-        let traffic: Traffic = crate::model::load::from_value_at(serde_json::Value::Object(rest))?;
+        let c: FlowCommon = super::diagnostics::from_value_at(serde_json::Value::Object(common))?;
+        let traffic: Traffic = super::diagnostics::from_value_at(serde_json::Value::Object(rest))?;
         Ok(Flow {
             name: c.name,
             source: c.source,

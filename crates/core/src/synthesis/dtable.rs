@@ -500,7 +500,7 @@ pub enum ConfigureError {
 
 /// Reads a requirements document and decouples it; every error is one line with its place.
 pub fn configure(doc: serde_json::Value) -> Result<ConfigureReport, ConfigureError> {
-    let spec: RequirementsSpec = crate::model::load::from_value_at(doc).map_err(|(path, msg)| {
+    let spec: RequirementsSpec = crate::model::diagnostics::from_value_at(doc).map_err(|(path, msg)| {
         ConfigureError::Input(if path.is_empty() { msg } else { format!("{path}: {msg}") })
     })?;
     if spec.credit.bits() <= 0.0 {

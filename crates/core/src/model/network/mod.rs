@@ -4,6 +4,8 @@
 //! plane) as a list of egress ports. An egress port is the server of the field's models: the
 //! output side of one node's end of one full-duplex link.
 
+pub mod indices;
+
 use super::spec::*;
 use crate::units::Duration;
 use serde::Serialize;
@@ -155,9 +157,9 @@ pub struct Network {
     /// The flows crossing each egress port (see [`Self::flows_per_port`]).
     #[serde(skip)]
     pub port_flows: Vec<Vec<FlowId>>,
-    /// Flat routes, crossings and shared names, built on first use ([`super::indices`]).
+    /// Flat routes, crossings and shared names, built on first use ([`indices`]).
     #[serde(skip)]
-    pub(crate) derived: super::indices::Derived,
+    pub(crate) derived: indices::Derived,
     /// Processors, buses, tasks, messages, servers and chains, resolved.
     pub fixed_priority: super::FixedPrioritySystem,
 }

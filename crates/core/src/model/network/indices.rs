@@ -9,7 +9,7 @@
 //! again on first use. Nothing here reads a flow's rate or burst, or a port's scheduler, so
 //! editing those needs no re-indexing.
 
-use super::network::{Network, PortId};
+use super::{Network, PortId};
 use std::sync::{Arc, OnceLock};
 
 /// "No such index" in the `u32` arrays below.
