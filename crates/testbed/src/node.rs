@@ -245,6 +245,10 @@ struct RouteRx {
     /// The largest latency less the frame's host delay, and the largest host delay, ns.
     max_less_host: i64,
     max_host: i64,
+    /// The previous measured frame (number, latency), and |inter-arrival − inter-release| over
+    /// consecutive frames: seed 002's jitter when releases are periodic (inter-release = period).
+    previous: Option<(u32, i64)>,
+    interarrival: Latency,
 }
 
 #[derive(Serialize)]
@@ -261,6 +265,8 @@ pub struct RouteResult {
     pub max_host_delay_us: f64,
     /// The model's latency of one largest frame alone on the route (no contention).
     pub isolated_us: f64,
+    /// |inter-arrival − inter-release| of consecutive frames (equal to |Δ latency|).
+    pub interarrival: LatencySummary,
 }
 
 #[derive(Serialize)]
@@ -620,6 +626,12 @@ impl<'a> Node<'a> {
             return;
         }
         route.latency.record(latency);
+        if let Some((n, previous)) = route.previous {
+            if fields.number == n.wrapping_add(1) {
+                route.interarrival.record((latency - previous).abs());
+            }
+        }
+        route.previous = Some((fields.number, latency));
         let host = frame::host_delay_ns(bytes);
         route.max_less_host = route.max_less_host.max(latency - host);
         route.max_host = route.max_host.max(host);
@@ -769,6 +781,7 @@ impl<'a> Node<'a> {
                     max_less_host_us: r.max_less_host as f64 / 1e3,
                     max_host_delay_us: r.max_host as f64 / 1e3,
                     isolated_us: isolated_ns(plan, f, self.node, plane) / 1e3,
+                    interarrival: LatencySummary::from(&r.interarrival),
                 })
                 .collect(),
             delivered: delivered

@@ -303,3 +303,115 @@ def export_tc(
         out.print(f"wrote {output}", markup=False)
     for m in missing:
         err.print(f"not expressed: {m}", markup=False, style="yellow")
+
+
+def _list(option: str, text: str, parse) -> list:
+    try:
+        return [parse(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UserError(f"{option}: a comma-separated list of numbers, got {text!r}") from None
+
+
+def experiment_ethernet_measure(
+    figure: Annotated[
+        str,
+        typer.Option(
+            "--figure",
+            help="size (datagram size, contention at TC), size-shaping (switch priority, TC shaping "
+            "at 80 Mbit/s) or load (25 KB datagrams, 0-100 % load), or all.",
+        ),
+    ] = "all",
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the CSV and PNG files go.")] = Path(
+        "out/ethernet-measure"
+    ),
+    messages: Annotated[
+        int, typer.Option("--messages", help="Real-time messages per point (the paper: 100000).")
+    ] = 10_000,
+    policies: Annotated[
+        str | None,
+        typer.Option(
+            "--policies", help="fifo, switch-priority, tc-priority, tc-shaping (default: the figure's)."
+        ),
+    ] = None,
+    sizes: Annotated[str | None, typer.Option("--sizes", help="Background datagram sizes in bytes.")] = None,
+    loads: Annotated[
+        str | None, typer.Option("--loads", help="Background loads, fractions of 100 Mbit/s.")
+    ] = None,
+    switch: ModeOpt = "kernel",
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 002's measurements on the testbed: round trip and jitter of a 570 B / 1 ms real-time
+    message under UDP background, FIFO vs switch priority vs TC priority vs TC shaping."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import ethernet_measure as em
+    from rtnetlab.testbed import netns
+
+    netns.check_privileges()
+    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, tuple(em.FIGURES))]
+    if messages < 100:
+        raise UserError(f"--messages: at least 100, got {messages}")
+    chosen = None
+    if policies is not None:
+        chosen = [
+            _choice("--policies", p.strip(), tuple(em.POLICIES)) for p in policies.split(",") if p.strip()
+        ]
+    size_list = _list("--sizes", sizes, int) if sizes is not None else None
+    load_list = _list("--loads", loads, float) if loads is not None else None
+    if size_list is not None and any(s < 1 or s > 65507 for s in size_list):
+        raise UserError(f"--sizes: a UDP datagram holds 1..65507 bytes, got {sizes}")
+    if load_list is not None and any(not 0 <= x <= 1 for x in load_list):
+        raise UserError(f"--loads: fractions of the link rate in [0, 1], got {loads}")
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    files = {f"--out-dir ({f}.{ext})": out_dir / f"{f}.{ext}" for f in figures for ext in ("csv", "png")}
+    outfiles.check(files, [])
+    rows: list[dict] = []
+    for fig in figures:
+        pts = list(em.points(fig, chosen, size_list, load_list))
+        fig_rows = []
+        for k, pt in enumerate(pts, 1):
+            if not as_json:
+                err.print(
+                    f"[{fig} {k}/{len(pts)}] {pt.policy}, {pt.size} B at {pt.load:.0%} ({pt.scenario})",
+                    markup=False,
+                )
+            fig_rows.append(em.measure(pt, messages, mode, seed))
+        em.write_csv(fig_rows, out_dir / f"{fig}.csv")
+        em.plot(fig_rows, fig, out_dir / f"{fig}.png")
+        rows.extend(fig_rows)
+    if as_json:
+        _emit({"messages": messages, "switch": mode, "rows": rows})
+        return
+    table = Table(title="seed 002 on the testbed (µs; round trip = message + echo one-way)")
+    for col in (
+        "figure",
+        "policy",
+        "bytes",
+        "load",
+        "count",
+        "lost",
+        "rtt mean",
+        "rtt p99",
+        "rtt max",
+        "jitter",
+    ):
+        table.add_column(col, justify="left" if col in ("figure", "policy") else "right")
+    for r in rows:
+        table.add_row(
+            r["figure"],
+            r["policy"],
+            str(r["background_bytes"]),
+            f"{r['load']:.0%}",
+            str(r["count"]),
+            str(r["lost"]),
+            _us(r["rtt_mean_us"]),
+            _us(r["rtt_p99_us"]),
+            _us(r["rtt_max_us"]),
+            _us(r["jitter_mean_us"]),
+        )
+    out.print(table)
+    noise = [r["noise_us"] for r in rows if r["noise_us"] is not None]
+    if noise:
+        out.print(f"host noise: {min(noise):.1f} to {max(noise):.1f} us (idle baselines)", markup=False)
+    for f in files.values():
+        out.print(f"wrote {f}", markup=False)

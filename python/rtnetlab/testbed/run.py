@@ -217,6 +217,10 @@ def assemble(
                 "isolated_us": r["isolated_us"],
                 "max_host_delay_us": r["max_host_delay_us"],
                 "max_less_host_us": r["max_less_host_us"] if r["count"] else None,
+                # |inter-arrival - inter-release| of consecutive frames (seed 002's jitter).
+                "interarrival_mean_us": r["interarrival"]["mean_us"] if r["interarrival"]["count"] else None,
+                "interarrival_p99_us": r["interarrival"]["p99_us"] if r["interarrival"]["count"] else None,
+                "interarrival_max_us": r["interarrival"]["max_us"] if r["interarrival"]["count"] else None,
             }
             flows.append(row)
             if r["baseline"]["count"]:
