@@ -10,7 +10,7 @@ BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100"
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 bench-testbed clean
 
 all: build
 
@@ -72,6 +72,10 @@ bench: build
 # The simulator on a 265-VL single-plane WOPANet import, whole processes, against the SimPy peer.
 bench-wopanet: build
 	$(PY) benchmarks/sim_wopanet.py
+
+# What the testbed's kernel and user-space switches forward per second (root; about a minute).
+bench-testbed: build
+	$(PY) benchmarks/testbed_switch.py
 
 # The same with the ns-3 peer too (installs Debian's ns-3 and a C++ compiler when missing).
 bench-ns3: build
