@@ -990,8 +990,11 @@ fn left_over(
     } else {
         st.groups[q][k].curve_of((b - st.burst[me], r - flow.rate, n - 1))
     };
+    // SFA convolves the left-over services along the route, which needs them convex; a
+    // non-convex one (a table's, or a residual of a staircase) is replaced by its convex minorant.
+    let convex = |c: Curve| if c.is_convex() { c } else { c.convex_minorant() };
     let cross = match (others.of(st, q, k), own) {
-        (None, None) => return Ok(service),
+        (None, None) => return Ok(convex(service)),
         (Some(o), None) => o.clone(),
         (None, Some(c)) => c,
         (Some(o), Some(c)) => o.add(&c),
@@ -1001,10 +1004,7 @@ fn left_over(
         Multiplexing::Blind => curves::arbitrary_residual(&service, &cross),
     }
     .map_err(|u| u.context(&net.port_label(p)))?;
-    if !left.is_convex() {
-        return Err(Unbounded::new(format!("{}: left-over service is not convex", net.port_label(p))));
-    }
-    Ok(left)
+    Ok(convex(left))
 }
 
 /// DNC's arrival bound of the crossings `set` of queue `q` (sorted; the flow of interest `foi`

@@ -276,6 +276,45 @@ impl Curve {
         self.tail_slope >= prev - EPS * (1.0 + prev.abs())
     }
 
+    /// The largest convex curve below this one, through `(0, f(0))`: the lower convex hull of its
+    /// vertices, ending with the curve's own tail slope. A lower bound of a service curve is a
+    /// service curve, so this lets convex-only operations (the tandem convolution) take a
+    /// non-convex service, such as a left-over one, at the cost of some tightness.
+    pub fn convex_minorant(&self) -> Curve {
+        let mut hull: Vec<(f64, f64)> = Vec::with_capacity(self.points.len() + 1);
+        let vertices = std::iter::once((0.0, self.at_zero)).chain(self.points.iter().map(|p| (p.x, p.y)));
+        for (x, y) in vertices {
+            // Of the two sides of a jump, the lower one.
+            if let Some(&(lx, ly)) = hull.last() {
+                if x == lx {
+                    if y >= ly {
+                        continue;
+                    }
+                    hull.pop();
+                }
+            }
+            // Drop the last vertex while it lies on or above the chord from the one before to (x, y).
+            while let [.., (x1, y1), (x2, y2)] = hull[..] {
+                if (y2 - y1) * (x - x1) >= (y - y1) * (x2 - x1) {
+                    hull.pop();
+                } else {
+                    break;
+                }
+            }
+            hull.push((x, y));
+        }
+        // The tail goes on for ever: a last piece steeper than it lies above the tail drawn from
+        // the vertex before.
+        while let [.., (x1, y1), (x2, y2)] = hull[..] {
+            if y2 - y1 > self.tail_slope * (x2 - x1) {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        Curve::new(hull[0].1, hull, self.tail_slope)
+    }
+
     /// Whether the curve is concave on `(0, ∞)` (a jump is allowed only at the origin).
     pub fn is_concave(&self) -> bool {
         let mut prev = f64::INFINITY;
@@ -590,6 +629,32 @@ mod tests {
         assert!(approx(a.value(1e-9), 5.0));
         assert!(approx(a.value(3.0), 11.0));
         assert!(a.is_concave());
+    }
+
+    /// A staircase service (0 until 2, then 4 until 4, then 8 ... at rate 2 from x = 4) has as its
+    /// convex minorant the chords under the steps: (0,0) -> (2,0) -> (4,4), then slope 2. By hand:
+    /// the corner (2,4) of the first step lies above the chord (2,0)-(4,4), the right limit (4,8)
+    /// above its left limit (4,4); the last chord's slope 2 equals the tail's, so nothing is cut.
+    #[test]
+    fn convex_minorant_of_a_staircase() {
+        let s = Curve::new(0.0, vec![(0.0, 0.0), (2.0, 0.0), (2.0, 4.0), (4.0, 4.0), (4.0, 8.0)], 2.0);
+        assert!(!s.is_convex());
+        let m = s.convex_minorant();
+        assert!(m.is_convex());
+        for (x, y) in [(0.0, 0.0), (1.0, 0.0), (2.0, 0.0), (3.0, 2.0), (4.0, 4.0), (6.0, 8.0)] {
+            assert!(approx(m.value(x), y), "at {x}: {} != {y}", m.value(x));
+        }
+        // Below the curve everywhere, and convex curves are their own minorant.
+        for i in 0..100 {
+            let x = i as f64 * 0.1;
+            assert!(m.value(x) <= s.value(x) + 1e-12);
+        }
+        let b = Curve::rate_latency(4.0, 2.0);
+        assert_eq!(b.convex_minorant(), b);
+        // A last piece steeper than the tail is replaced by the tail from the vertex before.
+        let steep = Curve::new(0.0, vec![(0.0, 0.0), (1.0, 0.0), (2.0, 10.0)], 1.0);
+        let m = steep.convex_minorant();
+        assert!(approx(m.value(2.0), 1.0) && approx(m.value(12.0), 11.0));
     }
 
     #[test]
