@@ -15,7 +15,7 @@ fn check(net: &Network, what: &str, seed: u64) -> usize {
     for (b, t) in best.flows.iter().zip(&tfa.flows) {
         assert!(b.delay_us <= t.delay_us, "{what}: best {} > tfa {}", b.delay_us, t.delay_us);
     }
-    let release = if seed % 2 == 0 { Release::Synchronized } else { Release::Random };
+    let release = if seed.is_multiple_of(2) { Release::Synchronized } else { Release::Random };
     let cfg = SimConfig {
         duration_ns: 100_000_000,
         seed,
