@@ -55,6 +55,9 @@ from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
 app.add_typer(testbed_cli.app, name="testbed")
 app.add_typer(testbed_cli.export_app, name="export")
 app.command("worst-case")(worst_case_command)
+from rtnetlab.sweep import cli as sweep_cli  # noqa: E402
+
+app.command("sweep")(sweep_cli.sweep)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
