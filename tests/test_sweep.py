@@ -176,6 +176,7 @@ keep: [simulate.mean_us, simulate.max_us, simulate.frames]
     assert main(["sweep", str(spec), "--out", str(killed), "--workers", "2", "--resume", "--json"]) == 0
     assert main(["sweep", str(spec), "--out", str(whole), "--workers", "2", "--json"]) == 0
     resumed = rows(killed)
+    assert all(r["error"] is None and r["simulate.frames"] > 0 for r in resumed)
     assert len(resumed) == 24 and len({r["point"] for r in resumed}) == 24
     assert without_wall(resumed) == without_wall(rows(whole))
     # The rows written before the kill were kept, not run again.

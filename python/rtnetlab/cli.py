@@ -58,6 +58,7 @@ app.command("worst-case")(worst_case_command)
 from rtnetlab.sweep import cli as sweep_cli  # noqa: E402
 
 app.command("sweep")(sweep_cli.sweep)
+sweep_cli.register_experiments(experiment_app)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)

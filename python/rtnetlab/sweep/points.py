@@ -177,7 +177,9 @@ def run_point(spec: SweepSpec, params: dict, seed: int) -> tuple[dict[str, float
             v = metrics[name]
             kept[name] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
         return kept, None, time.perf_counter() - t0
-    except Exception as e:  # recorded in the row; the sweep goes on
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # recorded in the row (an engine panic too); the sweep goes on
         message = " ".join(str(e).split()) or type(e).__name__
         return {name: None for name in spec.keep}, f"{type(e).__name__}: {message}", time.perf_counter() - t0
 

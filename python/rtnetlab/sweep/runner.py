@@ -248,6 +248,12 @@ def run_sweep(
             show = sys.stderr.isatty() if progress is None else progress
             with _bar(show, len(todo), skipped) as advance:
                 for fut in as_completed(futures):
+                    if fut.status == "error":
+                        # A task that failed as a whole (a batch function's own bug): stop here;
+                        # the batches written so far stay, --resume goes on from them.
+                        client.cancel(futures)
+                        exc = fut.exception()
+                        raise RuntimeError(f"a sweep task failed: {type(exc).__name__}: {exc}")
                     rows = fut.result()
                     write_part(out, to_table(spec, rows))
                     ran += len(rows)
@@ -257,9 +263,9 @@ def run_sweep(
                     advance(len(rows))
                     fut.release()
         finally:
-            client.close()
+            client.close(timeout=10)
             if cluster is not None:
-                cluster.close()
+                cluster.close(timeout=10)
     return Outcome(len(pts), ran, skipped, failed, time.perf_counter() - t0, workers, len(chunks))
 
 

@@ -332,7 +332,10 @@ def sim_config(opts: dict, seed: int) -> dict:
             raise UserError("workload: periodic, or one of cbr / poisson / pareto_bursts with its settings")
     elif w != "periodic":
         raise UserError(f"workload: '{w}' is not periodic (or a mapping: cbr: {{load: 0.8}})")
-    cfg["workload"] = w
+    # The engine's Workload is tagged by `kind`.
+    cfg["workload"] = (
+        {"kind": "periodic"} if w == "periodic" else {"kind": next(iter(w)), **(w[next(iter(w))] or {})}
+    )
     if not isinstance(opts.get("retransmit", False), bool):
         raise UserError("retransmit: true or false")
     cfg["retransmit"] = opts.get("retransmit", False)
