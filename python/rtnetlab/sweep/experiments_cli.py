@@ -99,4 +99,7 @@ def soundness(
 
 
 def register(experiment_app: typer.Typer) -> None:
+    from rtnetlab.sweep import figures
+
     experiment_app.command("soundness")(soundness)
+    figures.register(experiment_app)

@@ -191,8 +191,12 @@ def client_for(workers: int, scheduler: str | None):
     `workers` processes with one thread each (the engine releases the GIL, but points are
     mostly Python between engine calls, so processes scale and threads would not)."""
     import logging
+    import warnings
 
     from dask.distributed import Client, LocalCluster
+
+    # Another cluster on this host holds the dashboard's default port: Dask takes another one.
+    warnings.filterwarnings("ignore", message="Port .* is already in use")
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler:
