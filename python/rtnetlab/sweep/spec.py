@@ -6,6 +6,7 @@ A SPEC (YAML or JSON)::
     name: fifo-vs-sp                  # optional, for titles
     network:                          # one of:
       generate: {virtual_links: 100, switches: 4, planes: 2}   # `rtnetlab generate afdx`
+      #   (seeded by the row's seed; `seed: N` here keeps one network and varies the simulation only)
       # base: case.yaml                # a description (relative to the SPEC)
       # random: any                    # a small random network (soundness-style)
     vary:                             # axes; product across axes, zipped within one
@@ -413,7 +414,7 @@ def _check_network(place: str, network: Any, base_dir: Path) -> tuple[dict, Any]
         if not isinstance(value, dict):
             raise _bad(f"{place}.generate", "a mapping of generator parameters")
         for k, v in value.items():
-            if k not in GENERATOR_PARAMS:
+            if k not in GENERATOR_PARAMS and k != "seed":
                 raise _bad(
                     f"{place}.generate.{k}", f"unknown generator parameter ({', '.join(GENERATOR_PARAMS)})"
                 )
