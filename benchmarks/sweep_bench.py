@@ -46,7 +46,7 @@ def sweep_time(data: dict, workers: int, tmp: Path) -> tuple[float, int]:
     spec = spec_mod.parse(data, data["name"], tmp)
     out = tmp / f"{data['name']}-{workers}-{time.monotonic_ns()}"
     t0 = time.perf_counter()
-    outcome = runner.run_sweep(spec, data, out, workers=workers, progress=False)
+    outcome = runner.run_sweep(spec, out, workers=workers, progress=False)
     wall = time.perf_counter() - t0
     shutil.rmtree(out)
     return wall, outcome.ran

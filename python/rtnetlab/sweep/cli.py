@@ -95,10 +95,8 @@ def sweep(
     from rtnetlab.sweep import spec as spec_mod
 
     check_scheduler(scheduler)
-    spec, data = spec_mod.load(spec_file)
-    outcome = runner.run_sweep(
-        spec, data, out, workers, scheduler, resume, progress=None if not as_json else False
-    )
+    spec, _ = spec_mod.load(spec_file)
+    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
     result = write_summary(spec, out)
     rows = result["rows"]
     doc = {

@@ -38,7 +38,6 @@ def soundness(
     t0 = time.perf_counter()
     outcome = runner.run_sweep(
         spec,
-        {},
         out,
         workers,
         scheduler,

@@ -96,9 +96,7 @@ def seed000_fig8(
     data = fig8_spec_data(counts, runs, duration, link_rate)
     spec = spec_mod.parse(data, "seed000-fig8", Path.cwd())
     t0 = time.perf_counter()
-    outcome = runner.run_sweep(
-        spec, data, out, workers, scheduler, resume, progress=None if not as_json else False
-    )
+    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
     rows = runner.rows_as_dicts(runner.read_rows(out))
     summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
     plots = []
@@ -234,7 +232,6 @@ def seed001e_fig6(
     t0 = time.perf_counter()
     outcome = runner.run_sweep(
         spec,
-        {},
         out,
         workers,
         scheduler,

@@ -184,20 +184,9 @@ def run_point(spec: SweepSpec, params: dict, seed: int) -> tuple[dict[str, float
         return {name: None for name in spec.keep}, f"{type(e).__name__}: {message}", time.perf_counter() - t0
 
 
-def run_batch(
-    spec_data: dict, source: str, base_dir: str, batch: list[tuple[int, int, dict, str]]
-) -> list[dict]:
-    """Runs a batch of (index, seed, params, key) on a worker; returns its rows. The SPEC travels
-    as its plain data and is checked again here, so that a worker needs nothing but rtnetlab."""
-    from pathlib import Path
-
-    from rtnetlab.sweep import spec as spec_mod
-
-    spec = _spec_cache.get((source, json.dumps(spec_data, sort_keys=True, default=str)))
-    if spec is None:
-        spec = spec_mod.parse(spec_data, source, Path(base_dir))
-        _spec_cache.clear()
-        _spec_cache[(source, json.dumps(spec_data, sort_keys=True, default=str))] = spec
+def run_batch(spec: SweepSpec, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
+    """Runs a batch of (index, seed, params, key) on a worker; returns its rows. The checked SPEC
+    travels with the task (a base description as its data), so a worker needs only rtnetlab."""
     version = engine_version()
     rows = []
     for index, seed, params, key in batch:
@@ -215,6 +204,3 @@ def run_batch(
             }
         )
     return rows
-
-
-_spec_cache: dict = {}

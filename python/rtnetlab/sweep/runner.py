@@ -216,7 +216,6 @@ def client_for(workers: int, scheduler: str | None):
 
 def run_sweep(
     spec: SweepSpec,
-    spec_data: dict,
     out: Path,
     workers: int | None = None,
     scheduler: str | None = None,
@@ -241,14 +240,16 @@ def run_sweep(
     chunks = batches(todo, workers, spec.points_per_task)
     if batch_fn is None:
         batch_fn = points_mod.run_batch
-        batch_args = (spec_data, spec.source, str(spec.base_dir))
+        batch_args = (spec,)
     if chunks:
         client, cluster = client_for(workers, scheduler)
         try:
             from dask.distributed import as_completed
 
             payloads = [[(p.index, p.seed, p.params, p.key) for p in c] for c in chunks]
-            futures = [client.submit(batch_fn, *batch_args, payload, pure=False) for payload in payloads]
+            # The arguments every task shares (the checked SPEC) go to the workers once.
+            shared = [client.scatter(a, broadcast=True, hash=False) for a in batch_args]
+            futures = [client.submit(batch_fn, *shared, payload, pure=False) for payload in payloads]
             show = sys.stderr.isatty() if progress is None else progress
             with _bar(show, len(todo), skipped) as advance:
                 for fut in as_completed(futures):
