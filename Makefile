@@ -69,6 +69,11 @@ bench: build
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa
 
+# Sweeps: overhead per tiny point, 1 -> 2 worker scaling, the 10,000-network soundness campaign
+# (about 15 minutes on two cores).
+bench-sweep: build
+	$(PY) benchmarks/sweep_bench.py --campaign 10000
+
 # The simulator on a 265-VL single-plane WOPANet import, whole processes, against the SimPy peer.
 bench-wopanet: build
 	$(PY) benchmarks/sim_wopanet.py
