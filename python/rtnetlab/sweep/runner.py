@@ -146,6 +146,7 @@ class Outcome:
     wall_s: float
     workers: int
     tasks: int
+    compute_s: float = 0.0  # from the first task submitted to the last row written (no cluster start)
 
 
 def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out") -> None:
@@ -237,6 +238,7 @@ def run_sweep(
     skipped = len(pts) - len(todo)
     t0 = time.perf_counter()
     failed = ran = 0
+    compute = 0.0
     chunks = batches(todo, workers, spec.points_per_task)
     if batch_fn is None:
         batch_fn = points_mod.run_batch
@@ -248,6 +250,7 @@ def run_sweep(
 
             payloads = [[(p.index, p.seed, p.params, p.key) for p in c] for c in chunks]
             # The arguments every task shares (the checked SPEC) go to the workers once.
+            t_submit = time.perf_counter()
             shared = [client.scatter(a, broadcast=True, hash=False) for a in batch_args]
             futures = [client.submit(batch_fn, *shared, payload, pure=False) for payload in payloads]
             show = sys.stderr.isatty() if progress is None else progress
@@ -267,11 +270,12 @@ def run_sweep(
                         on_rows(rows)
                     advance(len(rows))
                     fut.release()
+            compute = time.perf_counter() - t_submit
         finally:
             client.close(timeout=10)
             if cluster is not None:
                 cluster.close(timeout=10)
-    return Outcome(len(pts), ran, skipped, failed, time.perf_counter() - t0, workers, len(chunks))
+    return Outcome(len(pts), ran, skipped, failed, time.perf_counter() - t0, workers, len(chunks), compute)
 
 
 class _bar:
