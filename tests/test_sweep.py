@@ -196,3 +196,38 @@ def test_mean_and_interval_by_hand():
     assert math.isclose(s90["half_width"], 0.9 * math.sqrt(2 / 0.19) / math.sqrt(3), rel_tol=1e-9)
     assert aggregate.mean_ci([5.0], 0.95)["half_width"] is None
     assert aggregate.mean_ci([1.0, math.inf], 0.95)["mean"] == math.inf
+
+
+def test_configure_and_fixed_priority_steps_match_the_commands(tmp_path):
+    from rtnetlab import _core, model
+    from rtnetlab.io import formats
+    from rtnetlab.sweep import points
+    from rtnetlab.sweep import spec as spec_mod
+
+    root = Path(__file__).resolve().parent.parent / "examples"
+    cfg = spec_mod.parse(
+        {
+            "network": {"base": str(root / "afdx_config/table1.yaml")},
+            "run": {"configure": {"afdx": {"objective": "min-bandwidth"}}},
+        },
+        "t",
+        tmp_path,
+    )
+    kept, error, _ = points.run_point(cfg, {}, 1)
+    doc = formats.read(root / "afdx_config/table1.yaml")
+    direct = json.loads(_core.configure_afdx(json.dumps(doc), json.dumps({"objective": "min-bandwidth"})))
+    assert error is None and kept["configure.bandwidth_bps"] == direct["reserved_bps"] > 0
+    fp = spec_mod.parse(
+        {
+            "network": {"base": str(root / "fixed_priority/dopa_partition.yaml")},
+            "run": {"fixed_priority": {"method": "opa"}},
+        },
+        "t",
+        tmp_path,
+    )
+    kept, error, _ = points.run_point(fp, {}, 1)
+    net = model.load_file(root / "fixed_priority/dopa_partition.yaml")
+    assert error is None
+    assert kept["fixed_priority.schedulable"] == float(
+        json.loads(net.handle.partition_json("opa"))["feasible"]
+    )

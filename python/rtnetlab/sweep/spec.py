@@ -19,7 +19,7 @@ A SPEC (YAML or JSON)::
     run:
       analyze: {methods: [best, tfa], grouping: false, blind: false}
       simulate: {duration: 0.2s, release: random, frame_sizes: uniform, workload: periodic}
-      configure: {afdx: {objective: bandwidth}}
+      configure: {afdx: {objective: min-bandwidth}}
       fixed_priority: {method: opa}
     keep: [analyze.best.max_delay_us, simulate.p99_us.avionics]   # default: every scalar metric
     confidence: 0.95                  # level of the t-based intervals
@@ -298,6 +298,19 @@ def _check_run(place: str, run: Any, base_dir: Path) -> dict:
         elif task == "configure":
             if set(opts) != {"afdx"} or not isinstance(opts["afdx"], dict | None):
                 raise _bad(where, "`afdx: {request}` (the settings of `rtnetlab configure afdx`)")
+            choices = {
+                "objective": ("first-feasible", "min-bandwidth"),
+                "jitter_at": ("all", "sources", "none"),
+                "check_deadlines": (True, False),
+            }
+            for k, v in (opts["afdx"] or {}).items():
+                if k not in choices or v not in choices[k]:
+                    raise _bad(
+                        f"{where}.afdx.{k}",
+                        "unknown setting"
+                        if k not in choices
+                        else f"'{v}' is none of {', '.join(map(str, choices[k]))}",
+                    )
             out[task] = {"afdx": opts["afdx"] or {}}
         elif task == "fixed_priority":
             method = opts.get("method", "opa")
