@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
-PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100"
+PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100" "dask[distributed]>=2024.1" "pyarrow>=15" "scipy>=1.11"
 
 .PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 bench-testbed clean
 
@@ -68,6 +68,11 @@ bench: build
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa
+
+# Sweeps: overhead per tiny point, 1 -> 2 worker scaling, the 10,000-network soundness campaign
+# (about 15 minutes on two cores).
+bench-sweep: build
+	$(PY) benchmarks/sweep_bench.py --campaign 10000
 
 # The simulator on a 265-VL single-plane WOPANet import, whole processes, against the SimPy peer.
 bench-wopanet: build

@@ -56,6 +56,10 @@ app.add_typer(testbed_cli.app, name="testbed")
 app.add_typer(testbed_cli.export_app, name="export")
 experiment_app.command("ethernet-measure")(testbed_cli.experiment_ethernet_measure)
 app.command("worst-case")(worst_case_command)
+from rtnetlab.sweep import cli as sweep_cli  # noqa: E402
+
+app.command("sweep")(sweep_cli.sweep)
+sweep_cli.register_experiments(experiment_app)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)

@@ -414,6 +414,59 @@ fn analysis_methods() -> Vec<&'static str> {
     rtnetlab_core::analysis::METHODS.to_vec()
 }
 
+/// A small random network for soundness campaigns (`rtnetlab_core::generate::random_small`),
+/// JSON text: `schedulers` is `fifo`, `static_priority`, `mixed`, `any` or one of the
+/// generator's sample configurations (`random_sample_schedulers`).
+#[pyfunction]
+fn random_network(seed: u64, schedulers: &str) -> PyResult<String> {
+    use rtnetlab_core::generate::{random_small, sample_schedulers, RandomSchedulers};
+    let kind = match schedulers {
+        "fifo" => RandomSchedulers::Fifo,
+        "static_priority" => RandomSchedulers::StaticPriority,
+        "mixed" => RandomSchedulers::Mixed,
+        "any" => RandomSchedulers::Any,
+        name => {
+            let Some((sample, _)) = sample_schedulers().into_iter().find(|(n, _)| n == name) else {
+                return Err(ChoiceError::new_err(format!(
+                    "unknown random scheduler set '{name}' (fifo, static_priority, mixed, any or a sample)"
+                )));
+            };
+            // The generator names a sample by a static string; the samples are a fixed few.
+            RandomSchedulers::Only(Box::leak(sample.into_boxed_str()))
+        }
+    };
+    Ok(to_json(&random_small(seed, kind)))
+}
+
+/// The generator's sample scheduler configurations: (name, kind as the model names it).
+#[pyfunction]
+fn random_sample_schedulers() -> Vec<(String, &'static str)> {
+    rtnetlab_core::generate::sample_schedulers()
+}
+
+/// A random configuration of the scheduler `kind` for a port whose classes c0, c1, ... have the
+/// largest frames `lmax_bytes` (`rtnetlab_core::generate::random_port_scheduler`), drawn from
+/// `seed`, JSON text.
+#[pyfunction]
+fn random_port_scheduler(kind: &str, lmax_bytes: Vec<u32>, seed: u64) -> PyResult<String> {
+    use rand::SeedableRng;
+    if !rtnetlab_core::schedulers::KINDS.contains(&kind) || lmax_bytes.is_empty() {
+        return Err(ChoiceError::new_err(format!(
+            "no random configuration for '{kind}' over {} classes (kinds: {})",
+            lmax_bytes.len(),
+            rtnetlab_core::schedulers::KINDS.join(", ")
+        )));
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    Ok(to_json(&rtnetlab_core::generate::random_port_scheduler(kind, &lmax_bytes, &mut rng)))
+}
+
+/// The scheduler kinds the engine registers, as the model names them.
+#[pyfunction]
+fn scheduler_kinds() -> Vec<&'static str> {
+    rtnetlab_core::schedulers::KINDS.to_vec()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Network>()?;
@@ -433,6 +486,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
     m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_run, m)?)?;
+    m.add_function(wrap_pyfunction!(random_network, m)?)?;
+    m.add_function(wrap_pyfunction!(random_sample_schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(random_port_scheduler, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_kinds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,5 @@
+"""Parameter sweeps on Dask (`rtnetlab sweep`): a SPEC names what varies, the seeds, what runs per
+point and what is kept; points run in batches on an embedded LocalCluster or a remote scheduler,
+rows stream to Parquet (one per point and seed), a killed sweep resumes where it stopped, and the
+rows aggregate into means with t-based confidence intervals and plots. The seeds' figures
+(`rtnetlab experiment ...`) and the soundness campaign are sweeps too."""

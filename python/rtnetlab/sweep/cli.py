@@ -1,0 +1,159 @@
+"""Commands of the sweep capability: `rtnetlab sweep` (registered by the main CLI as one
+command) and the experiments built on sweeps, added to `rtnetlab experiment` by
+`register_experiments`."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from rtnetlab.errors import UserError
+
+OutOpt = Annotated[Path, typer.Option("--out", help="Directory of the rows (Parquet), summary and plots.")]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers", min=1, help="Worker processes of the embedded cluster (default: one per core)."
+    ),
+]
+SchedulerOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Run on this Dask scheduler (tcp://HOST:8786) instead.")
+]
+ResumeOpt = Annotated[
+    bool, typer.Option("--resume", help="Go on with the sweep in --out: finished rows are kept.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+
+
+def _json_default(x: Any) -> Any:
+    return None if isinstance(x, float) and not math.isfinite(x) else str(x)
+
+
+def _clean(x: Any) -> Any:
+    """JSON has no infinity: an infinite mean (unbounded) is written as the string 'inf'."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else ("inf" if x > 0 else None)
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(_clean(data), indent=2, default=_json_default) + "\n")
+
+
+def check_scheduler(scheduler: str | None) -> None:
+    if scheduler is not None and not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+        raise UserError(f"--scheduler: '{scheduler}' is not a scheduler address (tcp://HOST:8786)")
+
+
+def write_summary(spec, out: Path) -> dict:
+    """Summary CSV and JSON and the default plots of the rows in `out`; returns the file paths."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.sweep import aggregate, runner
+
+    rows = runner.rows_as_dicts(runner.read_rows(out))
+    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    files = {
+        "rows": str(out / runner.ROWS),
+        "summary_csv": str(out / "summary.csv"),
+        "summary_json": str(out / "summary.json"),
+    }
+    outfiles.write_all(
+        {
+            out / "summary.csv": aggregate.csv_text(aggregate.flat(summary, spec.param_names, spec.keep)),
+            out / "summary.json": json.dumps(
+                _clean({"name": spec.name, "confidence": spec.confidence, "points": summary}),
+                indent=1,
+                default=_json_default,
+            )
+            + "\n",
+        }
+    )
+    plots = aggregate.default_plots(summary, spec.param_names, spec.keep, out / "plots", spec.confidence)
+    files["plots"] = [str(p) for p in plots]
+    return {"files": files, "summary": summary, "rows": rows}
+
+
+def sweep(
+    spec_file: Annotated[Path, typer.Argument(help="The SPEC (YAML or JSON): see docs/SWEEPS.md.")],
+    out: OutOpt,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    resume: ResumeOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a parameter sweep on Dask: rows to Parquet, means with confidence intervals, plots."""
+    from rtnetlab.sweep import runner
+    from rtnetlab.sweep import spec as spec_mod
+
+    check_scheduler(scheduler)
+    spec, _ = spec_mod.load(spec_file)
+    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
+    result = write_summary(spec, out)
+    rows = result["rows"]
+    doc = {
+        "name": spec.name,
+        "points": len(spec.grid()),
+        "rows": len(rows),
+        "ran": outcome.ran,
+        "skipped": outcome.skipped,
+        "failed": sum(1 for r in rows if r["error"]),
+        "workers": outcome.workers if scheduler is None else None,
+        "scheduler": scheduler,
+        "tasks": outcome.tasks,
+        "wall_s": outcome.wall_s,
+        "engine_version": rows[0]["engine_version"] if rows else None,
+        "files": result["files"],
+    }
+    if as_json:
+        emit(doc)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(highlight=False, soft_wrap=True)
+    table = Table(title=f"{spec.name}: means over seeds ({round(spec.confidence * 100)} % CI)")
+    for p in spec.param_names:
+        table.add_column(p)
+    table.add_column("rows", justify="right")
+    for m in spec.keep:
+        table.add_column(m, justify="right")
+    for e in result["summary"][:50]:
+        cells = [str(e[p]) for p in spec.param_names] + [f"{e['rows'] - e['failed']}/{e['rows']}"]
+        for m in spec.keep:
+            s = e[m]
+            if s["mean"] is None:
+                cells.append("-")
+            elif s["half_width"] is None:
+                cells.append(f"{s['mean']:.4g}")
+            else:
+                cells.append(f"{s['mean']:.4g} ± {s['half_width']:.2g}")
+        table.add_row(*cells)
+    con.print(table)
+    failed = doc["failed"]
+    con.print(
+        f"{doc['rows']} rows ({outcome.ran} run now, {outcome.skipped} already done, {failed} failed) "
+        f"in {outcome.wall_s:.1f} s; rows in {out / runner.ROWS}, summary in {out / 'summary.csv'}"
+    )
+    if failed:
+        first = next(r for r in rows if r["error"])
+        Console(stderr=True, highlight=False).print(
+            f"warning: {failed} rows failed; first: point {first['index']} "
+            f"seed {first['seed']}: {first['error']}",
+            markup=False,
+        )
+
+
+def register_experiments(experiment_app: typer.Typer) -> None:
+    """Adds the sweep-based experiments to `rtnetlab experiment`."""
+    from rtnetlab.sweep import experiments_cli
+
+    experiments_cli.register(experiment_app)

@@ -1,0 +1,104 @@
+"""`rtnetlab experiment soundness` and the seeds' figures built on sweeps."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler, emit
+
+OutDirOpt = Annotated[
+    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
+]
+
+
+def soundness(
+    out: OutDirOpt,
+    networks: Annotated[int, typer.Option("--networks", min=1, help="Random networks to check.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the campaign.")] = 1,
+    duration_ms: Annotated[
+        float, typer.Option("--duration-ms", min=1.0, help="Simulated time per network, ms.")
+    ] = 300.0,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    resume: ResumeOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Random networks (every scheduler kind, flow type, switching mode, plane count) simulated
+    and checked against every sound method's delay and backlog bounds."""
+    from rtnetlab.sweep import runner
+    from rtnetlab.sweep import soundness as sound
+
+    check_scheduler(scheduler)
+    spec = sound.campaign_spec(networks, seed, duration_ms)
+    t0 = time.perf_counter()
+    outcome = runner.run_sweep(
+        spec,
+        out,
+        workers,
+        scheduler,
+        resume,
+        progress=None if not as_json else False,
+        batch_fn=sound.run_batch,
+        batch_args=(seed, duration_ms),
+    )
+    rows = runner.rows_as_dicts(runner.read_rows(out))
+    doc = sound.summarise(rows, networks)
+    doc["reproducer"] = sound.write_reproducer(rows, seed, duration_ms, out)
+    doc["error_reproducer"] = sound.write_reproducer(
+        rows, seed, duration_ms, out, "analysis_errors", "reproducer_analysis_error"
+    )
+    doc.update(
+        {
+            "seed": seed,
+            "duration_ms": duration_ms,
+            "ran": outcome.ran,
+            "skipped": outcome.skipped,
+            "workers": outcome.workers if scheduler is None else None,
+            "wall_s": time.perf_counter() - t0,
+            "rows_dir": str(out / runner.ROWS),
+        }
+    )
+    from rtnetlab.io import output as outfiles
+
+    outfiles.atomic_write(out / "soundness.json", json.dumps(doc, indent=1, default=str) + "\n")
+    if as_json:
+        emit(doc)
+    else:
+        from rich.console import Console
+
+        con = Console(highlight=False, soft_wrap=True)
+        con.print(
+            f"{doc['networks']} networks, {doc['routes']} routes, {doc['checks']} checks against "
+            f"{len(doc['methods'])} methods: {doc['violations']} violations "
+            f"({doc['failed']} networks failed to run) in {doc['wall_s']:.0f} s"
+        )
+        con.print(
+            f"schedulers: {', '.join(doc['schedulers'])}; flow types: {doc['flow_types']}; "
+            f"switching: {doc['switching']}; planes: {doc['planes']}"
+        )
+        con.print(
+            f"simulated / bound (best): {doc['simulated_over_bound']['bins']}, max "
+            f"{doc['simulated_over_bound']['max']}"
+        )
+        if doc["analysis_errors"]:
+            con.print(
+                f"{doc['analysis_errors']} analyses failed inside the engine on "
+                f"{doc['analysis_error_networks']} networks: {doc['error_reproducer']['file']}",
+                style="bold red",
+            )
+        if doc["reproducer"]:
+            con.print(f"smallest violating network: {doc['reproducer']['file']}", style="bold red")
+    if doc["violations"]:
+        raise typer.Exit(1)
+
+
+def register(experiment_app: typer.Typer) -> None:
+    from rtnetlab.sweep import figures
+
+    experiment_app.command("soundness")(soundness)
+    figures.register(experiment_app)

@@ -1,0 +1,233 @@
+"""`rtnetlab sweep`: SPEC checking, a 2-worker LocalCluster sweep, resume after a real kill,
+determinism across worker counts, failing points recorded, aggregation against scipy-free hand
+values."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("dask.distributed")
+
+from rtnetlab.cli import main  # noqa: E402
+from rtnetlab.sweep import aggregate, runner  # noqa: E402
+
+RTNETLAB = [sys.executable, "-m", "rtnetlab.cli"]
+
+SMALL = """
+name: small
+network:
+  generate: {virtual_links: 20, switches: 2, planes: 1}
+vary:
+  generate.virtual_links: [10, 20, 30]
+seeds: 2
+run:
+  analyze: {methods: [tfa]}
+keep: [analyze.tfa.max_delay_us, analyze.tfa.unbounded]
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "spec.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def rows(out: Path) -> list[dict]:
+    table = runner.read_rows(out)
+    return [] if table is None else table.to_pylist()
+
+
+def without_wall(rs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]
+
+
+def test_two_worker_sweep_writes_one_row_per_point_and_seed(tmp_path, capsys):
+    spec = write(tmp_path, SMALL)
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["points"], doc["rows"], doc["failed"], doc["workers"]) == (3, 6, 0, 2)
+    rs = rows(out)
+    assert [(r["index"], r["seed"]) for r in rs] == [(i, s) for i in range(3) for s in (1, 2)]
+    assert len({r["point"] for r in rs}) == 6
+    # Each row's bound is the engine's own analysis of the generated network (a second engine
+    # call here, outside the sweep).
+    from rtnetlab import _core, model
+
+    for r in rs:
+        doc_net = json.loads(_core.generate_afdx(r["generate.virtual_links"], 2, r["seed"], 1, 0))
+        flows = model.load_data(doc_net).analyze("tfa")["flows"]
+        assert r["analyze.tfa.max_delay_us"] == max(f["delay_us"] for f in flows)
+        assert r["engine_version"] == _core.__version__
+    summary = (out / "summary.csv").read_text().splitlines()
+    assert len(summary) == 4 and summary[0].startswith("index,generate.virtual_links,rows,failed")
+
+
+def test_worker_counts_give_identical_rows(tmp_path):
+    spec = write(tmp_path, SMALL.replace("seeds: 2", "seeds: 3").replace("points_per_task", "x"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["sweep", str(spec), "--out", str(a), "--workers", "1", "--json"]) == 0
+    # Another batching too: one point per task.
+    spec2 = write(tmp_path, SMALL.replace("seeds: 2", "seeds: 3") + "points_per_task: 1\n", "spec2.yaml")
+    assert main(["sweep", str(spec2), "--out", str(b), "--workers", "2", "--json"]) == 0
+    ra, rb = without_wall(rows(a)), without_wall(rows(b))
+    assert len(ra) == 9 and ra == rb
+
+
+def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
+    # A link rate that is not a rate makes the description invalid at that point only.
+    spec = write(
+        tmp_path,
+        """
+network: {generate: {virtual_links: 10, switches: 1, planes: 1}}
+vary:
+  network.links[*].rate: [100Mbps, fast, 1Gbps]
+seeds: 1
+run: {analyze: {methods: [tfa]}}
+keep: [analyze.tfa.max_delay_us]
+""",
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["rows"], doc["failed"]) == (3, 1)
+    rs = rows(out)
+    assert [r["error"] is None for r in rs] == [True, False, True]
+    assert "rate" in rs[1]["error"] and rs[1]["analyze.tfa.max_delay_us"] is None
+    # A slower link, a larger bound: the two good points were computed.
+    assert rs[0]["analyze.tfa.max_delay_us"] > rs[2]["analyze.tfa.max_delay_us"] > 0
+
+
+@pytest.mark.parametrize(
+    "text, place",
+    [
+        ("network: {generate: {}}\nrun: {analyze: {methods: [nope]}}\n", "run.analyze.methods"),
+        ("network: {generate: {}}\nrun: {analyze: {}}\nvary: {generate.vls: [1]}\n", "vary.generate.vls"),
+        ("network: {generate: {}}\nrun: {analyze: {}}\nkeep: [simulate.mean_us]\n", "keep[0]"),
+        ("network: {generate: {}}\nrun: {analyze: {}}\nconfidence: 1.5\n", "confidence"),
+        ("network: {generate: {}}\nrun: {analyze: {}}\nseeds: 0\n", "seeds"),
+        ("network: {generate: {}}\nrun: {simulate: {duration: soon}}\n", "run.simulate"),
+        ("run: {analyze: {}}\n", "network"),
+        ("network: {base: missing.yaml}\nrun: {analyze: {}}\n", "network.base"),
+        ("network: {generate: {}}\nrun: {analyze: {}}\nvary: [{tag.a: [1, 2], tag.b: [1]}]\n", "vary[0]"),
+    ],
+)
+def test_bad_spec_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, text, place):
+    spec = write(tmp_path, text)
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{spec}:{place}" in err, err
+    assert not out.exists()
+
+
+def test_out_with_results_needs_resume(tmp_path, capsys):
+    spec = write(tmp_path, SMALL.replace("[10, 20, 30]", "[10]").replace("seeds: 2", "seeds: 1"))
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "1"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    other = write(tmp_path, SMALL.replace("[10, 20, 30]", "[10]").replace("tfa", "sfa"), "other.yaml")
+    assert main(["sweep", str(other), "--out", str(out), "--resume"]) == 2
+    assert "different sweep" in capsys.readouterr().err
+
+
+def test_resume_after_a_kill_loses_nothing_and_duplicates_nothing(tmp_path):
+    # Simulation points of about 0.1 s each, one point per task: the kill lands mid-sweep.
+    text = """
+network: {generate: {virtual_links: 30, switches: 2, planes: 1}}
+vary:
+  generate.virtual_links: [10, 20, 30, 40, 50, 60]
+seeds: 4
+points_per_task: 1
+run:
+  simulate: {duration: 0.3s}
+keep: [simulate.mean_us, simulate.max_us, simulate.frames]
+"""
+    spec = write(tmp_path, text)
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [*RTNETLAB, "sweep", str(spec), "--out", str(killed), "--workers", "2", "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((killed / "rows").glob("part-*.parquet"))) < 3:
+        time.sleep(0.05)
+    # The whole process group (the CLI and its cluster's worker processes), at once.
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = rows(killed)
+    assert 3 <= len(partial) < 24, "the kill should land mid-sweep"
+    assert main(["sweep", str(spec), "--out", str(killed), "--workers", "2", "--resume", "--json"]) == 0
+    assert main(["sweep", str(spec), "--out", str(whole), "--workers", "2", "--json"]) == 0
+    resumed = rows(killed)
+    assert all(r["error"] is None and r["simulate.frames"] > 0 for r in resumed)
+    assert len(resumed) == 24 and len({r["point"] for r in resumed}) == 24
+    assert without_wall(resumed) == without_wall(rows(whole))
+    # The rows written before the kill were kept, not run again.
+    before = {r["point"]: r["wall_s"] for r in partial}
+    assert all(r["wall_s"] == before[r["point"]] for r in resumed if r["point"] in before)
+
+
+def test_mean_and_interval_by_hand():
+    # 1, 2, 3: mean 2, s = 1. Student's t with 2 degrees of freedom has the closed form
+    # t_p = (2p - 1) sqrt(2 / (1 - (2p - 1)^2)): t_0.975 = 0.95 sqrt(2 / 0.0975) = 4.3026527;
+    # half width t · s / sqrt(3) = 2.48414.
+    s = aggregate.mean_ci([1.0, 2.0, 3.0], 0.95)
+    assert s["mean"] == 2.0 and s["std"] == 1.0
+    assert math.isclose(s["half_width"], 0.95 * math.sqrt(2 / 0.0975) / math.sqrt(3), rel_tol=1e-9)
+    # The 90 % level: t_0.95 = 0.9 sqrt(2 / 0.19) = 2.919986.
+    s90 = aggregate.mean_ci([1.0, 2.0, 3.0], 0.90)
+    assert math.isclose(s90["half_width"], 0.9 * math.sqrt(2 / 0.19) / math.sqrt(3), rel_tol=1e-9)
+    assert aggregate.mean_ci([5.0], 0.95)["half_width"] is None
+    assert aggregate.mean_ci([1.0, math.inf], 0.95)["mean"] == math.inf
+
+
+def test_configure_and_fixed_priority_steps_match_the_commands(tmp_path):
+    from rtnetlab import _core, model
+    from rtnetlab.io import formats
+    from rtnetlab.sweep import points
+    from rtnetlab.sweep import spec as spec_mod
+
+    root = Path(__file__).resolve().parent.parent / "examples"
+    cfg = spec_mod.parse(
+        {
+            "network": {"base": str(root / "afdx_config/table1.yaml")},
+            "run": {"configure": {"afdx": {"objective": "min-bandwidth"}}},
+        },
+        "t",
+        tmp_path,
+    )
+    kept, error, _ = points.run_point(cfg, {}, 1)
+    doc = formats.read(root / "afdx_config/table1.yaml")
+    direct = json.loads(_core.configure_afdx(json.dumps(doc), json.dumps({"objective": "min-bandwidth"})))
+    assert error is None and kept["configure.bandwidth_bps"] == direct["reserved_bps"] > 0
+    fp = spec_mod.parse(
+        {
+            "network": {"base": str(root / "fixed_priority/dopa_partition.yaml")},
+            "run": {"fixed_priority": {"method": "opa"}},
+        },
+        "t",
+        tmp_path,
+    )
+    kept, error, _ = points.run_point(fp, {}, 1)
+    net = model.load_file(root / "fixed_priority/dopa_partition.yaml")
+    assert error is None
+    assert kept["fixed_priority.schedulable"] == float(
+        json.loads(net.handle.partition_json("opa"))["feasible"]
+    )
