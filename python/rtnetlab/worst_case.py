@@ -62,21 +62,22 @@ def worst_case_command(
 ) -> None:
     """Search the worst case of every flow: the largest delay a replayed simulation realises
     beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it."""
-    from rtnetlab import cli, model
+    from rtnetlab import model
+    from rtnetlab.cli import common as cli
     from rtnetlab.io import output as outfiles
     from rtnetlab.tables import parse_limit
 
     limit = parse_limit(rows)
     seconds = None
     if evaluations is None:
-        seconds = cli._quantity("duration", budget, "--budget")
+        seconds = cli.quantity("duration", budget, "--budget")
         if not seconds > 0:
             raise UserError(f"--budget: must be positive, got {budget}")
     names = [n.strip() for n in flows.split(",")] if flows is not None else []
     if flows is not None and not all(names):
         raise UserError(f"--flows: expected flow names separated by commas, got '{flows}'")
     if output is not None:
-        cli._check_outputs({"-o": output}, [file])
+        cli.check_outputs({"-o": output}, [file])
     net = model.load_file(file)
     known = {f["name"] for f in net.spec.get("flows", [])}
     for n in names:
@@ -96,10 +97,10 @@ def worst_case_command(
     if as_json:
         cli.emit_json(report)
     else:
-        cli._warn(net)
+        cli.warn(net)
         _print(report, limit, cli.out)
         if output is not None:
-            cli._wrote(output, detail=f"{len(report['scenarios'])} scenarios")
+            cli.wrote(output, detail=f"{len(report['scenarios'])} scenarios")
     if report["violations"]:
         cli.err.print(_violation_line(report["violations"]), style="bold white on red", markup=False)
 
