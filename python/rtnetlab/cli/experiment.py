@@ -48,21 +48,21 @@ def experiment_dopa(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001E Fig. 6: acceptance of DOPA's PARTITION with OPA and with DM (three panels)."""
-    from rtnetlab import experiments
+    from rtnetlab.experiments import seed001e_fig6
     from rtnetlab.io import output as outfiles
 
     if sets < 1 or points < 1:
         raise UserError("--sets and --points: must be at least 1")
-    stems = [stem for _, stem, _ in experiments.DOPA_PANELS.values()]
+    stems = [stem for _, stem, _ in seed001e_fig6.DOPA_PANELS.values()]
     files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
     check_outputs({f"--out-dir ({f.name})": f for f in files}, [])
-    results = experiments.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
+    results = seed001e_fig6.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
     if as_json:
         emit_json({p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()})
         outfiles.created_directories.clear()
         return
     for panel, rows in results.items():
-        label, stem, _ = experiments.DOPA_PANELS[panel]
+        label, stem, _ = seed001e_fig6.DOPA_PANELS[panel]
         t = table(
             f"Fig. 6 ({panel}): accepted sets, {sets} per point", [label, "OPA", f"DM ({dm_key})"], left=()
         )
@@ -79,10 +79,10 @@ def experiment_nss_overhead(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 004 Table 4: CPU overhead (%) of the network sporadic server, by simulation."""
-    from rtnetlab import experiments
+    from rtnetlab.experiments import seed004_table4
 
     gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
-    rows = experiments.nss_overhead(gaps, budgets, packets, seeds)
+    rows = seed004_table4.nss_overhead(gaps, budgets, packets, seeds)
     if as_json:
         emit_json(rows)
         return
@@ -121,7 +121,7 @@ def experiment_fabric(
     mean / p99 latency."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from rtnetlab import experiments
+    from rtnetlab.experiments import seed003_fabric
 
     if scenario is not None and not scenario.exists():
         raise UserError(f"{scenario}: no such file")
@@ -135,7 +135,7 @@ def experiment_fabric(
         def started(name: str, k: int, n: int) -> None:
             bar.update(task, description=f"scheduler {name}", completed=k, total=n)
 
-        reports = experiments.fabric(scenario, scheduler, duration, warmup, reference_rate, seed, started)
+        reports = seed003_fabric.fabric(scenario, scheduler, duration, warmup, reference_rate, seed, started)
     if as_json:
         emit_json(reports)
         return
@@ -169,7 +169,7 @@ def experiment_schedulers(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 000's comparison: FIFO, static priority, WF2Q and D2DRR (6:3:1) per traffic class."""
-    from rtnetlab.experiments import seed000_schedulers
+    from rtnetlab.experiments.seed000_comparison import seed000_schedulers
 
     seconds = quantity("duration", duration, "--duration")
     quantity("rate", link_rate, "--link-rate")
