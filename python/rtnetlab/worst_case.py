@@ -84,9 +84,7 @@ def worst_case_command(
         if n not in known:
             raise UserError(f"--flows: no flow named '{n}' in {file}")
     try:
-        report = json.loads(
-            net.handle.worst_case_json(seconds, evaluations, seed, workers or os.cpu_count() or 1, names)
-        )
+        report = net.worst_case(seconds, evaluations, seed, workers or os.cpu_count() or 1, names)
     except ValueError as e:
         raise UserError(f"{file}: {e}") from None
     report["kind"] = KIND
@@ -198,7 +196,7 @@ def replay_setup(net: Any, config: dict, ref: str) -> tuple[Any, dict]:
 
     scenario, where = read_scenario(ref)
     try:
-        net.handle.check_scenario(json.dumps(scenario))
+        net.check_scenario(scenario)
     except ValueError as e:
         raise UserError(f"--scenario: {where}: {e}") from None
     if scenario.get("store_and_forward"):

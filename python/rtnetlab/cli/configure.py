@@ -44,14 +44,13 @@ def configure_afdx(
     as_json: JsonOpt = False,
 ) -> None:
     """BAG and MTU of every virtual link that lists the messages it carries (seed 001D)."""
-    from rtnetlab import configure
-    from rtnetlab.io import formats
+    from rtnetlab import configure, model
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
     report, configured = configure.afdx(Path(file), objective, jitter_at, deadlines)
     if configured is not None:
-        formats.write(configured, output)
+        model.write(configured, output)
     if as_json:
         report["output"] = str(output) if configured is not None else None
         emit_json(report)
@@ -115,8 +114,7 @@ def configure_priorities(
     as_json: JsonOpt = False,
 ) -> None:
     """Fixed priorities for every task, message and server (per processor and bus)."""
-    from rtnetlab import configure
-    from rtnetlab.io import formats
+    from rtnetlab import configure, model
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
@@ -125,7 +123,7 @@ def configure_priorities(
         c["status"] == "ok" for c in (analysis.get("fixed_priority") or {}).get("chains", [])
     )
     if configured is not None and chains_ok:
-        formats.write(configured, output)
+        model.write(configured, output)
     if as_json:
         report["analysis"] = analysis
         emit_json(report)
@@ -168,14 +166,13 @@ def configure_partition(
     as_json: JsonOpt = False,
 ) -> None:
     """Place the tasks of chains on processors, with priorities (DOPA, seed 001E)."""
-    from rtnetlab import configure
-    from rtnetlab.io import formats
+    from rtnetlab import configure, model
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
     report, configured, analysis = configure.partition(Path(file), method)
     if configured is not None:
-        formats.write(configured, output)
+        model.write(configured, output)
     if as_json:
         report["analysis"] = analysis
         emit_json(report)
@@ -248,8 +245,7 @@ def configure_dtable(
     as_json: JsonOpt = False,
 ) -> None:
     """Deficit Table entries and weights from latency and bandwidth requirements (seed 003)."""
-    from rtnetlab import configure
-    from rtnetlab.io import formats
+    from rtnetlab import configure, model
 
     if into is not None and output is None:
         raise UserError("--into: give -o/--output for the description with the schedulers added")
@@ -264,9 +260,9 @@ def configure_dtable(
         raise typer.Exit(EXIT_VERDICT)
     if output is not None:
         if into is not None:
-            formats.write(configure.insert_schedulers(into, report["schedulers"], prefix), output)
+            model.write(configure.insert_schedulers(into, report["schedulers"], prefix), output)
         else:
-            formats.write({"schedulers": {prefix + k: v for k, v in report["schedulers"].items()}}, output)
+            model.write({"schedulers": {prefix + k: v for k, v in report["schedulers"].items()}}, output)
     if as_json:
         emit_json(report)
         return

@@ -138,12 +138,11 @@ def convert(
 ) -> None:
     """Convert between YAML, JSON and WOPANet XML; the input is validated first."""
     from rtnetlab import model
-    from rtnetlab.io import formats
 
     check_description_output("", dst)
     check_outputs({"": dst}, [src])
     net = model.load_file(src)
-    formats.write(net.spec, dst)
+    model.write(net.spec, dst)
     if as_json:
         emit_json({"from": str(src), "to": str(dst), "warnings": net.warnings})
         return

@@ -26,8 +26,7 @@ def generate_afdx(
     as_json: JsonOpt = False,
 ) -> None:
     """A realistic synthetic AFDX network (BAG and frame mix after seed 000 Table 1)."""
-    from rtnetlab import _core
-    from rtnetlab.io import formats
+    from rtnetlab import _core, model
 
     if output:
         check_description_output("-o", output)
@@ -35,7 +34,7 @@ def generate_afdx(
     text = _core.generate_afdx(vls, switches, seed, planes, end_systems or 0)
     data = json.loads(text)
     if output:
-        formats.write(data, output)
+        model.write(data, output)
         if as_json:
             emit_json({"output": str(output), "virtual_links": vls})
         else:

@@ -3,7 +3,6 @@ and verdict."""
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -193,7 +192,7 @@ def simulate(
         bus_config = {"duration_ns": config["duration_ns"], "seed": seed,
                       "random_offsets": release == "random"}
         try:
-            report["buses"] = json.loads(net.handle.simulate_buses_json(json.dumps(bus_config)))
+            report["buses"] = net.simulate_buses(bus_config)
         except ValueError as e:
             raise UserError(f"{file}: {e}") from None
     written: list[Path] = []
