@@ -3,7 +3,7 @@ commands (one registration line each, at the end of this file).
 
 Each command lives in its own module of this package (``description``: validate, info, convert,
 schema; ``analyze``; ``simulate``; ``generate``; ``configure``; ``experiment``; ``report``;
-``demo``), or in its capability's package (``rtnetlab.testbed.cli``, ``rtnetlab.worst_case``):
+``demo``; ``worst_case``), or in its capability's package (``rtnetlab.testbed.cli``):
 it parses its options, calls the capability and prints the result. Command modules import only
 typer and ``rtnetlab.cli.common`` at start-up; the engine, the report and the experiments are
 imported inside the command that uses them, so ``rtnetlab --help`` and a small ``analyze`` start
@@ -32,7 +32,17 @@ from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.cli import analyze, configure, demo, description, experiment, generate, report, simulate
+from rtnetlab.cli import (
+    analyze,
+    configure,
+    demo,
+    description,
+    experiment,
+    generate,
+    report,
+    simulate,
+    worst_case,
+)
 from rtnetlab.cli.common import (
     EXIT_INTERNAL,
     EXIT_SIGINT,
@@ -168,12 +178,11 @@ def entry() -> None:
 # The commands, one line each; a capability's package adds its own line at the end of this block
 # (its typer app in python/rtnetlab/<capability>/cli.py, light at import).
 from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
-from rtnetlab.worst_case import worst_case_command  # noqa: E402
 
 #: The `experiment` group: another package registers its subcommands onto it (see cli/experiment.py).
 experiment_app = experiment.app
 
-app.command("worst-case")(worst_case_command)
+app.command("worst-case")(worst_case.worst_case_command)
 app.command("validate")(description.validate)
 app.command("info")(description.info)
 app.command("analyze")(analyze.analyze)
