@@ -1,6 +1,12 @@
 # rtnetlab: `make demo` runs the case study, `make test` runs every test.
 # Both set up everything on a fresh machine: a virtual environment in .venv with every Python
 # dependency, and the Rust extension built into it.
+#
+# Python dependencies are declared in ONE place, pyproject.toml: [project] dependencies (what
+# `pip install .` needs) and [project.optional-dependencies] (dev, report, testbed, middleware,
+# sweep, cloud: a capability adds its own group). This Makefile installs the versions pinned in
+# requirements.lock: after changing pyproject.toml, run `make lock` and commit both files. There
+# is no PY_DEPS list here any more; do not add one.
 
 SHELL := /bin/bash
 VENV := .venv
@@ -8,13 +14,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
-PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100" "dask[distributed]>=2024.1" "pyarrow>=15" "scipy>=1.11"
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 bench-testbed clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
-$(STAMP): Makefile
+$(STAMP): Makefile pyproject.toml requirements.lock
 	@command -v cargo >/dev/null || { echo "error: cargo (Rust) is required; install it with rustup"; exit 2; }
 	@# tshark reads the simulator's pcapng traces in the tests (Debian package).
 	@command -v tshark >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
@@ -22,10 +27,17 @@ $(STAMP): Makefile
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(PY_DEPS)
+	$(PY) -m pip install --quiet -r requirements.lock
 	touch $@
 
 setup: $(STAMP)
+
+# requirements.lock from pyproject.toml: every dependency and extra pinned, for Python 3.10 and later.
+lock: $(STAMP)
+	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 --no-header \
+		--quiet -o requirements.lock.new
+	{ sed -n '1,3p' requirements.lock; cat requirements.lock.new; } > requirements.lock.tmp
+	rm requirements.lock.new && mv requirements.lock.tmp requirements.lock
 
 $(BUILD_STAMP): $(STAMP) $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet

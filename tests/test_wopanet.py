@@ -227,7 +227,7 @@ def test_missing_file_is_a_user_error(tmp_path: Path) -> None:
 def test_read_dumps_round_trip(oracle_dir: Path, tmp_path: Path, name: str) -> None:
     spec = wopanet.read(oracle_dir / f"{name}.xml")
     p = tmp_path / f"{name}.xml"
-    p.write_text(wopanet.dumps(spec), encoding="utf-8")
+    p.write_text(wopanet.dumps(model.load_data(spec)), encoding="utf-8")
     assert wopanet.read(p) == spec
 
 
@@ -261,14 +261,14 @@ def test_dumps_refuses_what_wopanet_cannot_express(oracle_dir: Path, rtnetlab_cl
     spec = wopanet.read(oracle_dir / "ESE.xml")
     spec["defaults"]["scheduler"] = "static_priority"
     with pytest.raises(UserError, match="static_priority scheduler"):
-        wopanet.dumps(spec)
+        wopanet.dumps(model.load_data(spec))
     spec = wopanet.read(oracle_dir / "ESE.xml")
     spec["flows"][0].update(type="token_bucket", burst="2000B", rate="1Mbps", min_packet="100B",
                             max_packet="1000B")
     for k in ("bag", "lmin", "lmax"):
         del spec["flows"][0][k]
     with pytest.raises(UserError, match="token_bucket flow"):
-        wopanet.dumps(spec)
+        wopanet.dumps(model.load_data(spec))
     two = tmp_path / "two.yaml"
     r = run_cli(rtnetlab_cli, "generate", "afdx", "--vls", "4", "--switches", "2", "--planes", "2", "-o", two)
     assert r.returncode == 0, r.stderr

@@ -79,11 +79,9 @@ def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict
 
     data = formats.read(path)
     net = model.load_data(data, str(path))
-    from rtnetlab import _core
-
     try:
-        report = json.loads(net.handle.assign_priorities_json(method))
-    except _core.ChoiceError as e:
+        report = net.assign_priorities(method)
+    except model.ChoiceError as e:
         raise UserError(f"--method: {e}") from None
     except ValueError as e:
         raise UserError(str(e)) from None
@@ -110,11 +108,9 @@ def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict 
 
     data = formats.read(path)
     net = model.load_data(data, str(path))
-    from rtnetlab import _core
-
     try:
-        report = json.loads(net.handle.partition_json(method))
-    except _core.ChoiceError as e:
+        report = net.partition(method)
+    except model.ChoiceError as e:
         raise UserError(f"--method: {e}") from None
     except ValueError as e:
         raise UserError(f"{path}: {e}") from None

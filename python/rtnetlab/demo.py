@@ -127,7 +127,7 @@ def _can_bus(console: Console) -> dict:
     console.print("\n[bold]6. Fixed priority[/bold]: seed 004's CAN bus with a network sporadic server")
     net = model.load_data(NSS_TABLE1, "seed 004 Table 1")
     items = {i["name"]: i for i in net.analyze()["fixed_priority"]["items"]}
-    sim = json.loads(net.handle.simulate_buses_json(json.dumps({"duration_ns": 2_000_000_000, "seed": 1})))
+    sim = net.simulate_buses({"duration_ns": 2_000_000_000, "seed": 1})
     simulated = {m["name"]: m["max_us"] for m in sim["buses"][0]["messages"]}
     for name in ("m1", "nss2", "m3"):
         bound = items[name]["response_us"] / 1e3

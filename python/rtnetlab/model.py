@@ -1,8 +1,13 @@
-"""Loading a network description into the engine.
+"""Loading a network description into the engine, and the one door to its handle.
 
 YAML and JSON files go to the engine as text, which it parses within the limits in force
 (`formats.limits()`), validates and resolves; WOPANet XML is read here into plain data first. The
 model itself is defined once, in Rust.
+
+Only this module calls the engine's `Network` handle (`rtnetlab._core`, typed in `_core.pyi`):
+the rest of the front asks `Network`'s methods, which take and return plain data. Writing a
+description is here too (`write`): WOPANet XML is written from the validated, resolved network,
+so `rtnetlab.io` never needs the model (io.formats -> io.wopanet, and the model above both).
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ from typing import Any
 from rtnetlab import _core
 from rtnetlab.errors import ModelError, UserError
 from rtnetlab.io import formats
+
+#: A name given for an option is none of its choices (the engine lists them; the caller names the
+#: option).
+ChoiceError = _core.ChoiceError
 
 
 @dataclass
@@ -41,8 +50,43 @@ class Network:
             where = "--method" if str(e).startswith("unknown analysis method") else (self.source or "network")
             raise UserError(f"{where}: {e}") from None
 
+    def explain(self, method: str, grouping: bool, blind: bool, flow: str) -> dict:
+        """Where `flow`'s bounds come from under the analysis asked for: per route, hop by hop."""
+        try:
+            return json.loads(self.handle.explain_json(method, grouping, blind, flow))
+        except ValueError as e:
+            where = "--method" if str(e).startswith("unknown analysis method") else "--explain"
+            raise UserError(f"{where}: {e}") from None
+
     def resolved(self) -> dict:
         return json.loads(self.handle.resolved_json())
+
+    def simulation(self, config: dict) -> Any:
+        """A simulation of this network (`config`: the engine's SimConfig), the engine's running
+        handle advanced slice by slice by `rtnetlab.simulate`; ValueError if `config` is wrong."""
+        return self.handle.simulation(json.dumps(config))
+
+    def simulate_buses(self, config: dict) -> dict:
+        """The CAN buses simulated (`config`: the engine's BusSimConfig); ValueError if wrong."""
+        return json.loads(self.handle.simulate_buses_json(json.dumps(config)))
+
+    def worst_case(
+        self, seconds: float | None, evaluations: int | None, seed: int, workers: int, flows: list[str]
+    ) -> dict:
+        """The worst-case search's report (a budget in seconds or in simulations)."""
+        return json.loads(self.handle.worst_case_json(seconds, evaluations, seed, workers, flows))
+
+    def check_scenario(self, scenario: dict) -> None:
+        """ValueError (place and rule) when a worst-case scenario does not fit this network."""
+        self.handle.check_scenario(json.dumps(scenario))
+
+    def assign_priorities(self, method: str) -> dict:
+        """Priority orders per processor and bus (`method`: opa or dm; ChoiceError otherwise)."""
+        return json.loads(self.handle.assign_priorities_json(method))
+
+    def partition(self, method: str) -> dict:
+        """DOPA on the description's chains (`method`: opa or dm; ChoiceError otherwise)."""
+        return json.loads(self.handle.partition_json(method))
 
 
 def _format(d: dict) -> str:
@@ -86,6 +130,19 @@ def load_file(path: str | Path) -> Network:
         return load_data(formats.read(p), str(p))
     text, fmt = formats.read_native(p)
     return _load(text, fmt, str(p))
+
+
+def write(data: Any, path: Path) -> None:
+    """Writes a description (plain data) by its extension, whole or not at all. WOPANet XML is
+    written from the validated network (it refuses what WOPANet cannot express); YAML and JSON as
+    given."""
+    if path.suffix.lower() in formats.WOPANET:
+        from rtnetlab.io import wopanet
+
+        net = load_data(data, str(data.get("name", "")) if isinstance(data, dict) else "")
+        formats.atomic_write(path, wopanet.dumps(net))
+        return
+    formats.write(data, path)
 
 
 def schema() -> dict:

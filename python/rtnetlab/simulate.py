@@ -72,7 +72,7 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
     `interrupted` says whether Ctrl-C or SIGTERM stopped the run or the trace (`interrupted_by`
     names the signal)."""
     try:
-        sim = net.handle.simulation(json.dumps(config))
+        sim = net.simulation(config)
     except ValueError as e:
         raise UserError(f"{net.source or 'network'}: {e}") from None
     duration = sim.duration_ns

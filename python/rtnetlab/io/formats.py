@@ -104,7 +104,8 @@ def read(path: Path) -> Any:
 
 
 def write(data: Any, path: Path) -> None:
-    """Writes a description (plain data) by extension; written whole or not at all."""
+    """Writes plain data as YAML or JSON by extension; written whole or not at all. A description
+    that may go to WOPANet XML is written by `rtnetlab.model.write` (XML needs it validated)."""
     suffix = path.suffix.lower()
     if suffix == ".json":
         text = json.dumps(data, indent=2) + "\n"
@@ -113,9 +114,7 @@ def write(data: Any, path: Path) -> None:
 
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
     elif suffix in WOPANET:
-        from rtnetlab.io import wopanet
-
-        text = wopanet.dumps(data)
+        raise TypeError(f"{path}: WOPANet XML is written by rtnetlab.model.write (validated first)")
     else:
         raise UserError(f"{path}: unknown output type '{suffix}', expected .yaml, .yml, .json or .xml")
     atomic_write(path, text)

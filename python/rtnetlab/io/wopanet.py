@@ -406,11 +406,9 @@ def _payload(size_text: str, overhead: int, what: str) -> str:
     return str(int(bits // 8) - (overhead - INTERFRAME_BYTES))
 
 
-def dumps(spec: dict) -> str:
-    """Writes a native description as WOPANet XML, refusing what WOPANet cannot express."""
-    from rtnetlab import model
-
-    net = model.load_data(spec, str(spec.get("name", "")) if isinstance(spec, dict) else "")
+def dumps(net: Any) -> str:
+    """Writes a validated network (`rtnetlab.model.Network`: its `spec` and `resolved()`) as WOPANet
+    XML, refusing what WOPANet cannot express."""
     spec = net.spec
     res = net.resolved()
     nodes, ports = res["nodes"], res["ports"]

@@ -159,7 +159,7 @@ def compute(spec: SweepSpec, params: dict, seed: int) -> dict[str, float]:
         metrics["configure.feasible"] = float(bool(report.get("feasible")))
         metrics["configure.bandwidth_bps"] = float(report.get("reserved_bps", math.nan))
     if "fixed_priority" in spec.run:
-        report = json.loads(net.handle.partition_json(spec.run["fixed_priority"]["method"]))
+        report = net.partition(spec.run["fixed_priority"]["method"])
         metrics["fixed_priority.schedulable"] = float(bool(report.get("feasible")))
     return metrics
 

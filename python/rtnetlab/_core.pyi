@@ -1,0 +1,135 @@
+"""Type stubs of the compiled engine binding (crates/py/src/lib.rs).
+
+Every function and class the binding exposes is listed here with its types and a one-line
+description; tests/test_core_stub.py fails when the binding and this file differ, so a new
+binding function gets its stub in the same change. Results are JSON text unless said otherwise;
+only ``rtnetlab.model`` uses the ``Network`` handle and the loading functions (the rest of the
+front goes through it).
+"""
+
+from os import PathLike
+
+__version__: str
+
+class ChoiceError(ValueError):
+    """A name given for an option is none of its choices; args: (reason) or (argument, reason)."""
+
+class Network:
+    """A validated network held by the engine (the model is defined only in Rust)."""
+
+    def spec_json(self) -> str:
+        """The description as written back by the engine (defaults kept as given), JSON text."""
+    def info_json(self) -> str:
+        """Counts and per-port / per-link loads, JSON text."""
+    def analyze_json(self, method: str, grouping: bool = False, blind: bool = False) -> str:
+        """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError."""
+    def analyze_summary(
+        self, method: str, grouping: bool = False, blind: bool = False
+    ) -> tuple[int, int, float]:
+        """The same analysis as (rows, unbounded rows, largest finite delay in µs), for benchmarks."""
+    def simulation(self, config_json: str) -> Simulation:
+        """A simulation of this network (`config_json`: a sim::SimConfig), advanced by the caller."""
+    def check_scenario(self, scenario_json: str) -> None:
+        """ValueError (place and rule) when a worst-case scenario does not fit this network."""
+    def worst_case_json(
+        self,
+        seconds: float | None,
+        evaluations: int | None,
+        seed: int,
+        workers: int,
+        flows: list[str],
+        grid_limit: int = 100_000,
+    ) -> str:
+        """The worst-case search within a budget in seconds or in simulations, JSON text (GIL released)."""
+    def simulate_buses_json(self, config_json: str) -> str:
+        """Simulates the CAN buses (`config_json`: a can::model::BusSimConfig), JSON text."""
+    def explain_json(self, method: str, grouping: bool, blind: bool, flow: str) -> str:
+        """Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text."""
+    def assign_priorities_json(self, method: str) -> str:
+        """Priority orders per processor and bus (`method`: opa or dm), JSON text."""
+    def partition_json(self, method: str) -> str:
+        """DOPA on the description's chains (`method`: opa or dm), JSON text."""
+    def resolved_json(self) -> str:
+        """The resolved model (indices, routes, per-flow arrival parameters), JSON text."""
+
+class Simulation:
+    """A running simulation, advanced slice by slice so the front can show progress and stop early."""
+
+    def run_until(self, t_ns: int) -> None:
+        """Processes events up to `t_ns` (the GIL is released meanwhile)."""
+    @property
+    def now_ns(self) -> int:
+        """The simulated time reached, ns."""
+    @property
+    def duration_ns(self) -> int:
+        """The run's configured duration, ns."""
+    def memory_estimate(self) -> tuple[float, float, str]:
+        """(bytes at the end, bytes added per simulated second, what grows most), estimated before the run."""
+    def finish(self) -> None:
+        """Ends the run (frames held by deduplication are delivered at their SkewMax expiry)."""
+    def write_pcapng(self, path: str | PathLike[str]) -> int:
+        """Writes the recorded frames as a pcapng trace, whole or not at all; returns how many."""
+    def report_json(self) -> str:
+        """Results so far, JSON text."""
+
+def load(json: str) -> tuple[Network | None, str]:
+    """Validates a description given as JSON text: (network or None, diagnostics as JSON text)."""
+
+def load_text(text: str, format: str, source: str, limits: list[str]) -> tuple[Network | None, str]:
+    """Parses (yaml or json) and validates a description within `limits`: (network or None, diagnostics)."""
+
+def parse_text(text: str, format: str, source: str, limits: list[str]) -> str:
+    """A description's text (yaml or json) as plain data, JSON text; else ValueError, one line."""
+
+def limits_json(limits: list[str]) -> str:
+    """The limits in force with `limits` (`name=value`) applied, JSON text; ValueError if one is wrong."""
+
+def size_refusal(size: int, limits: list[str]) -> str | None:
+    """The refusal of a file of `size` bytes under `limits`, if it is too large."""
+
+def schema_json() -> str:
+    """The JSON Schema of the description format, JSON text."""
+
+def generate_afdx(virtual_links: int, switches: int, seed: int, planes: int, end_systems: int = 0) -> str:
+    """A synthetic AFDX network description (seed 000 Table 1 mix), JSON text."""
+
+def analysis_methods() -> list[str]:
+    """Names of the analysis methods the engine offers."""
+
+def random_network(seed: int, schedulers: str) -> str:
+    """A small random network (`schedulers`: fifo, static_priority, mixed, any or a sample), JSON text."""
+
+def random_sample_schedulers() -> list[tuple[str, str]]:
+    """The generator's sample scheduler configurations: (name, kind as the model names it)."""
+
+def random_port_scheduler(kind: str, lmax_bytes: list[int], seed: int) -> str:
+    """A random configuration of scheduler `kind` for classes of largest frames `lmax_bytes`."""
+
+def scheduler_kinds() -> list[str]:
+    """The scheduler kinds the engine registers, as the model names them."""
+
+def parse_quantity(kind: str, text: str) -> float:
+    """A quantity with its unit (`kind`: duration, size or rate) in seconds, bits or bits per second."""
+
+def configure_afdx(doc_json: str, request_json: str) -> str:
+    """BAG and MTU of the VLs that list their messages (seed 001D): the report, JSON text."""
+
+def configure_dtable(requirements_json: str) -> str:
+    """A Deficit Table decoupling latency from bandwidth (seed 003) from requirements, JSON text."""
+
+def dopa_fig6(
+    kind: str,
+    points: int,
+    sets_per_point: int,
+    seed: int,
+    dm_key: str = "local-window",
+    local_test: str = "release-jitter",
+    threads: int = 1,
+) -> list[tuple[float, float, float]]:
+    """One panel of seed 001E's Fig. 6: rows (x, OPA acceptance, DM acceptance); GIL released."""
+
+def nss_overhead_json(mean_gaps_ms: list[int], budgets: list[int], packets: int, seeds: int) -> str:
+    """Seed 004's Table 4: CPU overhead of the network sporadic server, JSON rows."""
+
+def fabric_run(scenario_json: str) -> str:
+    """Runs a lossless-fabric scenario (seed 003), JSON in, JSON out; GIL released."""

@@ -1,0 +1,421 @@
+"""``rtnetlab analyze``: worst-case bounds (or response times) as a table, JSON, CSV or WOPANet
+results, beside a WOPANet results file with ``--compare``; the tables of an analysis are printed
+here (``configure`` prints its analyses with :func:`print_report`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from rtnetlab.cli.common import (
+    EXIT_VERDICT,
+    FailOnMissOpt,
+    FileArg,
+    JsonOpt,
+    check_outputs,
+    emit_json,
+    err,
+    fmt_opt_us,
+    fmt_us,
+    out,
+    table,
+    warn,
+    wrote,
+)
+from rtnetlab.errors import UserError
+from rtnetlab.tables import DEFAULT_ROWS, ResultTable, RowsOpt, parse_limit
+
+if TYPE_CHECKING:
+    from rtnetlab.model import Network
+
+
+#: `analyze -o FILE` without --format: the format by the file's extension.
+FORMAT_BY_EXTENSION = {".json": "json", ".csv": "csv", ".xml": "wopanet-res"}
+ANALYZE_FORMATS = ("table", "json", "csv", "wopanet-res")
+
+
+def _analyze_format(output_format: str | None, out_path: Path | None, as_json: bool) -> str:
+    """The format of what `analyze` writes: --format, else the extension of -o, else (on the
+    terminal) a table, or JSON with --json."""
+    if output_format is not None and output_format not in ANALYZE_FORMATS:
+        raise UserError(f"--format: expected {', '.join(ANALYZE_FORMATS)}, got '{output_format}'")
+    if out_path is None:
+        fmt = output_format or ("json" if as_json else "table")
+        if as_json and fmt != "json":
+            raise UserError(f"--json: prints JSON; --format {fmt} needs -o FILE to go with it")
+        return fmt
+    if output_format == "table":
+        raise UserError("--format table: the table is for the terminal; -o writes json, csv or wopanet-res")
+    if output_format is not None:
+        return output_format
+    fmt = FORMAT_BY_EXTENSION.get(out_path.suffix.lower())
+    if fmt is None:
+        raise UserError(
+            f"-o: {out_path}: unknown output type '{out_path.suffix}', expected .json, .csv or .xml "
+            "(WOPANet results), or give --format"
+        )
+    return fmt
+
+
+def _analysis_text(fmt: str, net: Network, report: dict) -> str:
+    if fmt == "json":
+        return json.dumps({**report, "warnings": net.warnings}, indent=2, allow_nan=False) + "\n"
+    if fmt == "csv":
+        from rtnetlab import results
+
+        if report.get("fixed_priority") and report["flows"]:
+            raise UserError("--format csv: holds the network's end-to-end bounds only; this description "
+                            "also has a fixed-priority part: use json")
+        if report.get("fixed_priority"):
+            return results.response_times_csv(report["fixed_priority"])
+        return results.flows_csv(report)
+    from rtnetlab import results
+    from rtnetlab.io import wopanet
+
+    return wopanet.results_dumps(net.spec, report, net.info(), results.Reasons.of(net, report))
+
+
+def analyze(
+    file: FileArg,
+    method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
+    grouping: Annotated[
+        bool, typer.Option("--grouping", help="Serialise flows sharing an input link.")
+    ] = False,
+    blind: Annotated[
+        bool, typer.Option("--blind", help="Blind (arbitrary) instead of FIFO multiplexing.")
+    ] = False,
+    output_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="table, json, csv or wopanet-res (default: table on the terminal; with -o, by the "
+            "file's extension: .json, .csv, .xml)",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write the results to this file (format by extension)."),
+    ] = None,
+    compare: Annotated[
+        Path | None,
+        typer.Option("--compare", help="A WOPANet results file (_res.xml) to set beside the bounds."),
+    ] = None,
+    fail_on_miss: FailOnMissOpt = False,
+    rows: RowsOpt = str(DEFAULT_ROWS),
+    explain: Annotated[
+        str | None,
+        typer.Option(
+            "--explain",
+            help="Show where FLOW's bound comes from, hop by hop (the port's rate and latency, the "
+            "loads, the burst entering, the queue's delay, the service left to the flow).",
+            metavar="FLOW",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Worst-case delay, jitter and backlog bounds of every flow and egress port."""
+    from rtnetlab import model, results
+    from rtnetlab.io import formats
+
+    limit = parse_limit(rows)
+    if explain is not None:
+        if output is not None or compare is not None or output_format not in (None, "table", "json"):
+            raise UserError("--explain: prints one flow's terms; it takes no -o, --compare or --format")
+        net = model.load_file(file)
+        explanation = net.explain(method, grouping, blind, explain)
+        if as_json or output_format == "json":
+            emit_json({**explanation, "warnings": net.warnings})
+        else:
+            warn(net)
+            print_explanation(explanation)
+        return
+    fmt = _analyze_format(output_format, output, as_json)
+    check_outputs({"-o": output}, [file, compare])
+    net = model.load_file(file)
+    report = net.analyze(method, grouping, blind)
+    reference = None
+    if compare is not None:
+        from rtnetlab.io import wopanet
+
+        reference = wopanet.compare_results(compare, net, report)
+    verdict = results.verdict(report)
+    if output is not None:
+        formats.atomic_write(output, _analysis_text(fmt, net, report))
+    if as_json:
+        if output is None:
+            doc = {**report, "warnings": net.warnings + (reference["warnings"] if reference else [])}
+            if reference:
+                doc["comparison"] = reference
+        else:
+            doc = {"files": {"output": str(output)}, "format": fmt, "method": report["method"],
+                   "verdict": verdict,
+                   "warnings": net.warnings + (reference["warnings"] if reference else [])}
+            if reference:
+                doc["comparison"] = reference
+        emit_json(doc)
+    elif output is None and fmt != "table":
+        sys.stdout.write(_analysis_text(fmt, net, report))
+        warn(net)
+    else:
+        warn(net)
+        if output is None:
+            print_report(report, limit, results.Reasons.of(net, report))
+        else:
+            wrote(output, detail=fmt)
+            out.print(_verdict_line(verdict), markup=False)
+        if reference:
+            _print_comparison(reference, limit)
+    if fail_on_miss and verdict["failed"]:
+        if not as_json:
+            err.print(results.failure_line(verdict["failures"]), style="bold red", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+
+
+def print_explanation(e: dict) -> None:
+    """`analyze --explain FLOW`: per route, what each hop adds to the flow's bound."""
+    from rich.table import Table
+
+    def num(x: float | None, fmt: str = "{:,.1f}") -> str:
+        return "inf" if x is None else fmt.format(x)
+
+    out.print(
+        f"{e['flow']} ({e['method']}): leaves its source with burst {num(e['burst_bits'], '{:,.0f}')} "
+        f"bits and rate {num(e['rate_bps'] / 1e6, '{:,.3f}')} Mb/s",
+        markup=False,
+    )
+    for r in e["routes"]:
+        title = f"to {r['destination']}, plane {r['plane']}: {num(r['bound_us'])} us ({r['method']})"
+        if not r["guaranteed"]:
+            title += ", NOT GUARANTEED (cut-through)"
+        t = Table(title=title, title_justify="left")
+        columns = ("port", "rate (Mb/s)", "latency (us)", "queue load (Mb/s)", "port load (Mb/s)",
+                   "burst in (bits)", "queue delay (us)", "service left (Mb/s, us)", "propagation (us)")
+        for col in columns:
+            t.add_column(col, justify="left" if col == "port" else "right")
+        for h in r["hops"]:
+            lo = h.get("left_over")
+            t.add_row(
+                h["port"],
+                num(h["rate_bps"] / 1e6, "{:,.3f}"),
+                num(h["latency_us"]),
+                num(h["queue_load_bps"] / 1e6, "{:,.3f}"),
+                num(h["port_load_bps"] / 1e6, "{:,.3f}"),
+                num(h["burst_bits"], "{:,.0f}"),
+                num(h["queue_delay_us"]) + (f" ({h['reason']})" if h.get("reason") else ""),
+                "-" if lo is None else f"{lo[0] / 1e6:,.3f}, {lo[1]:,.1f}",
+                num(h["propagation_us"]),
+            )
+        out.print(t)
+        out.print(
+            f"  + receive latency {num(r['receive_latency_us'])} us. Queue delays + constant delays "
+            f"(TFA's sum): {num(r['tfa_sum_us'])} us; the bound: {num(r['bound_us'])} us ({r['method']})",
+            markup=False,
+        )
+
+
+def _print_comparison(ref: dict, limit: int | None) -> None:
+    for w in ref["warnings"]:
+        err.print(w, markup=False)
+    t = ResultTable(
+        f"Beside {ref['file']} (worst plane)",
+        ["flow", "destination", "bound (us)", "reference (us)", "reference - bound (us)", "note"],
+        left=("flow", "destination", "note"),
+    )
+
+    def key(r: dict) -> tuple:
+        return (r["reference_is_bound"], r["in_network"] and r["in_reference"])
+
+    for r in sorted(ref["rows"], key=key):
+        b, x = r["bound_us"], r["reference_delay_us"]
+        if not r["in_network"]:
+            note = "not in the network"
+        elif not r["in_reference"]:
+            note = "not in the reference"
+        elif not r["reference_is_bound"]:
+            note = f"crosses overloaded {', '.join(r['crosses_overloaded'])}: not a bound"
+        else:
+            note = ""
+        t.add_row(
+            r["flow"],
+            r["destination"],
+            "unbounded" if b is None and r["in_network"] else fmt_us(b),
+            "Infinity" if x is None and r["in_reference"] else fmt_us(x),
+            "-" if b is None or x is None else fmt_us(x - b),
+            note,
+            style=None if r["reference_is_bound"] else "bold red",
+        )
+    t.print(out, limit, "(flow, destination) rows")
+
+
+def _verdict_line(v: dict) -> str:
+    if not v["rows"]:
+        return f"{len(v['failures'])} deadline failure(s)"
+    return (f"{v['rows']} bounds: {v['ok']} meet their deadline (or have none), {v['miss']} miss, "
+            f"{v['unbounded']} unbounded")
+
+
+def _status(status: str, reason: str | None) -> str:
+    """A status cell: the word, and for an infinite bound its reason once ("unbounded: ...")."""
+    from rtnetlab.results import clean_reason
+
+    reason = clean_reason(reason)
+    return f"{status}: {reason}" if reason else status
+
+
+def print_report(report: dict, limit: int | None = None, reasons: Any = None) -> None:
+    if report["flows"] or report["ports"]:
+        _print_network_report(report, limit, reasons)
+    if report.get("fixed_priority"):
+        _print_response_times(report["fixed_priority"])
+    for n in report.get("notes", []):
+        out.print(f"note: {n}", markup=False)
+
+
+def _print_response_times(fp: dict) -> None:
+    items = table(
+        "Response times (fixed priority)",
+        ["item", "kind", "on", "priority", "C (us)", "T (us)", "D (us)", "R (us)", "slack (us)", "status",
+         "test"],
+        left=("item", "kind", "on", "status", "test"),
+    )
+    order = {"unbounded": 0, "unassigned": 0, "miss": 1, "ok": 2, "served": 3}
+    for i in sorted(fp["items"], key=lambda i: (order[i["status"]], i["resource"], i["priority"] or 0)):
+        style = {"unbounded": "bold red", "unassigned": "bold red", "miss": "red"}.get(i["status"])
+        items.add_row(
+            i["name"],
+            i["kind"],
+            i["resource"],
+            "-" if i["priority"] is None else str(i["priority"]),
+            fmt_us(i["cost_us"]),
+            fmt_us(i["period_us"]),
+            fmt_us(i["deadline_us"]),
+            "-" if i["response_us"] is None else fmt_us(i["response_us"]),
+            "-" if i["slack_us"] is None else fmt_us(i["slack_us"]),
+            _status(i["status"], i.get("reason")),
+            i["analysis"],
+            style=style,
+        )
+    out.print(items)
+    if fp["chains"]:
+        chains = table(
+            "Chains (from the external event)",
+            ["chain", "steps (completion, us)", "R (us)", "D (us)", "slack (us)", "status"],
+            left=("chain", "steps (completion, us)", "status"),
+        )
+        for c in fp["chains"]:
+            steps = " -> ".join(f"{s['name']} ({fmt_opt_us(s['response_us'])})" for s in c["steps"])
+            chains.add_row(
+                c["name"],
+                steps,
+                "-" if c["response_us"] is None else fmt_us(c["response_us"]),
+                fmt_us(c["deadline_us"]),
+                "-" if c["slack_us"] is None else fmt_us(c["slack_us"]),
+                _status(c["status"], c.get("reason")),
+                style={"unbounded": "bold red", "miss": "red"}.get(c["status"]),
+            )
+        out.print(chains)
+    for n in fp.get("notes", []):
+        out.print(f"note: {n}", markup=False)
+
+
+def _print_network_report(report: dict, limit: int | None, reasons: Any = None) -> None:
+    flows = ResultTable(
+        f"End-to-end bounds ({report['method']})",
+        [
+            "flow",
+            "destination",
+            "plane",
+            "delay (us)",
+            "jitter (us)",
+            "deadline (us)",
+            "slack (us)",
+            "status",
+        ],
+        left=("flow", "destination", "plane", "status"),
+    )
+    order = {"unbounded": 0, "miss": 1, "ok": 2}
+
+    def critical(f: dict) -> tuple:
+        # Unbounded, then missed, then the smallest slack, then (no deadline) the largest delay.
+        slack = f["slack_us"]
+        return (order[f["status"]], slack is None, slack or 0.0, -(f["delay_us"] or 0.0))
+
+    for f in sorted(report["flows"], key=critical):
+        style = {"unbounded": "bold red", "miss": "red"}.get(f["status"])
+        reason = reasons.flow(f) if reasons is not None and f["status"] == "unbounded" else f.get("reason")
+        flows.add_row(
+            f["flow"],
+            f["destination"],
+            f["plane"],
+            fmt_us(f["delay_us"]),
+            fmt_us(f["jitter_us"]),
+            fmt_us(f["deadline_us"]),
+            fmt_us(f["slack_us"]),
+            # A route through a cut-through switch: the bound assumes store-and-forward.
+            _status(f["status"], reason) + ("" if f.get("guaranteed", True) else " (not guaranteed)"),
+            style=style,
+        )
+    flows.print(out, limit, "(flow, destination, plane) rows")
+    ports = ResultTable(
+        "Egress ports",
+        ["port", "plane", "load", "delay (us)", "backlog (B)", "buffer (B)", "status"],
+        left=("port", "plane", "status"),
+    )
+    def overflows(p: dict) -> bool:
+        buffer = p.get("buffer_bytes")
+        return buffer is not None and (p["backlog_bytes"] is None or p["backlog_bytes"] > buffer)
+
+    # Unbounded or overflowing first, then the most loaded.
+    loaded = [p for p in report["ports"] if p["load"] > 0]
+    for p in sorted(loaded, key=lambda p: (not (p["status"] == "unbounded" or overflows(p)), -p["load"])):
+        buffer, over = p.get("buffer_bytes"), overflows(p)
+        reason = p.get("reason")
+        if reasons is not None and p["status"] == "unbounded":
+            # The port's own reason without repeating its name.
+            reason = reasons.port(p).removeprefix(f"{p['node']}:{p['port']}").lstrip(": ")
+        status = _status(p["status"], reason) + (" BUFFER OVERFLOW" if over else "")
+        ports.add_row(
+            f"{p['node']}:{p['port']}",
+            p["plane"],
+            f"{100 * p['load']:.1f}%",
+            fmt_us(p["delay_us"]),
+            "-" if p["backlog_bytes"] is None else f"{p['backlog_bytes']:,.0f}",
+            "-" if buffer is None else f"{buffer:,.0f}",
+            status,
+            style="bold red" if p["status"] == "unbounded" or over else None,
+        )
+    ports.print(out, limit, "ports")
+    if report.get("redundancy"):
+        red = ResultTable(
+            "Redundancy management (first valid copy wins)",
+            [
+                "flow",
+                "destination",
+                "both planes (us)",
+                "one plane (us)",
+                "arrival skew (us)",
+                "SkewMax (us)",
+                "Cor. 7 as printed (us)",
+            ],
+            left=("flow", "destination"),
+        )
+        # Copies that may arrive further apart than SkewMax first, then the largest delay.
+        def bound(x: float | None) -> str:
+            return "unbounded" if x is None else fmt_us(x)
+
+        for r in sorted(report["redundancy"], key=lambda r: (r["skew_ok"], -(r["delay_us"] or float("inf")))):
+            red.add_row(
+                r["flow"],
+                r["destination"],
+                bound(r["delay_us"]),
+                bound(r["single_plane_delay_us"]),
+                bound(r["arrival_skew_us"]),
+                fmt_us(r["skew_max_us"]),
+                bound(r["paper_cor7_us"]),
+                style=None if r["skew_ok"] else "red",
+            )
+        red.print(out, limit, "(flow, destination) rows")

@@ -1,0 +1,125 @@
+"""What every command shares: the two consoles, the exit codes, the common options, the JSON
+shapes of results and errors, the rule of output files, the numbers' formatting.
+
+Light on purpose (typer and rich's console only): every command module imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from rtnetlab.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from rtnetlab.model import Network
+
+# Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_VERDICT = 1
+EXIT_USER = 2
+EXIT_INTERNAL = 3
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+FailOnMissOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-miss",
+        help="Exit with code 1 when a deadline is missed (or a bound is infinite where a deadline "
+        "exists); for CI gates.",
+    ),
+]
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, allow_nan=False, default=_json_default) + "\n")
+
+
+def _json_default(x: Any) -> Any:
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def warn(net: Network) -> None:
+    for w in net.warnings:
+        err.print(w, markup=False)
+
+
+def wrote(*paths: Path, detail: str = "") -> None:
+    """Says where each file went (and which directories were created for them)."""
+    from rtnetlab.io import output as outfiles
+
+    for d in outfiles.created_directories:
+        out.print(f"created directory {d}", markup=False)
+    outfiles.created_directories.clear()
+    for k, path in enumerate(paths):
+        out.print(f"wrote {path}" + (f" ({detail})" if detail and k == len(paths) - 1 else ""), markup=False)
+
+
+def _error_entry(text: str) -> dict:
+    """One problem as the JSON error shape: the place (text before the first ': '), the rule."""
+    text = text.removeprefix("warning: ")
+    place, sep, message = text.partition(": ")
+    if not sep or not place.strip() or "\n" in place:
+        return {"place": None, "message": text}
+    return {"place": place, "message": message}
+
+
+def error_document(errors: list[str], warnings: list[str] | None = None, **extra: Any) -> dict:
+    """The JSON every command prints for errors with --json (warnings as in successful outputs)."""
+    return {**extra, "errors": [_error_entry(e) for e in errors], "warnings": list(warnings or [])}
+
+
+def check_outputs(outputs: dict[str, Path | None], inputs: list[Path | None]) -> None:
+    from rtnetlab.io import output as outfiles
+
+    outfiles.check({k: v for k, v in outputs.items() if v is not None}, [p for p in inputs if p is not None])
+
+
+DESCRIPTION_SUFFIXES = (".yaml", ".yml", ".json", ".xml")
+
+
+def check_description_output(option: str, path: Path | None) -> None:
+    """A description is written by its extension: checked before any work."""
+    if path is not None and path.suffix.lower() not in DESCRIPTION_SUFFIXES:
+        where = f"{option}: {path}" if option else str(path)
+        raise UserError(f"{where}: unknown output type '{path.suffix}', expected .yaml, .yml, .json or .xml")
+
+
+def table(title: str, columns: list[str], left: tuple[str, ...]) -> Table:
+    """A results table: text columns (`left`) aligned left, numbers right."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for col in columns:
+        t.add_column(col, justify="left" if col in left else "right")
+    return t
+
+
+def fmt_us(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.3f}".rstrip("0").rstrip(".")
+
+
+def fmt_opt_us(v: float | None) -> str:
+    return "-" if v is None else fmt_us(v)
+
+
+def quantity(kind: str, text: str, option: str) -> float:
+    """A quantity given on the command line (`kind`: duration, rate, size), in SI base units."""
+    from rtnetlab import _core
+
+    try:
+        return _core.parse_quantity(kind, text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None

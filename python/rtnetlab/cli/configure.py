@@ -1,0 +1,306 @@
+"""``rtnetlab configure``: parameters chosen by the engine (``rtnetlab.configure``) and written into
+the user's own description; the tables of each choice are printed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rtnetlab.cli.common import (
+    EXIT_VERDICT,
+    FileArg,
+    JsonOpt,
+    check_description_output,
+    check_outputs,
+    emit_json,
+    err,
+    fmt_us,
+    out,
+    table,
+    wrote,
+)
+from rtnetlab.errors import UserError
+
+app = typer.Typer(
+    help="Choose parameters that make a description feasible and write them into it.", no_args_is_help=True
+)
+
+
+@app.command("afdx")
+def configure_afdx(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the configured description here.")],
+    objective: Annotated[
+        str, typer.Option("--objective", help="first-feasible or min-bandwidth (least reserved bandwidth)")
+    ] = "first-feasible",
+    jitter_at: Annotated[
+        str, typer.Option("--jitter-at", help="Where the 500 us jitter limit applies: all, sources, none")
+    ] = "all",
+    deadlines: Annotated[
+        bool, typer.Option("--deadlines/--no-deadlines", help="Require every flow deadline to be met (best).")
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """BAG and MTU of every virtual link that lists the messages it carries (seed 001D)."""
+    from rtnetlab import configure, model
+
+    check_description_output("-o", output)
+    check_outputs({"-o": output}, [file])
+    report, configured = configure.afdx(Path(file), objective, jitter_at, deadlines)
+    if configured is not None:
+        model.write(configured, output)
+    if as_json:
+        report["output"] = str(output) if configured is not None else None
+        emit_json(report)
+    else:
+        _print_afdx_configuration(report)
+        if configured is not None:
+            wrote(output)
+    if not report["feasible"]:
+        if not as_json:
+            err.print(f"{file}: no feasible configuration: {report['reason']}; nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+
+
+def _print_afdx_configuration(report: dict) -> None:
+    vls = table(
+        f"BAG and MTU ({report['objective']})",
+        ["virtual link", "BAG (ms)", "MTU (B)", "Lmin (B)", "Lmax (B)", "reserved (kb/s)",
+         "candidates (BAG ms, MTU)"],
+        left=("virtual link", "candidates (BAG ms, MTU)"),
+    )
+    for v in report["vls"]:
+        vls.add_row(
+            v["flow"] + ("" if v["configured"] else " (fixed)"),
+            str(v["bag_ms"]),
+            str(v["mtu_bytes"]),
+            str(v["lmin_bytes"]),
+            str(v["lmax_bytes"]),
+            f"{v['reserved_bps'] / 1e3:,.1f}",
+            " ".join(f"({b},{m})" for b, m in v["candidates"]),
+        )
+    if report["vls"]:
+        out.print(vls)
+    ports = table(
+        "Egress ports (Eq. 2 bandwidth, Eq. 3 jitter)",
+        ["port", "reserved (kb/s)", "rate (Mb/s)", "jitter (us)", "limit (us)", "status"],
+        left=("port", "status"),
+    )
+    for p in report["ports"]:
+        ok = p["bandwidth_ok"] and p["jitter_ok"]
+        ports.add_row(
+            p["port"],
+            f"{p['reserved_bps'] / 1e3:,.1f}",
+            f"{p['rate_bps'] / 1e6:g}",
+            "-" if p["jitter_us"] is None else f"{p['jitter_us']:.1f}",
+            "-" if p["jitter_limit_us"] is None else str(p["jitter_limit_us"]),
+            "ok" if ok else "violated",
+            style=None if ok else "red",
+        )
+    if report["ports"]:
+        out.print(ports)
+    if report["feasible"]:
+        checked = "every deadline met (best)" if report["deadlines_checked"] else "no deadlines checked"
+        out.print(f"reserved bandwidth {report['reserved_bps'] / 1e3:,.1f} kb/s; {checked}", markup=False)
+
+
+@app.command("priorities")
+def configure_priorities(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the prioritised description here.")],
+    method: Annotated[str, typer.Option("--method", help="opa (Audsley) or dm (deadline monotonic)")] = "opa",
+    as_json: JsonOpt = False,
+) -> None:
+    """Fixed priorities for every task, message and server (per processor and bus)."""
+    from rtnetlab import configure, model
+
+    check_description_output("-o", output)
+    check_outputs({"-o": output}, [file])
+    report, configured, analysis = configure.priorities(Path(file), method)
+    chains_ok = analysis is None or all(
+        c["status"] == "ok" for c in (analysis.get("fixed_priority") or {}).get("chains", [])
+    )
+    if configured is not None and chains_ok:
+        model.write(configured, output)
+    if as_json:
+        report["analysis"] = analysis
+        emit_json(report)
+    else:
+        for r in report["resources"]:
+            order = " > ".join(f"{a['name']} ({a['priority']})" for a in r["order"]) or "-"
+            verdict = "feasible" if r["feasible"] else "infeasible"
+            out.print(f"{r['resource']} [{r['test']}]: {verdict}: {order}", markup=False)
+            if r["failing"]:
+                out.print(f"  cannot be placed / miss: {', '.join(r['failing'])}", markup=False)
+            if r.get("reason"):
+                out.print(f"  {r['reason']}", markup=False)
+        if analysis is not None:
+            from rtnetlab.cli.analyze import print_report
+
+            print_report(analysis)
+        if configured is not None and chains_ok:
+            wrote(output)
+    if configured is None:
+        if not as_json:
+            err.print(f"{file}: no feasible priority order ({method}); nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+    if not chains_ok:
+        if not as_json:
+            err.print(
+                f"{file}: every resource has a feasible order for its local windows, but a chain misses its "
+                "deadline in the holistic analysis; nothing written",
+                markup=False,
+            )
+        raise typer.Exit(EXIT_VERDICT)
+
+
+@app.command("partition")
+def configure_partition(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the placed description here.")],
+    method: Annotated[
+        str, typer.Option("--method", help="Priorities: opa (Audsley) or dm (deadline monotonic by window)")
+    ] = "opa",
+    as_json: JsonOpt = False,
+) -> None:
+    """Place the tasks of chains on processors, with priorities (DOPA, seed 001E)."""
+    from rtnetlab import configure, model
+
+    check_description_output("-o", output)
+    check_outputs({"-o": output}, [file])
+    report, configured, analysis = configure.partition(Path(file), method)
+    if configured is not None:
+        model.write(configured, output)
+    if as_json:
+        report["analysis"] = analysis
+        emit_json(report)
+    else:
+        _print_partition(report)
+        if analysis is not None:
+            from rtnetlab.cli.analyze import print_report
+
+            print_report(analysis)
+        if configured is not None:
+            wrote(output)
+    if configured is None:
+        if not as_json:
+            err.print(f"{file}: no feasible partition ({method}): {report['reason']}; nothing written",
+                      markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+
+
+def _print_partition(report: dict) -> None:
+    if not report["feasible"]:
+        return
+    tasks = table(
+        "Placement (DOPA)",
+        ["task", "chain", "processor", "priority", "window (us)", "jitter (us)", "response (us)"],
+        left=("task", "chain", "processor"),
+    )
+    for t in report["tasks"]:
+        tasks.add_row(
+            t["name"] + (" (pinned)" if t["pinned"] else ""),
+            t["chain"],
+            t["processor"],
+            str(t["priority"]),
+            fmt_us(t["window_us"]),
+            fmt_us(t["jitter_us"]),
+            fmt_us(t["response_us"]),
+        )
+    out.print(tasks)
+    if report["messages"]:
+        msgs = table(
+            "Messages",
+            ["message", "chain", "sent by", "priority", "window (us)", "jitter (us)", "response (us)"],
+            left=("message", "chain", "sent by"),
+        )
+        for m in report["messages"]:
+            if m["on_bus"]:
+                msgs.add_row(m["name"], m["chain"], m["sender"], str(m["priority"]), fmt_us(m["window_us"]),
+                             fmt_us(m["jitter_us"]), fmt_us(m["response_us"]))
+            else:
+                msgs.add_row(m["name"], m["chain"], "- (same processor: not sent)", "-", "-", "-", "-")
+        out.print(msgs)
+    for c in report["chains"]:
+        out.print(
+            f"chain {c['name']}: end-to-end bound {fmt_us(c['end_to_end_us'])} us "
+            f"<= deadline {fmt_us(c['deadline_us'])} us",
+            markup=False,
+        )
+
+
+@app.command("dtable")
+def configure_dtable(
+    file: FileArg,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the scheduler configurations here.")
+    ] = None,
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="Add them to this network description's schedulers (written to -o)."),
+    ] = None,
+    prefix: Annotated[str, typer.Option("--prefix", help="Prefix of the scheduler names.")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Deficit Table entries and weights from latency and bandwidth requirements (seed 003)."""
+    from rtnetlab import configure, model
+
+    if into is not None and output is None:
+        raise UserError("--into: give -o/--output for the description with the schedulers added")
+    check_description_output("-o", output)
+    check_outputs({"-o": output}, [file, into])
+    report = configure.dtable(Path(file))
+    if not report["feasible"]:
+        if as_json:
+            emit_json(report)
+        else:
+            err.print(f"{file}: no feasible table: {report['reason']}; nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+    if output is not None:
+        if into is not None:
+            model.write(configure.insert_schedulers(into, report["schedulers"], prefix), output)
+        else:
+            model.write({"schedulers": {prefix + k: v for k, v in report["schedulers"].items()}}, output)
+    if as_json:
+        emit_json(report)
+        return
+    _print_dtable_configuration(report)
+    if output is not None:
+        wrote(output)
+
+
+def _print_dtable_configuration(report: dict) -> None:
+    plan = report["decoupling"]["plan"]
+    t4 = table(
+        f"Latency: entries from distances (N = {plan['entries']}, M = {plan['max_weight']}, "
+        f"pool = {plan['pool']} credits)",
+        ["class", "distance asked", "distance", "entries", "% entries", "MTU (credits)", "min share",
+         "max share"],
+        left=("class",),
+    )
+    for c in plan["classes"]:
+        t4.add_row(
+            c["name"], str(c["max_distance"]), str(c["distance"]), str(c["entries"]),
+            f"{100 * c['entry_fraction']:g}", str(c["mtu"]), f"{c['min_share']:.6g}", f"{c['max_share']:.6g}",
+        )
+    out.print(t4)
+    base = report["baselines"]
+    t5 = table(
+        "Bandwidth: weights (credits)",
+        ["class", "share asked", "share", "DTable entries", "entry weights", "total", "WF2Q entries",
+         "SCFQ weight", "DRR quantum"],
+        left=("class", "entry weights"),
+    )
+    for k, w in enumerate(report["decoupling"]["weights"]):
+        weights = sorted(set(w["entry_weights"]))
+        t5.add_row(
+            w["name"], f"{w['requested_share']:g}", f"{w['share']:.6g}", str(len(w["entry_weights"])),
+            "/".join(str(x) for x in weights), str(w["total_weight"]), str(base["wf2q_entries"][k]),
+            f"{base['scfq_weights'][k]:.6g}", str(base["drr_quanta"][k]),
+        )
+    out.print(t5)
+    slots = plan["slots"]
+    names = [c["name"] for c in plan["classes"]]
+    out.print("table: " + " ".join(names[s] for s in slots), markup=False)

@@ -1,0 +1,195 @@
+"""``rtnetlab experiment``: the seed papers' experiments (``rtnetlab.experiments``), one subcommand
+each, with their tables.
+
+:data:`app` is the ``experiment`` group itself, created once here at import; another package adds
+a subcommand to it without touching this module: a function of its own that registers onto it,
+called by one line in ``rtnetlab/cli/__init__.py``::
+
+    # python/rtnetlab/sweep/cli.py
+    def register(experiment_app: typer.Typer) -> None:
+        @experiment_app.command("sweep")
+        def experiment_sweep(...) -> None:
+            ...
+
+    # python/rtnetlab/cli/__init__.py, at the end of the registrations
+    sweep_cli.register(experiment.app)   # or register(experiment_app): the same object
+
+Keep the registered function's module light at import (heavy imports inside the command).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from rtnetlab.cli.common import JsonOpt, check_outputs, emit_json, err, out, quantity, table, wrote
+from rtnetlab.errors import UserError
+
+app = typer.Typer(help="Reproduce the seed papers' experiments.", no_args_is_help=True)
+
+
+@app.command("dopa")
+def experiment_dopa(
+    out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the CSV and PNG files go.")] = Path(
+        "out/dopa"
+    ),
+    sets: Annotated[int, typer.Option("--sets", help="Random systems per point.")] = 100,
+    points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 10,
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    dm_key: Annotated[
+        str, typer.Option("--dm-key", help="DM baseline key: local-window, end-to-end or absolute.")
+    ] = "local-window",
+    local_test: Annotated[
+        str, typer.Option("--local-test", help="release-jitter (safe) or paper (Eq. 1, no jitter).")
+    ] = "release-jitter",
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 001E Fig. 6: acceptance of DOPA's PARTITION with OPA and with DM (three panels)."""
+    from rtnetlab.experiments import seed001e_fig6
+    from rtnetlab.io import output as outfiles
+
+    if sets < 1 or points < 1:
+        raise UserError("--sets and --points: must be at least 1")
+    stems = [stem for _, stem, _ in seed001e_fig6.DOPA_PANELS.values()]
+    files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
+    check_outputs({f"--out-dir ({f.name})": f for f in files}, [])
+    results = seed001e_fig6.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
+    if as_json:
+        emit_json({p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()})
+        outfiles.created_directories.clear()
+        return
+    for panel, rows in results.items():
+        label, stem, _ = seed001e_fig6.DOPA_PANELS[panel]
+        t = table(
+            f"Fig. 6 ({panel}): accepted sets, {sets} per point", [label, "OPA", f"DM ({dm_key})"], left=()
+        )
+        for x, o, d in rows:
+            t.add_row(f"{x:g}", f"{100 * o:.0f}%", f"{100 * d:.0f}%")
+        out.print(t)
+    wrote(*files)
+
+
+@app.command("nss-overhead")
+def experiment_nss_overhead(
+    seeds: Annotated[int, typer.Option("--seeds", help="Runs averaged per cell.")] = 20,
+    packets: Annotated[int, typer.Option("--packets", help="Aperiodic packets per run.")] = 1000,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 004 Table 4: CPU overhead (%) of the network sporadic server, by simulation."""
+    from rtnetlab.experiments import seed004_table4
+
+    gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
+    rows = seed004_table4.nss_overhead(gaps, budgets, packets, seeds)
+    if as_json:
+        emit_json(rows)
+        return
+    t = table(
+        "Network sporadic server: CPU overhead (%)",
+        ["1/lambda"] + [f"n = {n}" for n in budgets],
+        left=("1/lambda",),
+    )
+    for g in gaps:
+        cells = [r for r in rows if r["mean_gap_ns"] == g * 1_000_000]
+        t.add_row(f"{g} ms", *[f"{r['overhead_percent']:.4f}" for r in cells])
+    out.print(t)
+
+
+@app.command("fabric")
+def experiment_fabric(
+    scenario: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Fabric scenario (JSON or YAML); default: seed 003's multimedia set-up (shipped).",
+            show_default=False,
+        ),
+    ] = None,
+    scheduler: Annotated[
+        list[str] | None, typer.Option("--scheduler", help="A scheduler of the scenario (repeatable).")
+    ] = None,
+    duration: Annotated[str | None, typer.Option("--duration", help="Measured time, e.g. 100ms.")] = None,
+    warmup: Annotated[str | None, typer.Option("--warmup", help="Warm-up before measuring.")] = None,
+    reference_rate: Annotated[
+        str | None, typer.Option("--reference-rate", help="Injections are fractions of this rate.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 003: the lossless multistage fabric under each scheduler, per class throughput and
+    mean / p99 latency."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from rtnetlab.experiments import seed003_fabric
+
+    if scenario is not None and not scenario.exists():
+        raise UserError(f"{scenario}: no such file")
+    # Each scheduler's run takes seconds: a progress bar on the terminal, nothing with --json.
+    bar = Progress(TextColumn("fabric: {task.description}"), BarColumn(),
+                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(), console=err,
+                   transient=True, disable=as_json or not sys.stderr.isatty())
+    with bar:
+        task = bar.add_task("", total=None)
+
+        def started(name: str, k: int, n: int) -> None:
+            bar.update(task, description=f"scheduler {name}", completed=k, total=n)
+
+        reports = seed003_fabric.fabric(scenario, scheduler, duration, warmup, reference_rate, seed, started)
+    if as_json:
+        emit_json(reports)
+        return
+    t = table(
+        f"{reports[0]['scenario']}: {reports[0]['topology']}, {reports[0]['measured_s'] * 1e3:g} ms "
+        f"measured, offered {reports[0]['offered_load']:.3f}",
+        ["class", "scheduler", "accepted / offered", "mean (us)", "p99 (us)"],
+        left=("class", "scheduler"),
+    )
+    for k, c0 in enumerate(reports[0]["classes"]):
+        for r in reports:
+            c = r["classes"][k]
+            accepted = c["accepted_load"] / max(c["offered_load"], 1e-12)
+            t.add_row(c0["class"], r["scheduler"], f"{accepted:.3f}", f"{c['latency']['mean_us']:,.1f}",
+                      f"{c['latency']['p99_us']:,.1f}", end_section=r is reports[-1])
+    out.print(t)
+    for r in reports:
+        st = r["stats"]
+        ch = r["checks"]
+        broken = ch["out_of_order"] or ch["buffer_overflows"] or ch["credit_violations"]
+        held = ch["conserved"] and not broken
+        ok = "lossless, in order, buffers and credits within bounds" if held else "INVARIANTS VIOLATED"
+        out.print(f"{r['scheduler']}: {st['events']:,} events in {st['wall_s']:.1f} s; {ok}", markup=False)
+
+
+@app.command("schedulers")
+def experiment_schedulers(
+    duration: Annotated[str, typer.Option("--duration", help="Simulated time per scheduler.")] = "2s",
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    link_rate: Annotated[str, typer.Option("--link-rate", help="Link rate (sets the load).")] = "10Mbps",
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 000's comparison: FIFO, static priority, WF2Q and D2DRR (6:3:1) per traffic class."""
+    from rtnetlab.experiments.seed000_comparison import seed000_schedulers
+
+    seconds = quantity("duration", duration, "--duration")
+    quantity("rate", link_rate, "--link-rate")
+    rows = seed000_schedulers(seconds, seed, link_rate)
+    if as_json:
+        emit_json(rows)
+        return
+    t = table(
+        f"Seed 000 comparison at {link_rate} ({duration} simulated, seed {seed})",
+        ["scheduler", "class", "frames", "mean (us)", "p99 (us)", "max (us)", "bound (us)"],
+        left=("scheduler", "class"),
+    )
+    for r in rows:
+        t.add_row(
+            r["scheduler"],
+            r["class"],
+            str(r["frames"]),
+            f"{r['mean_us']:,.1f}",
+            f"{r['p99_us']:,.1f}",
+            f"{r['max_us']:,.1f}",
+            "unbounded" if r["bound_us"] is None else f"{r['bound_us']:,.1f}",
+        )
+    out.print(t)

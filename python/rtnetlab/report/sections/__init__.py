@@ -1,0 +1,1 @@
+"""The report's sections, one module each: a function returning the section's HTML."""

@@ -1,0 +1,48 @@
+"""The command's layout as other packages rely on it: the `experiment` group is a module-level
+typer app a package registers subcommands onto (documented in rtnetlab/cli/experiment.py), and
+the commands' modules leave the engine, the report and the experiments unimported until a
+command runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+
+
+def test_a_package_registers_an_experiment_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    from rtnetlab import cli
+    from rtnetlab.cli import experiment
+
+    assert cli.experiment_app is experiment.app
+
+    def register(experiment_app: typer.Typer) -> None:
+        @experiment_app.command("layout-probe")
+        def probe(times: int = 2) -> None:
+            """A subcommand registered from outside the cli package."""
+            print("probe " * times)
+
+    register(experiment.app)
+    try:
+        assert cli.main(["experiment", "layout-probe", "--times", "3"]) == 0
+        assert capsys.readouterr().out.split() == ["probe"] * 3
+    finally:
+        experiment.app.registered_commands = [
+            c for c in experiment.app.registered_commands if c.name != "layout-probe"
+        ]
+
+
+def test_help_loads_neither_the_engine_nor_the_report_nor_the_experiments() -> None:
+    code = (
+        "import sys\n"
+        "from rtnetlab.cli import main\n"
+        "rc = main(['--help'])\n"
+        "heavy = [m for m in ('rtnetlab.report', 'rtnetlab.experiments', 'rtnetlab.simulate', 'matplotlib',"
+        " 'jinja2', 'rtnetlab.io.wopanet', 'rtnetlab._core', 'rtnetlab.model') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]"
