@@ -167,6 +167,7 @@ keep: [simulate.mean_us, simulate.max_us, simulate.frames]
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((killed / "rows").glob("part-*.parquet"))) < 3:
+        assert proc.poll() is None, "the sweep ended before it could be killed"
         time.sleep(0.05)
     # The whole process group (the CLI and its cluster's worker processes), at once.
     os.killpg(proc.pid, signal.SIGKILL)

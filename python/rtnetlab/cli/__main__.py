@@ -1,0 +1,5 @@
+"""`python -m rtnetlab.cli`: the `rtnetlab` command."""
+
+from rtnetlab.cli import entry
+
+entry()
