@@ -55,6 +55,11 @@ from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
 app.add_typer(testbed_cli.app, name="testbed")
 app.add_typer(testbed_cli.export_app, name="export")
 app.command("worst-case")(worst_case_command)
+from rtnetlab.cloud import cli as cloud_cli  # noqa: E402
+
+app.add_typer(cloud_cli.slrm, name="slrm")
+app.command("admit")(cloud_cli.admit_command)
+cloud_cli.register_experiments(experiment_app)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
