@@ -20,9 +20,9 @@ from rtnetlab.cloud import experiment as gen
 
 
 def infrastructure(flows: int, seed: int) -> dict:
-    """The experiment's leaf-spine data centre, larger (8 leaves × 8 hosts, 4 spines), carrying
+    """The experiment's leaf-spine data centre, larger (8 leaves × 8 hosts of one core, 4 spines), carrying
     `flows` background token-bucket flows of 50 kbps between random hosts of different leaves."""
-    infra = gen.infrastructure(hosts_per_leaf=8, leaves=8, spines=4, cores=8)
+    infra = gen.infrastructure(hosts_per_leaf=8, leaves=8, spines=4, cores=1)
     rng = random.Random(seed)
     hosts = [h["name"] for h in infra["hosts"]]
     background = []
@@ -57,7 +57,13 @@ def main() -> None:
     infra = infrastructure(a.flows, a.seed)
     reqs = gen.requests(a.requests, a.seed, mean_gap=1.0, mean_lifetime=1e3)
     for r in reqs["requests"]:
+        # One core per host and components above half a core: every virtual link crosses the
+        # network, so that every decision runs the analysis.
+        for c in r["components"]:
+            c["utilisation"] = 0.6
         for link in r["links"]:
+            # Latency limits above the background's queueing (about 80 bursts per host port).
+            link["latency"] = link["jitter"] = "100ms"
             link["class"] = "video" if link["class"] == "bulk" else link["class"]
     t0 = time.perf_counter()
     report = adm.admit(infra, reqs)
