@@ -199,6 +199,14 @@ def experiment_admission(
     out_dir: Annotated[
         Path, typer.Option("--out", help="Where admitted.yaml and the other files go.")
     ] = Path("out/admission"),
+    exact: Annotated[
+        int,
+        typer.Option(
+            "--exact",
+            help="Also compare the heuristic with the exact ILP placement (HiGHS) on this many small "
+            "batches (4 hosts x 2 cores, 12 requests, CPU only).",
+        ),
+    ] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001F: online admission of a generated VSN stream on a leaf-spine data centre."""
@@ -206,6 +214,8 @@ def experiment_admission(
     from rtnetlab.cloud import experiment as gen
     from rtnetlab.io import output as outfiles
 
+    if not (0 <= exact <= 100):
+        raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
     if requests < 1 or requests > 100_000:
         raise UserError(f"--requests: between 1 and 100000, got {requests}")
     if seed < 0:
@@ -220,6 +230,11 @@ def experiment_admission(
     infra = gen.infrastructure()
     report = adm.admit(infra, gen.requests(requests, seed, mean_gap, mean_lifetime))
     sweep = gen.load_sweep(adm.admit, requests, seed)
+    comparison = None
+    if exact:
+        from rtnetlab.cloud import ilp
+
+        comparison = ilp.compare(adm.admit, exact, seed)
     data = adm.files(out_dir, report, f"admission: {requests} requests, seed {seed}")
     data[sweep_file] = gen.sweep_png(sweep, f"VSN admission, {requests} requests per point, seed {seed}")
     outfiles.write_all(data)
@@ -234,6 +249,7 @@ def experiment_admission(
                 "seed": seed,
                 "admitted": str(out_dir / "admitted.yaml"),
                 "by_load": sweep,
+                **({"exact_vs_heuristic": comparison} if comparison is not None else {}),
             }
         )
         outfiles.created_directories.clear()
@@ -245,6 +261,13 @@ def experiment_admission(
     for row in sweep:
         t.add_row(f"{row['offered_load']:g}", f"{row['acceptance_ratio']:.3f}", str(row["rejected_by"]))
     out.print(t)
+    if comparison is not None:
+        t = Table(title="requests admitted on small batches: online heuristic against exact ILP (HiGHS)")
+        for c in ("batch", "requests", "heuristic", "exact"):
+            t.add_column(c, justify="right")
+        for row in comparison:
+            t.add_row(str(row["instance"]), str(row["requests"]), str(row["heuristic"]), str(row["exact"]))
+        out.print(t)
     out.print(
         f"admitted {s['accepted']}, rejected {s['rejected']} (ratio {s['acceptance_ratio']:.3f}); "
         f"by constraint: {s['rejected_by']}"
