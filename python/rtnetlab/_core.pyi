@@ -108,6 +108,17 @@ def random_port_scheduler(kind: str, lmax_bytes: list[int], seed: int) -> str:
 def scheduler_kinds() -> list[str]:
     """The scheduler kinds the engine registers, as the model names them."""
 
+def slrm_step(
+    shares: list[float], matching: list[float], epsilon: float, min_share: float = 0.0
+) -> list[float]:
+    """One step of seed 001G's RM law (Eq. 3, clamped and renormalised): the new shares."""
+
+def slrm_simulate_json(scenario_json: str) -> str:
+    """SL-aware applications under the RM simulated (a `cloud::slsim::Scenario`), JSON text."""
+
+def admit_json(infra_json: str, requests_json: str) -> str:
+    """Online admission of virtual service networks on an infrastructure, the decisions as JSON text."""
+
 def parse_quantity(kind: str, text: str) -> float:
     """A quantity with its unit (`kind`: duration, size or rate) in seconds, bits or bits per second."""
 

@@ -467,6 +467,51 @@ fn scheduler_kinds() -> Vec<&'static str> {
     rtnetlab_core::schedulers::KINDS.to_vec()
 }
 
+/// One step of seed 001G's RM law (Eq. 3 with clamping and renormalisation): new shares.
+/// ValueError "argument: rule" when the input breaks a rule.
+#[pyfunction]
+#[pyo3(signature = (shares, matching, epsilon, min_share=0.0))]
+fn slrm_step(shares: Vec<f64>, matching: Vec<f64>, epsilon: f64, min_share: f64) -> PyResult<Vec<f64>> {
+    use rtnetlab_core::cloud::rm;
+    let settings = rm::RmSettings { epsilon, min_share, matching_floor: None };
+    rm::check(&shares, &matching, &settings).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok(rm::step(&shares, &matching, &settings))
+}
+
+/// Simulates SL-aware applications under the RM (`scenario_json`: a `cloud::slsim::Scenario`),
+/// JSON text; ValueError with the place and the rule; the GIL is released while it runs.
+#[pyfunction]
+fn slrm_simulate_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
+    use rtnetlab_core::cloud::slsim;
+    let bad = pyo3::exceptions::PyValueError::new_err;
+    let de = &mut serde_json::Deserializer::from_str(scenario_json);
+    let scenario: slsim::Scenario =
+        serde_path_to_error::deserialize(de).map_err(|e| bad(format!("{}: {}", e.path(), e.inner())))?;
+    let report = py.allow_threads(|| slsim::simulate(&scenario)).map_err(bad)?;
+    Ok(to_json(&report))
+}
+
+/// Online admission of VSN requests (seed 001F) on an infrastructure, both JSON text (a
+/// `cloud::vsn::Infrastructure`, a `cloud::vsn::Requests`); the report as JSON text.
+/// ValueError (argument, "place: rule") on bad input; the GIL is released while it runs.
+#[pyfunction]
+fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str) -> PyResult<String> {
+    use rtnetlab_core::cloud::{admission, vsn};
+    let bad = |which: &str, e: String| pyo3::exceptions::PyValueError::new_err((which.to_string(), e));
+    let de = &mut serde_json::Deserializer::from_str(infra_json);
+    let infra: vsn::Infrastructure = serde_path_to_error::deserialize(de)
+        .map_err(|e| bad("infrastructure", format!("{}: {}", e.path(), e.inner())))?;
+    let de = &mut serde_json::Deserializer::from_str(requests_json);
+    let requests: vsn::Requests = serde_path_to_error::deserialize(de)
+        .map_err(|e| bad("requests", format!("{}: {}", e.path(), e.inner())))?;
+    requests.check().map_err(|e| bad("requests", e))?;
+    let report = py.allow_threads(|| admission::run(infra, &requests)).map_err(|e| {
+        let which = if e.starts_with("requests[") { "requests" } else { "infrastructure" };
+        bad(which, e)
+    })?;
+    Ok(to_json(&report))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Network>()?;
@@ -490,6 +535,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random_sample_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(random_port_scheduler, m)?)?;
     m.add_function(wrap_pyfunction!(scheduler_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(slrm_step, m)?)?;
+    m.add_function(wrap_pyfunction!(admit_json, m)?)?;
+    m.add_function(wrap_pyfunction!(slrm_simulate_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

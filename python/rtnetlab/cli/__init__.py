@@ -201,3 +201,8 @@ from rtnetlab.sweep import cli as sweep_cli  # noqa: E402
 
 app.command("sweep")(sweep_cli.sweep)
 sweep_cli.register_experiments(experiment_app)
+from rtnetlab.cloud import cli as cloud_cli  # noqa: E402
+
+app.add_typer(cloud_cli.slrm, name="slrm")
+app.command("admit")(cloud_cli.admit_command)
+cloud_cli.register_experiments(experiment_app)

@@ -1,0 +1,140 @@
+"""Seed 001F's admission of virtual service networks: reading the infrastructure and the
+requests, running the engine's online admission, writing the decisions, the admitted state (an
+ordinary description), per-host SCHED_DEADLINE parameters and the acceptance ratio over time."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from rtnetlab import _core
+from rtnetlab.errors import UserError
+
+NATIVE = (".yaml", ".yml", ".json")
+
+
+def _read(path: Path, what: str) -> Any:
+    from rtnetlab.io import formats
+
+    if path.suffix.lower() not in NATIVE:
+        raise UserError(f"{path}: {what} is a .yaml, .yml or .json file")
+    return formats.read(path)
+
+
+def read_infrastructure(path: Path) -> dict:
+    """The infrastructure file; its `network` is a description inline or a file's path (relative
+    to the infrastructure file)."""
+    data = _read(path, "an infrastructure")
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: an infrastructure is a mapping (network, hosts)")
+    net = data.get("network")
+    if isinstance(net, str):
+        data["network"] = _read((path.parent / net), "a network description")
+    return data
+
+
+def read_requests(path: Path) -> dict:
+    data = _read(path, "a requests file")
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: a requests file is a mapping with a list `requests`")
+    return data
+
+
+def admit(
+    infra: dict, requests: dict, infra_name: str = "infrastructure", requests_name: str = "requests"
+) -> dict:
+    """Runs the admission; a bad input is a UserError naming the file and the place."""
+    try:
+        return json.loads(_core.admit_json(json.dumps(infra), json.dumps(requests)))
+    except ValueError as e:
+        which, message = e.args if len(e.args) == 2 else ("infrastructure", str(e))
+        raise UserError(f"{infra_name if which == 'infrastructure' else requests_name}: {message}") from None
+
+
+def timeline_csv(report: dict) -> str:
+    out = io.StringIO()
+    out.write(
+        "time_s,request,accepted,constraint,active,accepted_so_far,acceptance_ratio,analyses,decision_ms\n"
+    )
+    for d in report["decisions"]:
+        out.write(
+            f"{d['time_s']:g},{d['request']},{int(d['accepted'])},{d.get('constraint', '')},{d['active']},"
+            f"{d['accepted_so_far']},{d['acceptance_ratio']:.6g},{d['analyses']},{d['decision_ms']:.4f}\n"
+        )
+    return out.getvalue()
+
+
+def sched_deadline_text(report: dict) -> str:
+    """Per host, the `chrt`-style parameters of each component (runtime, deadline, period in ns,
+    and the core it is pinned to), as a shell script that documents them."""
+    lines = ["# SCHED_DEADLINE parameters of the admitted components, per host (ns; deadline = period)."]
+    for h in report["sched_deadline"]:
+        lines.append(
+            f"# host {h['host']}: {h['cores']} cores, utilisation "
+            + " ".join(f"{u:.3f}" for u in h["utilisation"])
+        )
+        for c in h["components"]:
+            lines.append(
+                f"taskset -c {c['core']} chrt --deadline --sched-runtime {c['runtime_ns']} "
+                f"--sched-deadline {c['deadline_ns']} --sched-period {c['period_ns']} 0 "
+                f"COMMAND  # {h['host']}: {c['vsn']}.{c['component']}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def plot_png(report: dict, title: str) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = report["decisions"]
+    t = [x["time_s"] for x in d]
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    a1.plot(t, [x["acceptance_ratio"] for x in d], drawstyle="steps-post")
+    a1.set_ylabel("acceptance ratio")
+    a1.set_ylim(0, 1.05)
+    a1.set_title(title)
+    a2.plot(t, [x["active"] for x in d], drawstyle="steps-post", color="tab:green")
+    a2.set_ylabel("active VSNs")
+    a2.set_xlabel("time (s)")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def outputs(out_dir: Path) -> dict[str, Path]:
+    names = ("decisions.json", "admitted.yaml", "sched_deadline.sh", "acceptance.csv", "acceptance.png")
+    return {n: out_dir / n for n in names}
+
+
+def files(out_dir: Path, report: dict, title: str) -> dict[Path, Any]:
+    import yaml
+
+    o = outputs(out_dir)
+    decisions = {k: v for k, v in report.items() if k not in ("admitted",)}
+    return {
+        o["decisions.json"]: json.dumps(decisions, indent=1, allow_nan=False) + "\n",
+        o["admitted.yaml"]: yaml.safe_dump(
+            report["admitted"], sort_keys=False, allow_unicode=True, width=100
+        ),
+        o["sched_deadline.sh"]: sched_deadline_text(report),
+        o["acceptance.csv"]: timeline_csv(report),
+        o["acceptance.png"]: plot_png(report, title),
+    }
+
+
+def summary(report: dict) -> dict:
+    times = [d["decision_ms"] for d in report["decisions"]]
+    return {
+        "accepted": report["accepted"],
+        "rejected": report["rejected"],
+        "acceptance_ratio": report["acceptance_ratio"],
+        "rejected_by": report["rejected_by"],
+        "decision_ms_mean": sum(times) / len(times) if times else 0.0,
+        "decision_ms_max": max(times, default=0.0),
+    }

@@ -1,0 +1,324 @@
+"""`rtnetlab slrm step | simulate`, `rtnetlab admit` and `rtnetlab experiment admission`: the
+commands of the cloud package (parsing and printing only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rtnetlab.errors import UserError
+
+slrm = typer.Typer(help="Seed 001G's service-level-aware resource manager.", no_args_is_help=True)
+
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+
+
+def _emit(data: dict) -> None:
+    sys.stdout.write(json.dumps(data, allow_nan=False) + "\n")
+
+
+def _numbers(option: str, text: str) -> list[float]:
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise UserError(f"{option}: a comma-separated list of numbers, got '{text}'") from None
+    if any(v != v or v in (float("inf"), float("-inf")) for v in values):
+        raise UserError(f"{option}: numbers must be finite, got '{text}'")
+    return values
+
+
+def _wrote(files: list[Path]) -> None:
+    from rtnetlab.io import output as outfiles
+
+    for d in outfiles.created_directories:
+        err.print(f"created {d}", markup=False)
+    outfiles.created_directories.clear()
+    for f in files:
+        err.print(f"wrote {f}", markup=False)
+
+
+@slrm.command("step")
+def slrm_step(
+    shares: Annotated[str, typer.Option("--shares", help="Current shares c_i, summing to 1: 0.5,0.5")],
+    matching: Annotated[str, typer.Option("--matching", help="Matching values f_i = 1 - t_i/t̄_i: -0.5,0.2")],
+    epsilon: Annotated[float, typer.Option("--epsilon", help="The RM's gain ε (the paper: 0.2).")] = 0.2,
+    min_share: Annotated[float, typer.Option("--min-share", help="Smallest share kept by clamping.")] = 0.0,
+    capacity: Annotated[
+        float | None, typer.Option("--capacity", help="Also print the caps c_i·C for this capacity.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One step of the RM law (Eq. 3): c_i <- c_i - ε (f_i - c_i Σ f_p), clamped and renormalised."""
+    from rtnetlab.cloud import slrm as law
+
+    c = _numbers("--shares", shares)
+    f = _numbers("--matching", matching)
+    if capacity is not None and not (capacity > 0 and capacity != float("inf")):
+        raise UserError(f"--capacity: must be a positive number, got {capacity}")
+    new = [round(x, 12) for x in law.step(c, f, epsilon, min_share)]
+    doc: dict = {"shares": new}
+    if capacity is not None:
+        doc["caps"] = [round(x * capacity, 9) for x in new]
+    if as_json:
+        _emit(doc)
+        return
+    t = Table(title=f"RM step (ε = {epsilon:g}, Σf = {sum(f):.6g})")
+    for col in ["app", "share", "f", "new share"] + (["cap"] if capacity is not None else []):
+        t.add_column(col, justify="right")
+    for i, (a, b, n) in enumerate(zip(c, f, new, strict=True)):
+        row = [str(i + 1), f"{a:.6g}", f"{b:.6g}", f"{n:.6g}"]
+        if capacity is not None:
+            row.append(f"{n * capacity:.6g}")
+        t.add_row(*row)
+    out.print(t)
+
+
+@slrm.command("simulate")
+def slrm_simulate(
+    experiment: Annotated[
+        int | None,
+        typer.Option(
+            "--experiment", help="The paper's experiment 1 (4 cores, 2 apps) or 2 (8 cores, 4 apps)."
+        ),
+    ] = None,
+    scenario_file: Annotated[
+        Path | None, typer.Option("--scenario", help="A scenario file (.yaml/.json; docs/CLOUD.md).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the think times and SL draws.")] = 1,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write slrm.json, slrm.csv and slrm.png (caps, SL, response times) here."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Discrete-time simulation of SL-aware applications sharing cores under the RM."""
+    from rtnetlab.cloud import slrm as law
+    from rtnetlab.io import output as outfiles
+
+    if seed < 0:
+        raise UserError(f"--seed: must be at least 0, got {seed}")
+    sc = law.scenario(experiment, scenario_file, seed)
+    if out_dir is not None:
+        outfiles.check(
+            {f"--out ({k})": v for k, v in law.outputs(out_dir).items()},
+            [scenario_file] if scenario_file else [],
+        )
+    report = law.simulate(sc, str(scenario_file) if scenario_file else "scenario")
+    title = f"experiment {experiment}" if experiment else str(scenario_file)
+    files = law.write(out_dir, report, f"SL-aware RM: {title}") if out_dir is not None else []
+    s = law.summary(report)
+    if as_json:
+        _emit({"summary": s, **report})
+        outfiles.created_directories.clear()
+        return
+    t = Table(title=f"SL-aware RM, {title}: every 100 s (cap in cores, SL, max response time)")
+    t.add_column("time", justify="right")
+    for name in report["apps"]:
+        t.add_column(name, justify="right")
+    step = max(1, round(100 / report["control_period"]))
+    for p in report["periods"][step - 1 :: step]:
+        t.add_row(
+            f"{p['time']:g}",
+            *[f"{a['cap']:.2f} / {a['sl']:.2f} / {a['response_time']:.2f}s" for a in p["apps"]],
+        )
+    out.print(t)
+    out.print(f"largest |sum of caps - capacity| over {s['periods']} periods: {s['max_cap_sum_error']:.2e}")
+    _wrote(files)
+
+
+def _decisions_table(report: dict, limit: int = 40) -> None:
+    t = Table(title="admission decisions, in arrival order")
+    for c in ("time", "request", "decision", "constraint / placement"):
+        t.add_column(c, justify="right" if c == "time" else "left")
+    for d in report["decisions"][:limit]:
+        if d["accepted"]:
+            what = ", ".join(f"{p['component']}@{p['host']}:{p['core']}" for p in d["placement"])
+        else:
+            what = f"{d['constraint']}: {d['reason']}"
+        t.add_row(f"{d['time_s']:.3f}s", d["request"], "admitted" if d["accepted"] else "rejected", what)
+    out.print(t)
+    if len(report["decisions"]) > limit:
+        out.print(f"... {len(report['decisions']) - limit} more decisions (--json or --out for all)")
+
+
+def admit_command(
+    infra: Annotated[
+        Path, typer.Argument(help="Infrastructure: network description + hosts (docs/CLOUD.md).")
+    ],
+    requests_file: Annotated[Path, typer.Argument(metavar="REQUESTS", help="VSN requests (.yaml/.json).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write decisions.json, admitted.yaml, sched_deadline.sh, acceptance.csv/.png here."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Admit VSN requests in arrival order: components on cores (EDF), virtual links on paths
+    whose flows' bounds meet their latency and jitter; every rejection names its constraint."""
+    from rtnetlab.cloud import admit as adm
+    from rtnetlab.io import output as outfiles
+
+    if out_dir is not None:
+        outfiles.check({f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, [infra, requests_file])
+    report = adm.admit(
+        adm.read_infrastructure(infra), adm.read_requests(requests_file), str(infra), str(requests_file)
+    )
+    written: list[Path] = []
+    if out_dir is not None:
+        data = adm.files(out_dir, report, f"admission: {requests_file.name} on {infra.name}")
+        outfiles.write_all(data)
+        written = list(data)
+    if as_json:
+        _emit({"summary": adm.summary(report), **{k: v for k, v in report.items() if k != "admitted"}})
+        outfiles.created_directories.clear()
+        return
+    _decisions_table(report)
+    s = adm.summary(report)
+    out.print(
+        f"admitted {s['accepted']}, rejected {s['rejected']} (ratio {s['acceptance_ratio']:.3f}); "
+        f"decision time mean {s['decision_ms_mean']:.2f} ms, max {s['decision_ms_max']:.2f} ms"
+    )
+    _wrote(written)
+
+
+def experiment_admission(
+    requests: Annotated[int, typer.Option("--requests", help="VSN requests in the generated stream.")] = 100,
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    mean_gap: Annotated[float, typer.Option("--mean-gap", help="Mean time between arrivals (s).")] = 1.0,
+    mean_lifetime: Annotated[float, typer.Option("--mean-lifetime", help="Mean lifetime (s).")] = 20.0,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Where admitted.yaml and the other files go.")
+    ] = Path("out/admission"),
+    exact: Annotated[
+        int,
+        typer.Option(
+            "--exact",
+            help="Also compare the heuristic with the exact ILP placement (HiGHS) on this many small "
+            "batches (4 hosts x 2 cores, 12 requests, CPU only).",
+        ),
+    ] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 001F: online admission of a generated VSN stream on a leaf-spine data centre."""
+    from rtnetlab.cloud import admit as adm
+    from rtnetlab.cloud import experiment as gen
+    from rtnetlab.io import output as outfiles
+
+    if not (0 <= exact <= 100):
+        raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
+    if requests < 1 or requests > 100_000:
+        raise UserError(f"--requests: between 1 and 100000, got {requests}")
+    if seed < 0:
+        raise UserError(f"--seed: must be at least 0, got {seed}")
+    for name, v in (("--mean-gap", mean_gap), ("--mean-lifetime", mean_lifetime)):
+        if not (0 < v < 1e4):
+            raise UserError(f"{name}: must be positive and below 10000 s, got {v}")
+    sweep_file = out_dir / "acceptance_vs_load.png"
+    outfiles.check(
+        {**{f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, "--out (sweep)": sweep_file}
+    )
+    infra = gen.infrastructure()
+    report = adm.admit(infra, gen.requests(requests, seed, mean_gap, mean_lifetime))
+    sweep = gen.load_sweep(adm.admit, requests, seed)
+    comparison = None
+    if exact:
+        from rtnetlab.cloud import ilp
+
+        comparison = ilp.compare(adm.admit, exact, seed)
+    data = adm.files(out_dir, report, f"admission: {requests} requests, seed {seed}")
+    data[sweep_file] = gen.sweep_png(sweep, f"VSN admission, {requests} requests per point, seed {seed}")
+    outfiles.write_all(data)
+    s = adm.summary(report)
+    cores = sum(h["cores"] for h in infra["hosts"])
+    s["offered_load"] = gen.offered_load(mean_gap, mean_lifetime, cores)
+    if as_json:
+        _emit(
+            {
+                **s,
+                "requests": requests,
+                "seed": seed,
+                "admitted": str(out_dir / "admitted.yaml"),
+                "by_load": sweep,
+                **({"exact_vs_heuristic": comparison} if comparison is not None else {}),
+            }
+        )
+        outfiles.created_directories.clear()
+        return
+    _decisions_table(report, limit=20)
+    t = Table(title="acceptance ratio against offered load (same arrivals, lifetimes scaled)")
+    for c in ("offered load", "acceptance", "rejected by"):
+        t.add_column(c, justify="right")
+    for row in sweep:
+        t.add_row(f"{row['offered_load']:g}", f"{row['acceptance_ratio']:.3f}", str(row["rejected_by"]))
+    out.print(t)
+    if comparison is not None:
+        t = Table(title="requests admitted on small batches: online heuristic against exact ILP (HiGHS)")
+        for c in ("batch", "requests", "heuristic", "exact"):
+            t.add_column(c, justify="right")
+        for row in comparison:
+            t.add_row(str(row["instance"]), str(row["requests"]), str(row["heuristic"]), str(row["exact"]))
+        out.print(t)
+    out.print(
+        f"admitted {s['accepted']}, rejected {s['rejected']} (ratio {s['acceptance_ratio']:.3f}); "
+        f"by constraint: {s['rejected_by']}"
+    )
+    _wrote(list(data))
+
+
+def experiment_reservation(
+    runtime: Annotated[str, typer.Option("--runtime", help="Budget Q per period.")] = "3ms",
+    period: Annotated[str, typer.Option("--period", help="Period T (= relative deadline).")] = "10ms",
+    seconds: Annotated[float, typer.Option("--seconds", help="Length of the measured run.")] = 2.0,
+    tolerance: Annotated[float, typer.Option("--tolerance", help="Allowed |measured - Q/T|.")] = 0.02,
+    as_json: JsonOpt = False,
+) -> None:
+    """Seed 001F: a spinning component under SCHED_DEADLINE (Q, T) gets Q/T of a CPU while every
+    CPU is loaded by ordinary spinners (exit 1 when outside the tolerance)."""
+    from rtnetlab import _core
+    from rtnetlab.cloud import reservation
+
+    try:
+        q = round(_core.parse_quantity("duration", runtime) * 1e9)
+    except ValueError as e:
+        raise UserError(f"--runtime: {e}") from None
+    try:
+        t = round(_core.parse_quantity("duration", period) * 1e9)
+    except ValueError as e:
+        raise UserError(f"--period: {e}") from None
+    if not (0 < q <= t):
+        raise UserError(f"--runtime: must be positive and at most the period, got {runtime} for {period}")
+    if not (0.1 <= seconds <= 600):
+        raise UserError(f"--seconds: between 0.1 and 600, got {seconds}")
+    if not (0 < tolerance < 1):
+        raise UserError(f"--tolerance: between 0 and 1, got {tolerance}")
+    r = reservation.check(q, t, seconds, tolerance)
+    if as_json:
+        _emit(r)
+    elif "skipped" in r:
+        out.print(f"skipped: {r['skipped']}", markup=False)
+    else:
+        out.print(
+            f"SCHED_DEADLINE ({runtime} every {period}) against {r['contending_spinners']} ordinary "
+            f"spinners: share {r['measured_share']:.4f}, expected {r['expected_share']:.4f} ± {tolerance:g} "
+            f"({'within' if r['within_tolerance'] else 'OUTSIDE'}); host noise: an ordinary spinner "
+            f"alone got {r['noise_ordinary_share_alone']:.3f} of a CPU",
+            markup=False,
+        )
+    if "skipped" not in r and not r["within_tolerance"]:
+        raise typer.Exit(1)
+
+
+def register_experiments(experiment_app: typer.Typer) -> None:
+    """Adds `rtnetlab experiment admission` and `experiment reservation` to the experiment group."""
+    experiment_app.command("admission")(experiment_admission)
+    experiment_app.command("reservation")(experiment_reservation)
