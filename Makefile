@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
-PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100"
+PY_DEPS := "maturin>=1.5,<2" "typer>=0.12" "rich>=13" "pyyaml>=6" "pytest>=8" "ruff>=0.6" "numpy>=1.26" "simpy>=4" "matplotlib>=3.8" "hypothesis>=6.100" "pyzmq>=25" "cyclonedds>=0.10" "eclipse-zenoh>=1.0"
 
 .PHONY: all setup build demo test test-rust test-python test-slow soak lint bench bench-wopanet bench-ns3 clean
 

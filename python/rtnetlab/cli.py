@@ -54,6 +54,7 @@ from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
 
 app.add_typer(testbed_cli.app, name="testbed")
 app.add_typer(testbed_cli.export_app, name="export")
+app.add_typer(__import__("rtnetlab.middleware.cli", fromlist=["app"]).app, name="middleware")
 app.command("worst-case")(worst_case_command)
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).

@@ -1,0 +1,184 @@
+"""`rtnetlab middleware ...`: the commands of the middleware package (parsing and printing only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rtnetlab.errors import UserError
+
+app = typer.Typer(
+    help="Middleware latency laboratory (publish/subscribe, partitions, request/response).",
+    no_args_is_help=True,
+)
+
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def int_list(option: str, text: str, minimum: int = 1) -> list[int]:
+    """A comma-separated list of integers, each at least `minimum`."""
+    values = []
+    for word in text.split(","):
+        word = word.strip()
+        try:
+            v = int(word)
+        except ValueError:
+            raise UserError(f"{option}: expected comma-separated integers, got '{word}'") from None
+        if v < minimum:
+            raise UserError(f"{option}: each value must be at least {minimum}, got {v}")
+        values.append(v)
+    return values
+
+
+def duration_us(option: str, text: str) -> float:
+    """A duration with its unit (e.g. 800us, 1.5ms, 1s), in microseconds."""
+    from rtnetlab import _core
+
+    try:
+        seconds = _core.parse_quantity("duration", text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+    return seconds * 1e6
+
+
+def _emit(data: dict) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def _f(x) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def _host_line(h: dict) -> str:
+    noise = (
+        f"timer noise max {_f(h.get('noise_us'))} us (p99 {_f(h.get('noise_p99_us'))} us)"
+        if "noise_us" in h
+        else "no noise probe"
+    )
+    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}; {', '.join(h['scheduling'])}"
+
+
+@app.command("pubsub")
+def pubsub_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="Comma-separated: udp, zeromq (tcp), zeromq-ipc, dds, zenoh.")
+    ] = "udp,zeromq,zeromq-ipc,dds,zenoh",
+    subscribers: Annotated[
+        str, typer.Option("--subscribers", help="Subscriber counts, e.g. 1,2,4.")
+    ] = "1,2,4",
+    payload: Annotated[
+        str, typer.Option("--payload", help="Payload sizes in bytes (at least 16), e.g. 16,100,1000,10000.")
+    ] = "16,100,1000,10000",
+    messages: Annotated[
+        int, typer.Option("--messages", help="Measured messages per row (after the warm-up).")
+    ] = 10000,
+    warmup: Annotated[int, typer.Option("--warmup", help="Messages sent first and discarded.")] = 100,
+    period: Annotated[str, typer.Option("--period", help="The publisher's period, e.g. 1ms.")] = "1ms",
+    placement: Annotated[
+        str,
+        typer.Option("--placement", help="local (one host) or two-boards (two namespaces, 100 Mbit/s link)."),
+    ] = "local",
+    rt: Annotated[
+        bool,
+        typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and CPU pinning when allowed."),
+    ] = True,
+    noise: Annotated[
+        str, typer.Option("--noise", help="Length of the timer-noise probe run first (0s: none).")
+    ] = "1s",
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish/subscribe latency (seed 001A): a publisher and N subscriber processes per backend,
+    subscriber count and payload size."""
+    from rtnetlab.middleware import pubsub
+    from rtnetlab.middleware.backends import NAMES
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in NAMES:
+            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(NAMES)})")
+    if not names:
+        raise UserError("--backends: give at least one backend")
+    if len(set(names)) != len(names):
+        raise UserError("--backends: a backend is named twice")
+    subs = int_list("--subscribers", subscribers)
+    if max(subs) > 16:
+        raise UserError(f"--subscribers: at most 16 subscriber processes, got {max(subs)}")
+    sizes = int_list("--payload", payload, pubsub.MIN_PAYLOAD)
+    if max(sizes) > 60000:
+        raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
+    if messages < 1:
+        raise UserError(f"--messages: must be at least 1, got {messages}")
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    period_us = duration_us("--period", period)
+    if not period_us >= 10:
+        raise UserError(f"--period: must be at least 10us, got {period}")
+    noise_us = duration_us("--noise", noise)
+    if noise_us < 0:
+        raise UserError(f"--noise: must not be negative, got {noise}")
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<11} {row['subscribers']} sub, {row['payload_bytes']:>5} B: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us, lost {row['lost']}",
+                markup=False,
+            )
+
+    report = pubsub.run(
+        names,
+        subs,
+        sizes,
+        messages,
+        placement,
+        warmup=warmup,
+        period_ns=round(period_us * 1000),
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        progress=progress,
+    )
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(
+            title=f"publish/subscribe latency ({placement}), us: from generation to arrival at each subscriber"
+        )
+        for c in (
+            "backend",
+            "subscribers",
+            "payload B",
+            "count",
+            "lost",
+            "min",
+            "mean",
+            "stdev",
+            "p99",
+            "max",
+        ):
+            t.add_column(c, justify="left" if c == "backend" else "right")
+        for r in report["rows"]:
+            t.add_row(
+                r["backend"],
+                str(r["subscribers"]),
+                str(r["payload_bytes"]),
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")),
+            )
+        out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)

@@ -1,0 +1,86 @@
+"""Where the processes of a measurement run: `local` (one host, loopback) or `two-boards` (two
+network namespaces, board 1 and board 2, joined by a veth pair shaped to 100 Mbit/s by HTB at
+both ends, as the seed's two PandaBoards on a 100 Mbps switch).
+
+Everything two-boards creates belongs to one testbed run (`rtnl-<token>-0/1`): it is recorded
+before it is made and removed on every exit path (`rtnetlab testbed down --all` finds a crashed
+run's leftovers)."""
+
+from __future__ import annotations
+
+import secrets
+from contextlib import contextmanager
+
+from rtnetlab.errors import UserError
+
+PLACEMENTS = ("local", "two-boards")
+#: The emulated boards' link.
+LINK_RATE = "100mbit"
+#: Addresses inside the run's own namespaces (never configured on the host).
+BOARD_ADDRESSES = ("10.201.0.1", "10.201.0.2")
+
+
+class Placement:
+    """Per board: the command prefix that runs a process there, its address and interface."""
+
+    def __init__(self, kind: str, token: str, boards: list[dict]):
+        self.kind = kind
+        self.token = token
+        self.boards = boards
+        #: A DDS domain of this run only (concurrent runs on one host do not discover each other).
+        self.dds_domain = 1 + int(token, 16) % 200
+
+    def settings(self, board: int) -> dict:
+        b = self.boards[board]
+        return {
+            "address": b["address"],
+            "interface": b["interface"],
+            "peers": sorted({x["address"] for x in self.boards}),
+            "domain": self.dds_domain,
+        }
+
+    def prefix(self, board: int) -> list[str]:
+        return self.boards[board]["prefix"]
+
+
+def _shape_lines(dev: str) -> list[str]:
+    # One HTB class at the link rate; a frame counts with its FCS, preamble and gap (24 bytes).
+    return [
+        f"qdisc add dev {dev} root handle 1: htb default 1",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {LINK_RATE} ceil {LINK_RATE} "
+        "burst 1538b cburst 1538b overhead 24",
+        f"qdisc add dev {dev} parent 1:1 handle 2: pfifo limit 10000",
+    ]
+
+
+@contextmanager
+def placed(kind: str):
+    """The placement `kind`, set up for the block and removed after it whatever happens."""
+    if kind not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{kind}'")
+    if kind == "local":
+        board = {"prefix": [], "address": "127.0.0.1", "interface": "lo"}
+        yield Placement(kind, secrets.token_hex(3), [board, board])
+        return
+    from rtnetlab.testbed import netns
+
+    netns.check_privileges()
+    run = netns.Run()
+    try:
+        plan = {
+            "nodes": [{"ports": [0]}, {"ports": [1]}],
+            "ports": {0: {"ifname": "mw0", "node": 0}, 1: {"ifname": "mw1", "node": 1}},
+            "links": [(0, 1)],
+        }
+        run.create(plan)
+        boards = []
+        for k in (0, 1):
+            ns, dev = run.netns(k), f"mw{k}"
+            netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}"], ns)
+            netns.batch("tc", _shape_lines(dev), ns)
+            boards.append(
+                {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}
+            )
+        yield Placement(kind, run.token, boards)
+    finally:
+        run.remove()

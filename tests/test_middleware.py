@@ -1,0 +1,247 @@
+"""The middleware laboratory (seed 001A-C): statistics against hand-computed samples, the pub/sub
+harness end to end on short runs (every backend, both placements), its refusals, and its
+cleaning-up (no namespace, veth or process left behind, also after Ctrl-C)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rtnetlab.middleware.stats import percentile_nearest_rank, summary
+
+ROW_KEYS = {
+    "backend",
+    "subscribers",
+    "payload_bytes",
+    "placement",
+    "count",
+    "lost",
+    "min_us",
+    "mean_us",
+    "stdev_us",
+    "p99_us",
+    "max_us",
+}
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="two boards need root (network namespaces)")
+
+
+def test_summary_of_hand_computed_samples():
+    # Samples 100, 200, 300, 400 ns = 0.1 .. 0.4 us. Mean 0.25; deviations ±0.15, ±0.05; sum of
+    # squares 2·0.0225 + 2·0.0025 = 0.05; sample variance 0.05/3; stdev = 0.129099...
+    s = summary([400, 100, 300, 200])
+    assert s["count"] == 4
+    assert s["min_us"] == pytest.approx(0.1)
+    assert s["max_us"] == pytest.approx(0.4)
+    assert s["mean_us"] == pytest.approx(0.25)
+    assert s["stdev_us"] == pytest.approx((0.05 / 3) ** 0.5)
+    # Nearest rank: ceil(0.99·4) = 4th value.
+    assert s["p99_us"] == pytest.approx(0.4)
+
+
+def test_p99_nearest_rank_by_hand():
+    # 1..200: rank ceil(0.99·200) = 198 → value 198; 1..100: rank 99 → 99; one sample: itself.
+    assert percentile_nearest_rank(list(range(1, 201)), 99) == 198
+    assert percentile_nearest_rank(list(range(1, 101)), 99) == 99
+    assert percentile_nearest_rank([7], 99) == 7
+    s = summary([5000])
+    assert (s["count"], s["min_us"], s["stdev_us"], s["p99_us"]) == (1, 5.0, 0.0, 5.0)
+    assert summary([])["mean_us"] is None
+
+
+def netns_list() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def workers_running() -> set[str]:
+    procs = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if b"rtnetlab.middleware." in (d / "cmdline").read_bytes():
+                    procs.add(d.name)
+            except OSError:
+                continue
+    return procs
+
+
+@pytest.fixture
+def clean_host():
+    """Fails when a test leaves a namespace or a worker process behind (and removes them)."""
+    before_ns, before_p = netns_list(), workers_running()
+    yield
+    after_ns, after_p = netns_list(), workers_running()
+    if after_ns != before_ns:
+        from rtnetlab.testbed import netns
+
+        for ns in set(netns.list_namespaces()) - set(before_ns.split()):
+            if ns.startswith(netns.PREFIX):
+                netns.remove_namespaces([ns])
+    for pid in after_p - before_p:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert after_ns == before_ns
+    assert after_p - before_p == set()
+
+
+def pubsub(cli: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(cli), "middleware", "pubsub", "--noise", "0.2s", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def check_rows(doc: dict, placement: str, messages: int) -> None:
+    for r in doc["rows"]:
+        assert ROW_KEYS <= set(r), r
+        assert r["placement"] == placement
+        assert r["count"] + r["lost"] == messages * r["subscribers"]
+        # A short run on a loaded host may drop a few, never most.
+        assert r["count"] >= 0.9 * messages * r["subscribers"], r
+        assert 0 < r["min_us"] <= r["mean_us"] <= r["p99_us"] <= r["max_us"]
+
+
+def test_pubsub_every_backend_local(rtnetlab_cli, clean_host):
+    p = pubsub(
+        rtnetlab_cli,
+        "--backends",
+        "udp,zeromq,zeromq-ipc,dds,zenoh",
+        "--subscribers",
+        "1,2",
+        "--payload",
+        "16,1000",
+        "--messages",
+        "300",
+        "--period",
+        "500us",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert {"kernel", "cpus", "rt_granted", "noise_us"} <= set(doc["host"])
+    assert doc["skipped"] == [], doc["skipped"]
+    assert [(r["backend"], r["subscribers"], r["payload_bytes"]) for r in doc["rows"]] == [
+        (b, s, n) for b in ("udp", "zeromq", "zeromq-ipc", "dds", "zenoh") for s in (1, 2) for n in (16, 1000)
+    ]
+    check_rows(doc, "local", 300)
+
+
+@needs_root
+def test_pubsub_two_boards_shaped_link(rtnetlab_cli, clean_host):
+    # 10,000 B of UDP payload (+8 B header) are 7 IP fragments: 6 of 1,480 B and one of 1,128 B,
+    # on the wire 6·1,538 + 1,186 = 10,414 B (Ethernet, FCS, preamble, gap). HTB lets at most its
+    # burst and cburst (2·1,538 B) leave at once, so at least 7,338 B wait for tokens: 587 us at
+    # 100 Mbit/s, where an unshaped veth takes a few tens of us.
+    p = pubsub(
+        rtnetlab_cli,
+        "--backends",
+        "udp,zeromq,zeromq-ipc",
+        "--subscribers",
+        "1",
+        "--payload",
+        "16,10000",
+        "--messages",
+        "200",
+        "--placement",
+        "two-boards",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["skipped"] and doc["skipped"][0].startswith("zeromq-ipc:")
+    check_rows(doc, "two-boards", 200)
+    big = [r for r in doc["rows"] if r["payload_bytes"] == 10000]
+    assert big and all(r["min_us"] >= 587 for r in big), big
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--backends", "udp,corba"], "--backends: unknown backend 'corba'"),
+        (["--subscribers", "1,x"], "--subscribers: expected comma-separated integers, got 'x'"),
+        (["--payload", "8"], "--payload: each value must be at least 16, got 8"),
+        (["--placement", "moon"], "--placement: expected one of local, two-boards, got 'moon'"),
+        (["--period", "fast"], "--period:"),
+    ],
+)
+def test_pubsub_refuses_bad_options(rtnetlab_cli, args, message):
+    p = pubsub(rtnetlab_cli, *args)
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith(message), p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_a_failing_backend_is_named_and_the_others_run(rtnetlab_cli, clean_host, tmp_path):
+    # A stand-in `zmq` module that fails on import hides pyzmq: zeromq is reported in one line.
+    (tmp_path / "zmq.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    p = subprocess.run(
+        [
+            str(rtnetlab_cli),
+            "middleware",
+            "pubsub",
+            "--backends",
+            "zeromq,udp",
+            "--subscribers",
+            "1",
+            "--payload",
+            "16",
+            "--messages",
+            "50",
+            "--noise",
+            "0s",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [r["backend"] for r in doc["rows"]] == ["udp"]
+    assert len(doc["skipped"]) == 1 and doc["skipped"][0].startswith("zeromq: pyzmq is not installed")
+    assert "zeromq: pyzmq is not installed" in p.stderr
+
+
+@needs_root
+def test_ctrl_c_leaves_nothing_behind(rtnetlab_cli, clean_host):
+    p = subprocess.Popen(
+        [
+            str(rtnetlab_cli),
+            "middleware",
+            "pubsub",
+            "--backends",
+            "udp",
+            "--subscribers",
+            "2",
+            "--payload",
+            "16",
+            "--messages",
+            "100000",
+            "--placement",
+            "two-boards",
+            "--noise",
+            "0s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # Interrupted while it measures (namespaces up, workers running).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not workers_running():
+        time.sleep(0.1)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
