@@ -154,7 +154,7 @@ def pubsub_cmd(
         _emit(report)
     else:
         t = Table(
-            title=f"publish/subscribe latency ({placement}), us: from generation to arrival at each subscriber"
+            title=f"publish/subscribe latency ({placement}), us, generation to arrival at each subscriber"
         )
         for c in (
             "backend",
