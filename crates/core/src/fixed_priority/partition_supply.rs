@@ -44,9 +44,7 @@ pub struct PartitionSchedule {
 impl PartitionSchedule {
     /// Checks the frame and windows (positive, inside the frame, disjoint) and sorts them.
     pub fn new(major_frame: Ticks, names: Vec<String>, mut windows: Vec<Window>) -> Result<Self, InputError> {
-        if major_frame < 1 || major_frame > super::MAX_TICKS {
-            return Err(InputError(format!("major frame: must be in [1, 2^60], got {major_frame}")));
-        }
+        super::check_range("major frame", major_frame, 1)?;
         for (k, w) in windows.iter().enumerate() {
             if w.partition >= names.len() {
                 return Err(InputError(format!("windows[{k}]: partition {} out of range", w.partition)));
@@ -216,9 +214,8 @@ pub fn chain_latency(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<C
         if s.partition >= schedule.names.len() {
             return Err(InputError(format!("stages[{k}]: partition {} out of range", s.partition)));
         }
-        if s.work < 0 || s.transfer < 0 || s.work > super::MAX_TICKS || s.transfer > super::MAX_TICKS {
-            return Err(InputError(format!("stages[{k}]: work and transfer must be in [0, 2^60]")));
-        }
+        super::check_range(&format!("stages[{k}].work"), s.work, 0)?;
+        super::check_range(&format!("stages[{k}].transfer"), s.transfer, 0)?;
         if s.work > 0 && schedule.budget(s.partition) == 0 {
             return Err(InputError(format!(
                 "stages[{k}]: partition {} has no window, its work never completes",
