@@ -63,7 +63,7 @@ def _host_line(h: dict) -> str:
         if "noise_us" in h
         else "no noise probe"
     )
-    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}; {', '.join(h['scheduling'])}"
+    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}; {', '.join(h.get('scheduling', []))}"
 
 
 @app.command("pubsub")
@@ -179,6 +179,138 @@ def pubsub_cmd(
                 *(_f(r[k]) for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")),
             )
         out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
+
+
+def parse_windows(text: str) -> list[tuple[str, int]]:
+    """`routing=800us,recorder=700us` → [(name, ns)], in order (back to back from offset 0)."""
+    windows = []
+    for item in text.split(","):
+        name, sep, length = item.strip().partition("=")
+        if not sep or not name:
+            raise UserError(f"--windows: expected name=duration, got '{item.strip()}'")
+        us = duration_us("--windows", length)
+        if not us > 0:
+            raise UserError(f"--windows: window of {name} must be positive, got {length}")
+        windows.append((name.strip(), round(us * 1000)))
+    names = [n for n, _ in windows]
+    if sorted(names) != ["recorder", "routing"]:
+        raise UserError(f"--windows: expected the windows of routing and recorder, got {', '.join(names)}")
+    return windows
+
+
+@app.command("partitions")
+def partitions_cmd(
+    windows: Annotated[
+        str,
+        typer.Option(
+            "--windows", help="Partition windows in frame order, e.g. routing=800us,recorder=700us."
+        ),
+    ] = "routing=800us,recorder=700us",
+    major_frame: Annotated[
+        str, typer.Option("--major-frame", help="The major frame, e.g. 1500us.")
+    ] = "1500us",
+    requests: Annotated[int, typer.Option("--requests", help="Measured requests per scenario.")] = 10000,
+    payload: Annotated[
+        int, typer.Option("--payload", help="Request and reply size in bytes (16 to 1400).")
+    ] = 1000,
+    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    rt: Annotated[bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and CPU pinning when allowed.")] = True,
+    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Partitioned DDS (seed 001B): the five scenarios of Tables 1-2 on two emulated nodes, the
+    partitions run by a SIGSTOP/SIGCONT window dispatcher, the window analysis's bound beside."""
+    from rtnetlab.middleware import partitions
+    from rtnetlab.testbed import netns
+
+    wins = parse_windows(windows)
+    frame_ns = round(duration_us("--major-frame", major_frame) * 1000)
+    total = sum(w for _, w in wins)
+    if frame_ns < total:
+        raise UserError(f"--major-frame: {major_frame} is shorter than the windows' {total / 1000:g}us")
+    if frame_ns > 16_000_000:
+        raise UserError(
+            f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
+        )
+    if requests < 1:
+        raise UserError(f"--requests: must be at least 1, got {requests}")
+    if not 16 <= payload <= 1400:
+        raise UserError(
+            f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
+        )
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    noise_us = duration_us("--noise", noise)
+    netns.check_privileges()
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['scenario']:<29} mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = partitions.run(
+        wins,
+        frame_ns,
+        requests,
+        payload=payload,
+        warmup=warmup,
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        seed=seed,
+        progress=progress,
+    )
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(title="request/response round trip (us), measured | paper's Tables 1-2")
+        for c in (
+            "scenario",
+            "count",
+            "lost",
+            "min",
+            "avg",
+            "max",
+            "std",
+            "per99",
+            "bound",
+            "paper min/avg/max/std/per99",
+        ):
+            t.add_column(c, justify="left" if c in ("scenario", "paper min/avg/max/std/per99") else "right")
+        for r in report["rows"]:
+            p = r["paper"]
+            t.add_row(
+                r["scenario"],
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+                _f(r.get("bound_us")),
+                "/".join(str(p[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+            )
+        out.print(t)
+        d, a = report.get("dispatcher"), report.get("analysis")
+        if d:
+            out.print(
+                f"window dispatcher (SIGSTOP/SIGCONT): {d['switches']} switches, "
+                f"late by mean {_f(d['mean_us'])} us, "
+                f"p99 {_f(d['p99_us'])} us, max {_f(d['max_us'])} us",
+                markup=False,
+            )
+        if a:
+            out.print(
+                f"analysis: extra latency of the windows, worst {_f(a['extra_worst_us'])} us, mean "
+                f"{_f(a['extra_mean_us'])} us over arrival phases (measured mean extra "
+                f"{_f(a['measured_extra_mean_us'])} us); stage work {_f(a['stage_work_bound_us'])} us "
+                f"(bound), {_f(a['stage_work_typical_us'])} us (mean)",
+                markup=False,
+            )
         out.print(_host_line(report["host"]), markup=False)
     if not report["rows"]:
         raise typer.Exit(1)

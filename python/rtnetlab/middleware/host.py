@@ -10,9 +10,9 @@ import time
 from rtnetlab.middleware.stats import summary
 
 
-def make_realtime(cpu: int | None, rt: bool) -> dict:
-    """SCHED_FIFO at the maximum priority and pinning to `cpu`, each when allowed; what was
-    granted, and why not when it was refused."""
+def make_realtime(cpu: int | None, rt: bool, below_max: int = 0) -> dict:
+    """SCHED_FIFO at the maximum priority (less `below_max`) and pinning to `cpu`, each when
+    allowed; what was granted, and why not when it was refused."""
     got = {"rt_granted": False, "pinned": None, "refused": []}
     if cpu is not None:
         try:
@@ -22,7 +22,9 @@ def make_realtime(cpu: int | None, rt: bool) -> dict:
             got["refused"].append(f"CPU pinning refused ({e.strerror})")
     if rt:
         try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(os.sched_get_priority_max(os.SCHED_FIFO)))
+            os.sched_setscheduler(
+                0, os.SCHED_FIFO, os.sched_param(os.sched_get_priority_max(os.SCHED_FIFO) - below_max)
+            )
             got["rt_granted"] = True
         except (OSError, AttributeError) as e:
             got["refused"].append(f"SCHED_FIFO refused ({getattr(e, 'strerror', e)})")

@@ -43,19 +43,20 @@ class Placement:
         return self.boards[board]["prefix"]
 
 
-def _shape_lines(dev: str) -> list[str]:
+def _shape_lines(dev: str, rate: str = LINK_RATE) -> list[str]:
     # One HTB class at the link rate; a frame counts with its FCS, preamble and gap (24 bytes).
     return [
         f"qdisc add dev {dev} root handle 1: htb default 1",
-        f"class add dev {dev} parent 1: classid 1:1 htb rate {LINK_RATE} ceil {LINK_RATE} "
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} "
         "burst 1538b cburst 1538b overhead 24",
         f"qdisc add dev {dev} parent 1:1 handle 2: pfifo limit 10000",
     ]
 
 
 @contextmanager
-def placed(kind: str):
-    """The placement `kind`, set up for the block and removed after it whatever happens."""
+def placed(kind: str, rate: str = LINK_RATE):
+    """The placement `kind` (two boards: link at `rate`), set up for the block and removed after it
+    whatever happens."""
     if kind not in PLACEMENTS:
         raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{kind}'")
     if kind == "local":
@@ -77,7 +78,7 @@ def placed(kind: str):
         for k in (0, 1):
             ns, dev = run.netns(k), f"mw{k}"
             netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}"], ns)
-            netns.batch("tc", _shape_lines(dev), ns)
+            netns.batch("tc", _shape_lines(dev, rate), ns)
             boards.append(
                 {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}
             )

@@ -28,7 +28,7 @@ def _say(obj: dict) -> None:
 def _setup(spec: dict) -> dict:
     from rtnetlab.middleware.host import make_realtime
 
-    return make_realtime(spec.get("cpu"), spec.get("rt", True))
+    return make_realtime(spec.get("cpu"), spec.get("rt", True), spec.get("below_max", 0))
 
 
 def _backend(spec: dict):
