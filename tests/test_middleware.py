@@ -312,3 +312,103 @@ def test_partitions_refuses_bad_options(rtnetlab_cli, args, message):
     assert p.returncode == 2
     assert p.stderr.strip().startswith(message), p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_reqresp_ratios_by_hand():
+    # Native UDP echo mean 100 us, virtualised 250 us: overhead (250 - 100)/100 = 150 %, deadline
+    # share at 10 ms = 150 us / 10,000 us = 1.5 %. DDS native 400 us: middleware share
+    # (400 - 100)/400 = 75 %.
+    from rtnetlab.middleware.reqresp import ratios
+
+    def row(backend, server, mean):
+        return {
+            "backend": backend,
+            "server": server,
+            "payload_bytes": 64,
+            "busy_us": 0.0,
+            "count": 10,
+            "mean_us": mean,
+            "max_us": mean,
+        }
+
+    [d] = ratios(
+        [row("udp-echo", "native", 100.0), row("udp-echo", "virtualised", 250.0), row("dds", "native", 400.0)]
+    )
+    assert d["udp-echo_overhead"] == pytest.approx(1.5)
+    assert d["udp-echo_deadline_share_10ms"] == pytest.approx(0.015)
+    assert d["middleware_share_native"] == pytest.approx(0.75)
+    assert "dds_overhead" not in d and "middleware_share_virtualised" not in d
+
+
+def cgroups_left() -> list[str]:
+    return sorted(
+        p.name
+        for root in (Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup"))
+        if root.is_dir()
+        for p in root.glob("rtnl-*-vm")
+    )
+
+
+@needs_root
+def test_reqresp_native_and_virtualised(rtnetlab_cli, clean_host):
+    before = cgroups_left()
+    p = subprocess.run(
+        [
+            str(rtnetlab_cli),
+            "middleware",
+            "reqresp",
+            "--requests",
+            "100",
+            "--payload",
+            "64,512",
+            "--busy",
+            "0us,100us",
+            "--noise",
+            "0s",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["skipped"] == []
+    assert len(doc["rows"]) == 2 * 2 * 2 * 2
+    for r in doc["rows"]:
+        assert r["count"] + r["lost"] == 100 and r["count"] >= 95, r
+        # A reply waits at least for the server's busy work.
+        assert r["min_us"] >= r["busy_us"]
+    assert {d["payload_bytes"] for d in doc["ratios"]} == {64, 512}
+    assert all("middleware_share_native" in d and "dds_overhead" in d for d in doc["ratios"])
+    assert cgroups_left() == before
+
+
+@needs_root
+def test_reqresp_ctrl_c_removes_the_cgroup(rtnetlab_cli, clean_host):
+    before = cgroups_left()
+    p = subprocess.Popen(
+        [
+            str(rtnetlab_cli),
+            "middleware",
+            "reqresp",
+            "--requests",
+            "100000",
+            "--backends",
+            "udp-echo",
+            "--noise",
+            "0s",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and cgroups_left() == before:
+        time.sleep(0.1)
+    assert cgroups_left() != before
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert cgroups_left() == before

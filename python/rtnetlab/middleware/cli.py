@@ -314,3 +314,149 @@ def partitions_cmd(
         out.print(_host_line(report["host"]), markup=False)
     if not report["rows"]:
         raise typer.Exit(1)
+
+
+@app.command("reqresp")
+def reqresp_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="udp-echo (the ideal baseline) and/or dds.")
+    ] = "udp-echo,dds",
+    payload: Annotated[
+        str, typer.Option("--payload", help="Request and reply sizes in bytes, e.g. 64,512.")
+    ] = "64,512",
+    busy: Annotated[
+        str, typer.Option("--busy", help="Server processing (busy work) per request, e.g. 0us,100us.")
+    ] = "0us,100us",
+    requests: Annotated[int, typer.Option("--requests", help="Measured requests per row.")] = 10000,
+    cpu_cap: Annotated[
+        float,
+        typer.Option(
+            "--cpu-cap", help="The virtualised server's share of one CPU (cgroup quota), in (0, 1]."
+        ),
+    ] = 0.1,
+    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    gap: Annotated[str, typer.Option("--gap", help="Pause between a reply and the next request.")] = "500us",
+    rt: Annotated[
+        bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and pinning of the client when allowed.")
+    ] = True,
+    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    as_json: JsonOpt = False,
+) -> None:
+    """Request/response on a native and a "virtualised" server (seed 001C): UDP echo (ideal) and DDS,
+    the server busy-working per request; min/avg/max/stdev/p99 and the derived ratios."""
+    from rtnetlab.middleware import reqresp
+    from rtnetlab.testbed import netns
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in reqresp.BACKENDS:
+            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(reqresp.BACKENDS)})")
+    if not names or len(set(names)) != len(names):
+        raise UserError("--backends: give each backend once, at least one")
+    sizes = int_list("--payload", payload, 16)
+    if max(sizes) > 1400:
+        raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
+    busy_us = []
+    for word in busy.split(","):
+        us = duration_us("--busy", word.strip())
+        if not 0 <= us <= 100_000:
+            raise UserError(f"--busy: must be in [0, 100ms], got {word.strip()}")
+        busy_us.append(us)
+    if requests < 1:
+        raise UserError(f"--requests: must be at least 1, got {requests}")
+    if not 0 < cpu_cap <= 1:
+        raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    gap_us = duration_us("--gap", gap)
+    if gap_us < 0:
+        raise UserError(f"--gap: must not be negative, got {gap}")
+    noise_us = duration_us("--noise", noise)
+    netns.check_privileges()
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<8} {row['server']:<11} {row['payload_bytes']:>4} B, "
+                f"busy {row['busy_us']:g} us: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = reqresp.run(
+        names,
+        sizes,
+        busy_us,
+        requests,
+        cpu_cap,
+        warmup=warmup,
+        gap_ns=round(gap_us * 1000),
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        progress=progress,
+    )
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(
+            title=f"request/response round trip (us); virtualised = guest namespace, {cpu_cap:g} of a CPU"
+        )
+        for c in (
+            "backend",
+            "server",
+            "payload B",
+            "busy us",
+            "count",
+            "lost",
+            "min",
+            "avg",
+            "max",
+            "stdev",
+            "p99",
+        ):
+            t.add_column(c, justify="left" if c in ("backend", "server") else "right")
+        for r in report["rows"]:
+            t.add_row(
+                r["backend"],
+                r["server"],
+                str(r["payload_bytes"]),
+                f"{r['busy_us']:g}",
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+            )
+        out.print(t)
+        t = Table(title="derived ratios (on the means)")
+        cols = [
+            "payload B",
+            "busy us",
+            "dds overhead",
+            "udp-echo overhead",
+            "mw share native",
+            "mw share virt.",
+            "dds deadline share 10 ms",
+            "100 ms",
+        ]
+        for c in cols:
+            t.add_column(c, justify="right")
+
+        def pct(x):
+            return "-" if x is None else f"{100 * x:.1f} %"
+
+        for d in report["ratios"]:
+            t.add_row(
+                str(d["payload_bytes"]),
+                f"{d['busy_us']:g}",
+                pct(d.get("dds_overhead")),
+                pct(d.get("udp-echo_overhead")),
+                pct(d.get("middleware_share_native")),
+                pct(d.get("middleware_share_virtualised")),
+                pct(d.get("dds_deadline_share_10ms")),
+                pct(d.get("dds_deadline_share_100ms")),
+            )
+        out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)

@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from rtnetlab.errors import UserError
 
 PLACEMENTS = ("local", "two-boards")
+#: The virtualised server's guest: a third namespace behind a link from board 2 (its virtual NIC).
+GUEST_ADDRESS = "10.202.0.2"
 #: The emulated boards' link.
 LINK_RATE = "100mbit"
 #: Addresses inside the run's own namespaces (never configured on the host).
@@ -54,9 +56,10 @@ def _shape_lines(dev: str, rate: str = LINK_RATE) -> list[str]:
 
 
 @contextmanager
-def placed(kind: str, rate: str = LINK_RATE):
+def placed(kind: str, rate: str = LINK_RATE, guest: bool = False):
     """The placement `kind` (two boards: link at `rate`), set up for the block and removed after it
-    whatever happens."""
+    whatever happens. With `guest`, board 3 is a guest of board 2: its own namespace behind a
+    veth (unshaped) routed by board 2."""
     if kind not in PLACEMENTS:
         raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{kind}'")
     if kind == "local":
@@ -73,6 +76,11 @@ def placed(kind: str, rate: str = LINK_RATE):
             "ports": {0: {"ifname": "mw0", "node": 0}, 1: {"ifname": "mw1", "node": 1}},
             "links": [(0, 1)],
         }
+        if guest:
+            plan["nodes"][1]["ports"].append(2)
+            plan["nodes"].append({"ports": [3]})
+            plan["ports"].update({2: {"ifname": "mw2", "node": 1}, 3: {"ifname": "mw3", "node": 2}})
+            plan["links"].append((2, 3))
         run.create(plan)
         boards = []
         for k in (0, 1):
@@ -81,6 +89,17 @@ def placed(kind: str, rate: str = LINK_RATE):
             netns.batch("tc", _shape_lines(dev, rate), ns)
             boards.append(
                 {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}
+            )
+        if guest:
+            ns1, ns2 = run.netns(1), run.netns(2)
+            netns.batch("ip", ["addr add 10.202.0.1/24 dev mw2"], ns1)
+            netns._run(["ip", "netns", "exec", ns1, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+            netns.batch(
+                "ip", [f"addr add {GUEST_ADDRESS}/24 dev mw3", "route add default via 10.202.0.1"], ns2
+            )
+            netns.batch("ip", ["route add 10.202.0.0/24 via 10.201.0.2"], run.netns(0))
+            boards.append(
+                {"prefix": ["ip", "netns", "exec", ns2], "address": GUEST_ADDRESS, "interface": "mw3"}
             )
         yield Placement(kind, run.token, boards)
     finally:
