@@ -63,7 +63,8 @@ def _host_line(h: dict) -> str:
         if "noise_us" in h
         else "no noise probe"
     )
-    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}; {', '.join(h.get('scheduling', []))}"
+    sched = "; " + ", ".join(h["scheduling"]) if h.get("scheduling") else ""
+    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}{sched}"
 
 
 @app.command("pubsub")
@@ -455,6 +456,88 @@ def reqresp_cmd(
                 pct(d.get("middleware_share_virtualised")),
                 pct(d.get("dds_deadline_share_10ms")),
                 pct(d.get("dds_deadline_share_100ms")),
+            )
+        out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
+
+
+@app.command("cwalker")
+def cwalker_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="Comma-separated: udp, zeromq, dds, zenoh.")
+    ] = "zeromq,dds,zenoh",
+    mappings: Annotated[
+        str, typer.Option("--mappings", help="The paper's placements M1-M3, e.g. 1,2,3.")
+    ] = "1,2,3",
+    duration: Annotated[
+        str,
+        typer.Option("--duration", help="Run time per backend and mapping (the first second is warm-up)."),
+    ] = "30s",
+    placement: Annotated[
+        str, typer.Option("--placement", help="two-boards (M2 and M3 split the modules) or local.")
+    ] = "two-boards",
+    rt: Annotated[
+        bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and pinning when allowed.")
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """The cognitive walker's eight periodic modules (seed 001A, Table I): latency at the AVI per
+    backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
+    from rtnetlab.middleware import cwalker
+    from rtnetlab.middleware.backends import NAMES
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in NAMES or b == "zeromq-ipc":
+            raise UserError(f"--backends: unknown backend '{b}' (known: udp, zeromq, dds, zenoh)")
+    if not names or len(set(names)) != len(names):
+        raise UserError("--backends: give each backend once, at least one")
+    maps = int_list("--mappings", mappings)
+    if any(m not in cwalker.MAPPINGS for m in maps):
+        raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
+    seconds = duration_us("--duration", duration) / 1e6
+    if seconds < 2:
+        raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<7} M{row['mapping']}: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = cwalker.run(names, maps, seconds, placement=placement, rt=rt, progress=progress)
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(title=f"cWalker latency at AVI (us), {placement}; Table I format")
+        for c in ("mapping", "protocol", "count", "max", "avg", "stdev", "p99"):
+            t.add_column(c, justify="left" if c == "protocol" else "right")
+        for r in report["rows"]:
+            t.add_row(
+                f"M{r['mapping']}",
+                r["backend"],
+                str(r["count"]),
+                *(_f(r[k]) for k in ("max_us", "mean_us", "stdev_us", "p99_us")),
+            )
+        for p in report["paper"]:
+            t.add_row(
+                f"M{p['mapping']}",
+                f"paper: {p['protocol']}",
+                "-",
+                _f(p["max_us"]),
+                _f(p["mean_us"]),
+                _f(p["stdev_us"]),
+                "-",
+                style="dim",
             )
         out.print(t)
         out.print(_host_line(report["host"]), markup=False)
