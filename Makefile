@@ -79,5 +79,17 @@ bench-ns3: build
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libns3-dev libgsl-dev g++ pkg-config >/dev/null; }
 	$(PY) benchmarks/sim_wopanet.py --ns3
 
+# The middleware laboratory's full runs (root: namespaces, cgroups): seed 001A's pub/sub sweep on
+# one host and on two boards and its cWalker Table I, seed 001B's five scenarios, seed 001C's
+# request/response; JSON in out/middleware/ (docs/MIDDLEWARE.md).
+.PHONY: middleware-full
+middleware-full: build
+	mkdir -p out/middleware
+	$(VENV)/bin/rtnetlab middleware pubsub --messages 10000 --json > out/middleware/pubsub-local.json
+	$(VENV)/bin/rtnetlab middleware pubsub --messages 10000 --placement two-boards --backends udp,zeromq,dds,zenoh --json > out/middleware/pubsub-two-boards.json
+	$(VENV)/bin/rtnetlab middleware cwalker --duration 30s --backends udp,zeromq,dds,zenoh --json > out/middleware/cwalker.json
+	$(VENV)/bin/rtnetlab middleware partitions --requests 10000 --json > out/middleware/partitions.json
+	$(VENV)/bin/rtnetlab middleware reqresp --requests 10000 --json > out/middleware/reqresp.json
+
 clean:
 	rm -rf $(VENV) target

@@ -45,8 +45,10 @@ def test_summary_of_hand_computed_samples():
 
 
 def test_p99_nearest_rank_by_hand():
-    # 1..200: rank ceil(0.99·200) = 198 → value 198; 1..100: rank 99 → 99; one sample: itself.
+    # 1..200: rank ceil(0.99·200) = 198 → value 198; 1..100: rank 99 → 99; 1..150: rank
+    # ceil(148.5) = 149 (never 148, nor an interpolated 148.51); one sample: itself.
     assert percentile_nearest_rank(list(range(1, 201)), 99) == 198
+    assert percentile_nearest_rank(list(range(1, 151)), 99) == 149
     assert percentile_nearest_rank(list(range(1, 101)), 99) == 99
     assert percentile_nearest_rank([7], 99) == 7
     s = summary([5000])
