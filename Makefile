@@ -20,6 +20,8 @@ $(STAMP): Makefile
 	@command -v tshark >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
 	@# Headless Chromium opens the HTML report in the tests (Debian package).
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@# ddsperf cross-checks the middleware laboratory's DDS rows (Debian package).
+	@command -v ddsperf >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cyclonedds-tools >/dev/null; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(PY_DEPS)

@@ -476,3 +476,49 @@ def test_cwalker_refuses_bad_mapping(rtnetlab_cli):
         [str(rtnetlab_cli), "middleware", "cwalker", "--mappings", "4"], capture_output=True, text=True
     )
     assert p.returncode == 2 and p.stderr.strip() == "--mappings: expected 1, 2 or 3, got 4"
+
+
+def test_ddsperf_output_parsed_by_hand():
+    # Two per-second lines of ddsperf's ping: counts 900 and 100, means 20 and 40 us: weighted mean
+    # (900·20 + 100·40)/1000 = 22 us; min over lines 10, worst p99 80, max 200.
+    from rtnetlab.middleware.ddsperf import parse
+
+    text = (
+        "[1] 1.000  vm:2 size 100 mean 20.000us min 10.000us 50% 19.000us 90% 25.000us 99% 50.000us "
+        "max 90.000us cnt 900\n[1] 1.000  rss:7.4MB vcsw:1882\n"
+        "[1] 2.000  vm:2 size 100 mean 40.000us min 12.000us 50% 39.000us 90% 45.000us 99% 80.000us "
+        "max 200.000us cnt 100\n"
+    )
+    assert parse(text) == {
+        "count": 1000,
+        "rtt_mean_us": pytest.approx(22.0),
+        "rtt_min_us": 10.0,
+        "rtt_p99_us": 80.0,
+        "rtt_max_us": 200.0,
+    }
+    assert parse("no statistics") is None
+
+
+def test_ddsperf_cross_check_beside_the_dds_rows(rtnetlab_cli, clean_host):
+    import shutil
+
+    if shutil.which("ddsperf") is None:
+        pytest.skip("ddsperf (cyclonedds-tools) is not installed")
+    p = pubsub(
+        rtnetlab_cli,
+        "--backends",
+        "dds",
+        "--subscribers",
+        "1",
+        "--payload",
+        "16",
+        "--messages",
+        "200",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    cross = json.loads(p.stdout)["ddsperf"]
+    assert cross["available"], cross
+    [row] = cross["rows"]
+    assert row["payload_bytes"] == 16 and row["count"] > 0
+    assert 0 < row["rtt_min_us"] <= row["rtt_mean_us"] <= row["rtt_max_us"]

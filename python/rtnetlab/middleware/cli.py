@@ -94,6 +94,12 @@ def pubsub_cmd(
     noise: Annotated[
         str, typer.Option("--noise", help="Length of the timer-noise probe run first (0s: none).")
     ] = "1s",
+    ddsperf: Annotated[
+        bool,
+        typer.Option(
+            "--ddsperf/--no-ddsperf", help="Cross-check the dds rows with Cyclone's native ddsperf."
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Publish/subscribe latency (seed 001A): a publisher and N subscriber processes per backend,
@@ -148,7 +154,11 @@ def pubsub_cmd(
         rt=rt,
         noise_s=noise_us / 1e6,
         progress=progress,
+        ddsperf=ddsperf,
     )
+    cross = report.get("ddsperf")
+    if cross is not None and not cross["available"]:
+        err.print(f"ddsperf: not run: {cross['reason']}", markup=False)
     for line in report["skipped"]:
         err.print(line, markup=False)
     if as_json:
@@ -180,6 +190,13 @@ def pubsub_cmd(
                 *(_f(r[k]) for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")),
             )
         out.print(t)
+        for c in (cross or {}).get("rows", []):
+            out.print(
+                f"ddsperf (Cyclone's C ping/pong, same configuration) {c['payload_bytes']} B: round trip "
+                f"mean {_f(c['rtt_mean_us'])} us (one way {_f(c['one_way_mean_us'])} us), "
+                f"p99 {_f(c['rtt_p99_us'])} us",
+                markup=False,
+            )
         out.print(_host_line(report["host"]), markup=False)
     if not report["rows"]:
         raise typer.Exit(1)

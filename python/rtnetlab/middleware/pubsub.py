@@ -134,6 +134,7 @@ def run(
     rt: bool = True,
     noise_s: float = 1.0,
     progress=None,
+    ddsperf: bool = False,
 ) -> dict:
     """Every combination; a backend that is not installed or fails to start is reported in
     `skipped` (one line naming it) and the others run."""
@@ -161,10 +162,17 @@ def run(
                             progress(row)
             except BackendUnavailable as e:
                 skipped.append(str(e).splitlines()[0])
+        if ddsperf and "dds" in backends and placement == "local":
+            from rtnetlab.middleware.ddsperf import cross_check
+
+            cross = cross_check(place.settings(0), payloads)
     host["rt_granted"] = bool(sched) and all(m.get("rt_granted") for m in sched)
     host["pinned"] = bool(sched) and all(m.get("pinned") is not None for m in sched)
     refused = sorted({r for m in sched for r in m.get("refused", [])})
     host["scheduling"] = refused or (
         ["SCHED_FIFO at maximum priority, every process pinned"] if rt else ["default scheduler (--no-rt)"]
     )
-    return {"host": host, "rows": rows, "skipped": skipped, "known_backends": list(NAMES)}
+    report = {"host": host, "rows": rows, "skipped": skipped, "known_backends": list(NAMES)}
+    if ddsperf and "dds" in backends and placement == "local":
+        report["ddsperf"] = cross
+    return report
