@@ -25,6 +25,8 @@ $(STAMP): Makefile pyproject.toml requirements.lock
 	@command -v tshark >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
 	@# Headless Chromium opens the HTML report in the tests (Debian package).
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@# ddsperf cross-checks the middleware laboratory's DDS rows (Debian package).
+	@command -v ddsperf >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cyclonedds-tools >/dev/null; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.lock
@@ -99,6 +101,18 @@ bench-ns3: build
 	@pkg-config --exists ns3-core 2>/dev/null && command -v g++ >/dev/null || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libns3-dev libgsl-dev g++ pkg-config >/dev/null; }
 	$(PY) benchmarks/sim_wopanet.py --ns3
+
+# The middleware laboratory's full runs (root: namespaces, cgroups): seed 001A's pub/sub sweep on
+# one host and on two boards and its cWalker Table I, seed 001B's five scenarios, seed 001C's
+# request/response; JSON in out/middleware/ (docs/MIDDLEWARE.md).
+.PHONY: middleware-full
+middleware-full: build
+	mkdir -p out/middleware
+	$(VENV)/bin/rtnetlab middleware pubsub --messages 10000 --json > out/middleware/pubsub-local.json
+	$(VENV)/bin/rtnetlab middleware pubsub --messages 10000 --placement two-boards --backends udp,zeromq,dds,zenoh --json > out/middleware/pubsub-two-boards.json
+	$(VENV)/bin/rtnetlab middleware cwalker --duration 30s --backends udp,zeromq,dds,zenoh --json > out/middleware/cwalker.json
+	$(VENV)/bin/rtnetlab middleware partitions --requests 10000 --json > out/middleware/partitions.json
+	$(VENV)/bin/rtnetlab middleware reqresp --requests 10000 --json > out/middleware/reqresp.json
 
 clean:
 	rm -rf $(VENV) target

@@ -119,6 +119,11 @@ def slrm_simulate_json(scenario_json: str) -> str:
 def admit_json(infra_json: str, requests_json: str) -> str:
     """Online admission of virtual service networks on an infrastructure, the decisions as JSON text."""
 
+def partition_latency_json(
+    major_frame: int, windows: list[tuple[str, int]], stages: list[tuple[int, int, int]], probe_work: int
+) -> str:
+    """Seed 001B: a request crossing time partitions, its latency over every arrival phase, JSON text."""
+
 def parse_quantity(kind: str, text: str) -> float:
     """A quantity with its unit (`kind`: duration, size or rate) in seconds, bits or bits per second."""
 

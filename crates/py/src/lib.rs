@@ -408,6 +408,28 @@ fn fabric_run(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
     Ok(to_json(&report))
 }
 
+/// Seed 001B: a request crossing time partitions (windows back to back from offset 0 in a major
+/// frame; stages as `(partition index, work, transfer)`, all in ticks): its latency over every
+/// arrival phase and each partition's worst service time of `probe_work`, as JSON.
+#[pyfunction]
+fn partition_latency_json(
+    py: Python<'_>,
+    major_frame: i64,
+    windows: Vec<(String, i64)>,
+    stages: Vec<(usize, i64, i64)>,
+    probe_work: i64,
+) -> PyResult<String> {
+    use rtnetlab_core::fixed_priority::partition_supply::{chain_latency, PartitionSchedule, Stage};
+    let bad = |e: rtnetlab_core::fixed_priority::InputError| pyo3::exceptions::PyValueError::new_err(e.0);
+    let schedule = PartitionSchedule::back_to_back(major_frame, &windows).map_err(bad)?;
+    let stages: Vec<Stage> =
+        stages.into_iter().map(|(partition, work, transfer)| Stage { partition, work, transfer }).collect();
+    let chain = py.allow_threads(|| chain_latency(&schedule, &stages)).map_err(bad)?;
+    let service: Vec<Option<i64>> =
+        (0..windows.len()).map(|p| schedule.service_time(p, probe_work)).collect();
+    Ok(serde_json::json!({ "chain": chain, "service_time": service }).to_string())
+}
+
 /// Names of the analysis methods the engine offers.
 #[pyfunction]
 fn analysis_methods() -> Vec<&'static str> {
@@ -538,6 +560,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(slrm_step, m)?)?;
     m.add_function(wrap_pyfunction!(admit_json, m)?)?;
     m.add_function(wrap_pyfunction!(slrm_simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_latency_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

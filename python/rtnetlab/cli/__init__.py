@@ -206,3 +206,6 @@ from rtnetlab.cloud import cli as cloud_cli  # noqa: E402
 app.add_typer(cloud_cli.slrm, name="slrm")
 app.command("admit")(cloud_cli.admit_command)
 cloud_cli.register_experiments(experiment_app)
+from rtnetlab.middleware import cli as middleware_cli  # noqa: E402
+
+app.add_typer(middleware_cli.app, name="middleware")

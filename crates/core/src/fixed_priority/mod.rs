@@ -18,12 +18,15 @@
 //! * [`assignment`]: deadline monotonic and Audsley's optimal priority assignment.
 //! * [`dopa`], [`randfixedsum`]: seed 001E (partitioning, task-set generator; its Fig. 6 is in
 //!   [`crate::experiments::dopa_fig6`]).
+//! * [`partition_supply`]: time partitions (ARINC 653 windows in a major frame): supply-bound
+//!   function and the latency of a request crossing partitions (seed 001B).
 
 pub mod assignment;
 mod busy;
 pub mod dopa;
 pub mod holistic;
 pub mod nonpreemptive;
+pub mod partition_supply;
 pub mod randfixedsum;
 pub mod rta;
 

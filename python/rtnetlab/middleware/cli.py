@@ -1,0 +1,562 @@
+"""`rtnetlab middleware ...`: the commands of the middleware package (parsing and printing only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from rtnetlab.errors import UserError
+
+app = typer.Typer(
+    help="Middleware latency laboratory (publish/subscribe, partitions, request/response).",
+    no_args_is_help=True,
+)
+
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def int_list(option: str, text: str, minimum: int = 1) -> list[int]:
+    """A comma-separated list of integers, each at least `minimum`."""
+    values = []
+    for word in text.split(","):
+        word = word.strip()
+        try:
+            v = int(word)
+        except ValueError:
+            raise UserError(f"{option}: expected comma-separated integers, got '{word}'") from None
+        if v < minimum:
+            raise UserError(f"{option}: each value must be at least {minimum}, got {v}")
+        values.append(v)
+    return values
+
+
+def duration_us(option: str, text: str) -> float:
+    """A duration with its unit (e.g. 800us, 1.5ms, 1s), in microseconds."""
+    from rtnetlab import _core
+
+    try:
+        seconds = _core.parse_quantity("duration", text)
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+    return seconds * 1e6
+
+
+def _emit(data: dict) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def _f(x) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def _host_line(h: dict) -> str:
+    noise = (
+        f"timer noise max {_f(h.get('noise_us'))} us (p99 {_f(h.get('noise_p99_us'))} us)"
+        if "noise_us" in h
+        else "no noise probe"
+    )
+    sched = "; " + ", ".join(h["scheduling"]) if h.get("scheduling") else ""
+    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}{sched}"
+
+
+@app.command("pubsub")
+def pubsub_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="Comma-separated: udp, zeromq (tcp), zeromq-ipc, dds, zenoh.")
+    ] = "udp,zeromq,zeromq-ipc,dds,zenoh",
+    subscribers: Annotated[
+        str, typer.Option("--subscribers", help="Subscriber counts, e.g. 1,2,4.")
+    ] = "1,2,4",
+    payload: Annotated[
+        str, typer.Option("--payload", help="Payload sizes in bytes (at least 16), e.g. 16,100,1000,10000.")
+    ] = "16,100,1000,10000",
+    messages: Annotated[
+        int, typer.Option("--messages", help="Measured messages per row (after the warm-up).")
+    ] = 10000,
+    warmup: Annotated[int, typer.Option("--warmup", help="Messages sent first and discarded.")] = 100,
+    period: Annotated[str, typer.Option("--period", help="The publisher's period, e.g. 1ms.")] = "1ms",
+    placement: Annotated[
+        str,
+        typer.Option("--placement", help="local (one host) or two-boards (two namespaces, 100 Mbit/s link)."),
+    ] = "local",
+    rt: Annotated[
+        bool,
+        typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and CPU pinning when allowed."),
+    ] = True,
+    noise: Annotated[
+        str, typer.Option("--noise", help="Length of the timer-noise probe run first (0s: none).")
+    ] = "1s",
+    ddsperf: Annotated[
+        bool,
+        typer.Option(
+            "--ddsperf/--no-ddsperf", help="Cross-check the dds rows with Cyclone's native ddsperf."
+        ),
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """Publish/subscribe latency (seed 001A): a publisher and N subscriber processes per backend,
+    subscriber count and payload size."""
+    from rtnetlab.middleware import pubsub
+    from rtnetlab.middleware.backends import NAMES
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in NAMES:
+            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(NAMES)})")
+    if not names:
+        raise UserError("--backends: give at least one backend")
+    if len(set(names)) != len(names):
+        raise UserError("--backends: a backend is named twice")
+    subs = int_list("--subscribers", subscribers)
+    if max(subs) > 16:
+        raise UserError(f"--subscribers: at most 16 subscriber processes, got {max(subs)}")
+    sizes = int_list("--payload", payload, pubsub.MIN_PAYLOAD)
+    if max(sizes) > 60000:
+        raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
+    if messages < 1:
+        raise UserError(f"--messages: must be at least 1, got {messages}")
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    period_us = duration_us("--period", period)
+    if not period_us >= 10:
+        raise UserError(f"--period: must be at least 10us, got {period}")
+    noise_us = duration_us("--noise", noise)
+    if noise_us < 0:
+        raise UserError(f"--noise: must not be negative, got {noise}")
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<11} {row['subscribers']} sub, {row['payload_bytes']:>5} B: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us, lost {row['lost']}",
+                markup=False,
+            )
+
+    report = pubsub.run(
+        names,
+        subs,
+        sizes,
+        messages,
+        placement,
+        warmup=warmup,
+        period_ns=round(period_us * 1000),
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        progress=progress,
+        ddsperf=ddsperf,
+    )
+    cross = report.get("ddsperf")
+    if cross is not None and not cross["available"]:
+        err.print(f"ddsperf: not run: {cross['reason']}", markup=False)
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(
+            title=f"publish/subscribe latency ({placement}), us, generation to arrival at each subscriber"
+        )
+        for c in (
+            "backend",
+            "subscribers",
+            "payload B",
+            "count",
+            "lost",
+            "min",
+            "mean",
+            "stdev",
+            "p99",
+            "max",
+        ):
+            t.add_column(c, justify="left" if c == "backend" else "right")
+        for r in report["rows"]:
+            t.add_row(
+                r["backend"],
+                str(r["subscribers"]),
+                str(r["payload_bytes"]),
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")),
+            )
+        out.print(t)
+        for c in (cross or {}).get("rows", []):
+            out.print(
+                f"ddsperf (Cyclone's C ping/pong, same configuration) {c['payload_bytes']} B: round trip "
+                f"mean {_f(c['rtt_mean_us'])} us (one way {_f(c['one_way_mean_us'])} us), "
+                f"p99 {_f(c['rtt_p99_us'])} us",
+                markup=False,
+            )
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
+
+
+def parse_windows(text: str) -> list[tuple[str, int]]:
+    """`routing=800us,recorder=700us` → [(name, ns)], in order (back to back from offset 0)."""
+    windows = []
+    for item in text.split(","):
+        name, sep, length = item.strip().partition("=")
+        if not sep or not name:
+            raise UserError(f"--windows: expected name=duration, got '{item.strip()}'")
+        us = duration_us("--windows", length)
+        if not us > 0:
+            raise UserError(f"--windows: window of {name} must be positive, got {length}")
+        windows.append((name.strip(), round(us * 1000)))
+    names = [n for n, _ in windows]
+    if sorted(names) != ["recorder", "routing"]:
+        raise UserError(f"--windows: expected the windows of routing and recorder, got {', '.join(names)}")
+    return windows
+
+
+@app.command("partitions")
+def partitions_cmd(
+    windows: Annotated[
+        str,
+        typer.Option(
+            "--windows", help="Partition windows in frame order, e.g. routing=800us,recorder=700us."
+        ),
+    ] = "routing=800us,recorder=700us",
+    major_frame: Annotated[
+        str, typer.Option("--major-frame", help="The major frame, e.g. 1500us.")
+    ] = "1500us",
+    requests: Annotated[int, typer.Option("--requests", help="Measured requests per scenario.")] = 10000,
+    payload: Annotated[
+        int, typer.Option("--payload", help="Request and reply size in bytes (16 to 1400).")
+    ] = 1000,
+    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    rt: Annotated[bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and CPU pinning when allowed.")] = True,
+    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Partitioned DDS (seed 001B): the five scenarios of Tables 1-2 on two emulated nodes, the
+    partitions run by a SIGSTOP/SIGCONT window dispatcher, the window analysis's bound beside."""
+    from rtnetlab.middleware import partitions
+    from rtnetlab.testbed import netns
+
+    wins = parse_windows(windows)
+    frame_ns = round(duration_us("--major-frame", major_frame) * 1000)
+    total = sum(w for _, w in wins)
+    if frame_ns < total:
+        raise UserError(f"--major-frame: {major_frame} is shorter than the windows' {total / 1000:g}us")
+    if frame_ns > 16_000_000:
+        raise UserError(
+            f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
+        )
+    if requests < 1:
+        raise UserError(f"--requests: must be at least 1, got {requests}")
+    if not 16 <= payload <= 1400:
+        raise UserError(
+            f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
+        )
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    noise_us = duration_us("--noise", noise)
+    netns.check_privileges()
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['scenario']:<29} mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = partitions.run(
+        wins,
+        frame_ns,
+        requests,
+        payload=payload,
+        warmup=warmup,
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        seed=seed,
+        progress=progress,
+    )
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(title="request/response round trip (us), measured | paper's Tables 1-2")
+        for c in (
+            "scenario",
+            "count",
+            "lost",
+            "min",
+            "avg",
+            "max",
+            "std",
+            "per99",
+            "bound",
+            "paper min/avg/max/std/per99",
+        ):
+            t.add_column(c, justify="left" if c in ("scenario", "paper min/avg/max/std/per99") else "right")
+        for r in report["rows"]:
+            p = r["paper"]
+            t.add_row(
+                r["scenario"],
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+                _f(r.get("bound_us")),
+                "/".join(str(p[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+            )
+        out.print(t)
+        d, a = report.get("dispatcher"), report.get("analysis")
+        if d:
+            out.print(
+                f"window dispatcher (SIGSTOP/SIGCONT): {d['switches']} switches, "
+                f"late by mean {_f(d['mean_us'])} us, "
+                f"p99 {_f(d['p99_us'])} us, max {_f(d['max_us'])} us",
+                markup=False,
+            )
+        if a:
+            out.print(
+                f"analysis: extra latency of the windows, worst {_f(a['extra_worst_us'])} us, mean "
+                f"{_f(a['extra_mean_us'])} us over arrival phases (measured mean extra "
+                f"{_f(a['measured_extra_mean_us'])} us); stage work {_f(a['stage_work_bound_us'])} us "
+                f"(bound), {_f(a['stage_work_typical_us'])} us (mean)",
+                markup=False,
+            )
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
+
+
+@app.command("reqresp")
+def reqresp_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="udp-echo (the ideal baseline) and/or dds.")
+    ] = "udp-echo,dds",
+    payload: Annotated[
+        str, typer.Option("--payload", help="Request and reply sizes in bytes, e.g. 64,512.")
+    ] = "64,512",
+    busy: Annotated[
+        str, typer.Option("--busy", help="Server processing (busy work) per request, e.g. 0us,100us.")
+    ] = "0us,100us",
+    requests: Annotated[int, typer.Option("--requests", help="Measured requests per row.")] = 10000,
+    cpu_cap: Annotated[
+        float,
+        typer.Option(
+            "--cpu-cap", help="The virtualised server's share of one CPU (cgroup quota), in (0, 1]."
+        ),
+    ] = 0.1,
+    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    gap: Annotated[str, typer.Option("--gap", help="Pause between a reply and the next request.")] = "500us",
+    rt: Annotated[
+        bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and pinning of the client when allowed.")
+    ] = True,
+    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    as_json: JsonOpt = False,
+) -> None:
+    """Request/response on a native and a "virtualised" server (seed 001C): UDP echo (ideal) and DDS,
+    the server busy-working per request; min/avg/max/stdev/p99 and the derived ratios."""
+    from rtnetlab.middleware import reqresp
+    from rtnetlab.testbed import netns
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in reqresp.BACKENDS:
+            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(reqresp.BACKENDS)})")
+    if not names or len(set(names)) != len(names):
+        raise UserError("--backends: give each backend once, at least one")
+    sizes = int_list("--payload", payload, 16)
+    if max(sizes) > 1400:
+        raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
+    busy_us = []
+    for word in busy.split(","):
+        us = duration_us("--busy", word.strip())
+        if not 0 <= us <= 100_000:
+            raise UserError(f"--busy: must be in [0, 100ms], got {word.strip()}")
+        busy_us.append(us)
+    if requests < 1:
+        raise UserError(f"--requests: must be at least 1, got {requests}")
+    if not 0 < cpu_cap <= 1:
+        raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
+    if warmup < 0:
+        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    gap_us = duration_us("--gap", gap)
+    if gap_us < 0:
+        raise UserError(f"--gap: must not be negative, got {gap}")
+    noise_us = duration_us("--noise", noise)
+    netns.check_privileges()
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<8} {row['server']:<11} {row['payload_bytes']:>4} B, "
+                f"busy {row['busy_us']:g} us: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = reqresp.run(
+        names,
+        sizes,
+        busy_us,
+        requests,
+        cpu_cap,
+        warmup=warmup,
+        gap_ns=round(gap_us * 1000),
+        rt=rt,
+        noise_s=noise_us / 1e6,
+        progress=progress,
+    )
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(
+            title=f"request/response round trip (us); virtualised = guest namespace, {cpu_cap:g} of a CPU"
+        )
+        for c in (
+            "backend",
+            "server",
+            "payload B",
+            "busy us",
+            "count",
+            "lost",
+            "min",
+            "avg",
+            "max",
+            "stdev",
+            "p99",
+        ):
+            t.add_column(c, justify="left" if c in ("backend", "server") else "right")
+        for r in report["rows"]:
+            t.add_row(
+                r["backend"],
+                r["server"],
+                str(r["payload_bytes"]),
+                f"{r['busy_us']:g}",
+                str(r["count"]),
+                str(r["lost"]),
+                *(_f(r[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+            )
+        out.print(t)
+        t = Table(title="derived ratios (on the means)")
+        cols = [
+            "payload B",
+            "busy us",
+            "dds overhead",
+            "udp-echo overhead",
+            "mw share native",
+            "mw share virt.",
+            "dds deadline share 10 ms",
+            "100 ms",
+        ]
+        for c in cols:
+            t.add_column(c, justify="right")
+
+        def pct(x):
+            return "-" if x is None else f"{100 * x:.1f} %"
+
+        for d in report["ratios"]:
+            t.add_row(
+                str(d["payload_bytes"]),
+                f"{d['busy_us']:g}",
+                pct(d.get("dds_overhead")),
+                pct(d.get("udp-echo_overhead")),
+                pct(d.get("middleware_share_native")),
+                pct(d.get("middleware_share_virtualised")),
+                pct(d.get("dds_deadline_share_10ms")),
+                pct(d.get("dds_deadline_share_100ms")),
+            )
+        out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
+
+
+@app.command("cwalker")
+def cwalker_cmd(
+    backends: Annotated[
+        str, typer.Option("--backends", help="Comma-separated: udp, zeromq, dds, zenoh.")
+    ] = "zeromq,dds,zenoh",
+    mappings: Annotated[
+        str, typer.Option("--mappings", help="The paper's placements M1-M3, e.g. 1,2,3.")
+    ] = "1,2,3",
+    duration: Annotated[
+        str,
+        typer.Option("--duration", help="Run time per backend and mapping (the first second is warm-up)."),
+    ] = "30s",
+    placement: Annotated[
+        str, typer.Option("--placement", help="two-boards (M2 and M3 split the modules) or local.")
+    ] = "two-boards",
+    rt: Annotated[
+        bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and pinning when allowed.")
+    ] = True,
+    as_json: JsonOpt = False,
+) -> None:
+    """The cognitive walker's eight periodic modules (seed 001A, Table I): latency at the AVI per
+    backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
+    from rtnetlab.middleware import cwalker
+    from rtnetlab.middleware.backends import NAMES
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+    names = [b.strip() for b in backends.split(",") if b.strip()]
+    for b in names:
+        if b not in NAMES or b == "zeromq-ipc":
+            raise UserError(f"--backends: unknown backend '{b}' (known: udp, zeromq, dds, zenoh)")
+    if not names or len(set(names)) != len(names):
+        raise UserError("--backends: give each backend once, at least one")
+    maps = int_list("--mappings", mappings)
+    if any(m not in cwalker.MAPPINGS for m in maps):
+        raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
+    seconds = duration_us("--duration", duration) / 1e6
+    if seconds < 2:
+        raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+
+    def progress(row):
+        if not as_json:
+            err.print(
+                f"  {row['backend']:<7} M{row['mapping']}: "
+                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+                markup=False,
+            )
+
+    report = cwalker.run(names, maps, seconds, placement=placement, rt=rt, progress=progress)
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        t = Table(title=f"cWalker latency at AVI (us), {placement}; Table I format")
+        for c in ("mapping", "protocol", "count", "max", "avg", "stdev", "p99"):
+            t.add_column(c, justify="left" if c == "protocol" else "right")
+        for r in report["rows"]:
+            t.add_row(
+                f"M{r['mapping']}",
+                r["backend"],
+                str(r["count"]),
+                *(_f(r[k]) for k in ("max_us", "mean_us", "stdev_us", "p99_us")),
+            )
+        for p in report["paper"]:
+            t.add_row(
+                f"M{p['mapping']}",
+                f"paper: {p['protocol']}",
+                "-",
+                _f(p["max_us"]),
+                _f(p["mean_us"]),
+                _f(p["stdev_us"]),
+                "-",
+                style="dim",
+            )
+        out.print(t)
+        out.print(_host_line(report["host"]), markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)

@@ -1,0 +1,249 @@
+"""Seed 001B's partitioned DDS: the five scenarios of its Tables 1-2 measured on two emulated
+nodes (network namespaces joined by a veth at 1 Gbit/s), and the partition-window analysis beside
+the partitioned one.
+
+* NETWORK: a UDP echo (client on node 1, server on node 2).
+* TRADITIONAL DDS: a DDS client and server (request topic, reply topic), no partitions.
+* SINGLE DDS PARTITION: the same server as the only partition, its window the whole major frame
+  (what is left is the dispatcher's own cost: there is no hypervisor here).
+* TRADITIONAL DDS WITH ROUTING: the client's domain bridged to the server's by a routing process
+  on node 2, no partitions.
+* PARTITIONED DDS WITH ROUTING: the same, the routing process in the routing partition and the
+  server (the video recorder) in the recorder partition, each running only in its windows.
+
+Partitions are emulated by a window dispatcher (SIGSTOP/SIGCONT at SCHED_FIFO maximum priority,
+on its own CPU; the partitions share the other CPU, as the paper's single-core node): its
+lateness at each switch is measured and reported (its precision).
+
+The bound of the partitioned scenario is the unpartitioned routing scenario's measured maximum
+plus the analysis's worst extra latency of the path routing → recorder → routing through the
+windows (`fixed_priority::partition_supply`), with each stage's work taken as a third of that
+measured maximum less the network's minimum (the time spent on node 2). The property checked is
+measured max ≤ bound + noise, noise being the host's timer noise plus the dispatcher's worst
+lateness at each of the path's three window changes."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from rtnetlab.middleware.backends import BackendUnavailable
+from rtnetlab.middleware.host import describe
+from rtnetlab.middleware.placement import placed
+from rtnetlab.middleware.procs import Workers
+from rtnetlab.middleware.pubsub import measure_noise
+from rtnetlab.middleware.stats import summary
+
+SCENARIOS = (
+    "NETWORK",
+    "TRADITIONAL DDS",
+    "SINGLE DDS PARTITION",
+    "TRADITIONAL DDS WITH ROUTING",
+    "PARTITIONED DDS WITH ROUTING",
+)
+#: Seed 001B's Tables 1-2 (us): MIN, AVG, MAX, STD, PER99.
+PAPER = {
+    "NETWORK": (154, 206, 262, 20, 249),
+    "TRADITIONAL DDS": (218, 286, 415, 29, 383),
+    "SINGLE DDS PARTITION": (262, 331, 467, 28, 409),
+    "TRADITIONAL DDS WITH ROUTING": (662, 764, 1632, 36, 876),
+    "PARTITIONED DDS WITH ROUTING": (1028, 1858, 4157, 539, 3346),
+}
+RRW = "rrworker"
+STAT_KEYS = ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")
+
+
+def analysis(major_frame_ns: int, windows: list[tuple[str, int]], stage_work_ns: int) -> dict:
+    """The request's path routing → recorder → routing through the windows (JSON of the core)."""
+    from rtnetlab import _core
+
+    idx = {name: k for k, (name, _) in enumerate(windows)}
+    stages = [
+        (idx["routing"], stage_work_ns, 0),
+        (idx["recorder"], stage_work_ns, 0),
+        (idx["routing"], stage_work_ns, 0),
+    ]
+    return json.loads(_core.partition_latency_json(major_frame_ns, windows, stages, stage_work_ns))
+
+
+def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dict, dict | None]:
+    s1, s2 = place.settings(0), place.settings(1)
+    common = {"rt": args["rt"], "below_max": 1, "busy_us": args["busy_us"], "reply_bytes": args["payload"]}
+    domain_in = s2["domain"] + 1  # the recorder's own domain behind the routing process
+    partitioned = name in ("SINGLE DDS PARTITION", "PARTITIONED DDS WITH ROUTING")
+    routed = "ROUTING" in name
+    groups: dict[str, list[int]] = {}
+    if name == "NETWORK":
+        srv = ws.start(
+            place.prefix(1), {**common, "role": "echo_server", "settings": s2, "cpu": 1}, "echo-server", RRW
+        )
+        peer = srv.expect("ready", 30, name)["endpoint"]
+        backend = "udp-echo"
+    else:
+        srv_settings = {**s2, "domain": domain_in} if routed else s2
+        srv = ws.start(
+            place.prefix(1),
+            {**common, "role": "server", "backend": "dds", "settings": srv_settings, "cpu": 1},
+            "server",
+            RRW,
+        )
+        srv.expect("ready", 60, name)
+        peer, backend = None, "dds"
+        groups["recorder" if routed else "single"] = [srv.p.pid]
+        if routed:
+            rt = ws.start(
+                place.prefix(1),
+                {
+                    "role": "router",
+                    "backend": "dds",
+                    "settings": s2,
+                    "inner_domain": domain_in,
+                    "cpu": 1,
+                    "rt": args["rt"],
+                    "below_max": 1,
+                },
+                "router",
+                RRW,
+            )
+            rt.expect("ready", 60, name)
+            groups["routing"] = [rt.p.pid]
+    disp = None
+    if partitioned:
+        windows = args["windows"] if routed else [("single", args["major_frame_ns"])]
+        disp = ws.start(
+            [],
+            {
+                "role": "dispatcher",
+                "major_frame_ns": args["major_frame_ns"],
+                "windows": windows,
+                "groups": groups,
+                "cpu": 0,
+                "rt": args["rt"],
+            },
+            "dispatcher",
+            RRW,
+        )
+        disp.expect("ready", 30, name)
+    out = tmp / f"rtt-{SCENARIOS.index(name)}.npy"
+    cl = ws.start(
+        place.prefix(0),
+        {
+            "role": "client",
+            "backend": backend,
+            "settings": s1,
+            "peer": peer,
+            "requests": args["requests"],
+            "warmup": args["warmup"],
+            "request_bytes": args["payload"],
+            "gap_ns": args["major_frame_ns"],
+            "out": str(out),
+            "cpu": 0,
+            "rt": args["rt"],
+            "below_max": 1,
+            "seed": args["seed"],
+        },
+        "client",
+        RRW,
+    )
+    cl.expect("ready", 60, name)
+    cl.expect("done", args["requests"] * 0.05 + 90, name)
+    dispatch = None
+    if disp is not None:
+        disp.send("stop")
+        dispatch = disp.expect("dispatch", 30, name)["dispatch"]
+    rtt = np.load(out)
+    s = summary(rtt[rtt >= 0].tolist())
+    row = {"scenario": name, "count": s["count"], "lost": int((rtt < 0).sum())}
+    row.update({k: s[k] for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")})
+    return row, dispatch
+
+
+def run(
+    windows: list[tuple[str, int]],
+    major_frame_ns: int,
+    requests: int,
+    payload: int = 1000,
+    busy_us: float = 0.0,
+    warmup: int = 50,
+    rt: bool = True,
+    noise_s: float = 1.0,
+    seed: int = 1,
+    progress=None,
+) -> dict:
+    args = {
+        "windows": windows,
+        "major_frame_ns": major_frame_ns,
+        "requests": requests,
+        "payload": payload,
+        "busy_us": busy_us,
+        "warmup": warmup,
+        "rt": rt,
+        "seed": seed,
+    }
+    host = describe()
+    host["scheduling"] = (
+        ["SCHED_FIFO: the dispatcher at the maximum priority on CPU 0, the rest one below (node 2 on CPU 1)"]
+        if rt
+        else ["default scheduler (--no-rt): the dispatcher's windows are approximate"]
+    )
+    rows, skipped, dispatch = [], [], None
+    with (
+        tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname,
+        placed("two-boards", rate="1gbit") as place,
+    ):
+        tmp = Path(tmpname)
+        with Workers(tmp) as ws:
+            host.update(measure_noise(ws, noise_s, rt))
+        for name in SCENARIOS:
+            try:
+                with Workers(tmp) as ws:
+                    row, d = _scenario(ws, place, tmp, name, args)
+            except BackendUnavailable as e:
+                skipped.append(f"{name}: {str(e).splitlines()[0]}")
+                continue
+            if d is not None and name == "PARTITIONED DDS WITH ROUTING":
+                dispatch = d
+            row["paper"] = dict(zip(STAT_KEYS, PAPER[name], strict=True))
+            rows.append(row)
+            if progress:
+                progress(row)
+    by = {r["scenario"]: r for r in rows}
+    result = {
+        "host": host,
+        "rows": rows,
+        "skipped": skipped,
+        "dispatcher": dispatch,
+        "major_frame_us": major_frame_ns / 1000,
+        "windows_us": {n: w / 1000 for n, w in windows},
+    }
+    routed, part = by.get("TRADITIONAL DDS WITH ROUTING"), by.get("PARTITIONED DDS WITH ROUTING")
+    net = by.get("NETWORK")
+    if routed and part and routed["count"] and part["count"]:
+        net_min = net["min_us"] if net and net["count"] else 0.0
+        net_mean = net["mean_us"] if net and net["count"] else 0.0
+        # Work of each of the three stages on node 2: for the bound, a third of the routed
+        # scenario's p99 beyond the network's minimum; for the expected extra, of its mean beyond
+        # the network's mean.
+        work_bound = max(1, round(max(0.0, routed["p99_us"] - net_min) * 1000 / 3))
+        work_typical = max(1, round(max(0.0, routed["mean_us"] - net_mean) * 1000 / 3))
+        a = analysis(major_frame_ns, windows, work_bound)
+        t = analysis(major_frame_ns, windows, work_typical)
+        extra = a["chain"]["worst"] - a["chain"]["unpartitioned"]
+        part["bound_us"] = routed["max_us"] + extra / 1000
+        noise = (host.get("noise_us") or 0.0) + 3 * ((dispatch or {}).get("max_us") or 0.0)
+        part["noise_us"] = noise
+        part["within_bound"] = part["max_us"] <= part["bound_us"] + noise
+        unpart = t["chain"]["unpartitioned"]
+        result["analysis"] = {
+            "stage_work_bound_us": work_bound / 1000,
+            "extra_worst_us": extra / 1000,
+            "compositional_extra_us": (a["chain"]["compositional"] - a["chain"]["unpartitioned"]) / 1000,
+            "stage_work_typical_us": work_typical / 1000,
+            "extra_mean_us": (t["chain"]["mean"] - unpart) / 1000,
+            "extra_quantiles_us": {str(q): v / 1000 for q, v in t["chain"]["extra_quantiles"]},
+            "measured_extra_mean_us": part["mean_us"] - routed["mean_us"],
+        }
+    return result

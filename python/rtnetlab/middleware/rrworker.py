@@ -1,0 +1,233 @@
+"""Processes of the request/response measurements (`python -m rtnetlab.middleware.rrworker SPEC`):
+a UDP echo pair (the NETWORK baseline), a DDS client and server (the server busy-works, then
+replies on a second topic), a routing process bridging two DDS domains, and the window
+dispatcher that lets the processes of a partition run only inside its windows.
+
+The request carries its sequence number and the client's CLOCK_MONOTONIC stamp; the reply copies
+them, so the client measures the round trip."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import sys
+import threading
+import time
+
+from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup
+
+WARM = -1
+CLOCK = time.CLOCK_MONOTONIC
+
+
+def _now() -> int:
+    return time.clock_gettime_ns(CLOCK)
+
+
+def busy(us: float) -> None:
+    """Works (spins) for `us` microseconds of wall time."""
+    if us <= 0:
+        return
+    end = _now() + int(us * 1000)
+    while _now() < end:
+        pass
+
+
+def _reply(data: bytes, size: int) -> bytes:
+    return data[: HEADER.size] + bytes(max(0, size - HEADER.size))
+
+
+def echo_server(spec: dict) -> None:
+    sched = _setup(spec)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((spec["settings"]["address"], 0))
+    _say({"ready": True, "endpoint": f"{spec['settings']['address']}:{s.getsockname()[1]}", **sched})
+    while True:
+        data, peer = s.recvfrom(65536)
+        busy(spec.get("busy_us", 0))
+        s.sendto(_reply(data, spec["reply_bytes"]), peer)
+
+
+def server(spec: dict) -> None:
+    sched = _setup(spec)
+    be = _backend(spec)
+    pub = be.publisher("rtnetlab_reply", [])
+
+    def on_request(data: bytes) -> None:
+        busy(spec.get("busy_us", 0))
+        pub.publish(_reply(data, spec["reply_bytes"]))
+
+    be.subscriber("rtnetlab_request", on_request)
+    _say({"ready": True, "endpoint": "", **sched})
+    threading.Event().wait()
+
+
+def router(spec: dict) -> None:
+    """Bridges the request topic from domain `domain` to `inner_domain` and the reply back (the
+    I/O partition's DDS routing service)."""
+    sched = _setup(spec)
+    outer = _backend(spec)
+    inner = _backend({**spec, "settings": {**spec["settings"], "domain": spec["inner_domain"]}})
+    to_inner = inner.publisher("rtnetlab_request", [])
+    to_outer = outer.publisher("rtnetlab_reply", [])
+    outer.subscriber("rtnetlab_request", to_inner.publish)
+    inner.subscriber("rtnetlab_reply", to_outer.publish)
+    _say({"ready": True, "endpoint": "", **sched})
+    threading.Event().wait()
+
+
+def client(spec: dict) -> None:
+    """`warmup` + `requests` round trips, one at a time, each after a random gap (uniform arrival
+    phases against the server's partition windows); writes the round trips (ns, -1: lost)."""
+    import numpy as np
+
+    sched = _setup(spec)
+    n, size, timeout = spec["requests"], spec["request_bytes"], spec.get("timeout_s", 1.0)
+    rng = random.Random(spec.get("seed", 1))
+    got = threading.Event()
+    answer = [None]
+
+    if spec["backend"] == "udp-echo":
+        host, port = spec["peer"].rsplit(":", 1)
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((host, int(port)))
+        s.settimeout(timeout)
+
+        def send(buf: bytes) -> None:
+            s.send(buf)
+
+        def wait() -> bytes | None:
+            try:
+                return s.recv(65536)
+            except TimeoutError:
+                return None
+    else:
+        be = _backend(spec)
+        pub = be.publisher("rtnetlab_request", [])
+
+        def on_reply(data: bytes) -> None:
+            answer[0] = data
+            got.set()
+
+        be.subscriber("rtnetlab_reply", on_reply)
+
+        def send(buf: bytes) -> None:
+            got.clear()
+            answer[0] = None
+            pub.publish(buf)
+
+        def wait() -> bytes | None:
+            return answer[0] if got.wait(timeout) else None
+
+    _say({"ready": True, **sched})
+    buf = bytearray(size)
+    # Warm-up: until a first reply comes back (discovery), then `warmup` more; all discarded.
+    deadline = time.monotonic() + spec.get("discovery_s", 30)
+    while True:
+        HEADER.pack_into(buf, 0, WARM, _now())
+        send(bytes(buf))
+        if wait() is not None:
+            break
+        if time.monotonic() > deadline:
+            _say({"error": f"{spec['backend']}: no reply within {spec.get('discovery_s', 30)} s"})
+            os._exit(1)
+    rtt = np.full(n, -1, dtype=np.int64)
+    gap_ns = spec.get("gap_ns", 0)
+    for seq in range(-spec["warmup"], n):
+        time.sleep((spec.get("min_gap_ns", 200_000) + rng.random() * gap_ns) / 1e9)
+        HEADER.pack_into(buf, 0, seq, _now())
+        send(bytes(buf))
+        while True:
+            data = wait()
+            if data is None:
+                break
+            r_seq, stamp = HEADER.unpack_from(data)
+            if r_seq == seq:  # a late reply to an earlier, timed-out request is skipped
+                if seq >= 0:
+                    rtt[seq] = _now() - stamp
+                break
+            if spec["backend"] != "udp-echo":
+                got.clear()
+    np.save(spec["out"], rtt)
+    _say({"done": True})
+    os._exit(0)
+
+
+def dispatcher(spec: dict) -> None:
+    """A cyclic window schedule by SIGSTOP/SIGCONT: at each window's start the other partitions'
+    processes are stopped and its own continued. Runs until "stop" on stdin, then continues
+    everyone; reports how late each switch was (its precision)."""
+    import selectors
+
+    sched = _setup(spec)
+    frame = spec["major_frame_ns"]
+    groups = {name: pids for name, pids in spec["groups"].items()}
+    everyone = [p for pids in groups.values() for p in pids]
+    slots, offset = [], 0
+    for name, length in spec["windows"]:
+        slots.append((offset, name))
+        offset += length
+    if offset < frame:
+        slots.append((offset, None))  # idle until the frame ends
+
+    def signal_all(pids, sig):
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+
+    sel = selectors.DefaultSelector()
+    sel.register(sys.stdin, selectors.EVENT_READ)
+    late = []
+    start = _now() + 5_000_000
+    cycle = 0
+    _say({"ready": True, **sched})
+    try:
+        while True:
+            for off, name in slots:
+                target = start + cycle * frame + off
+                d = target - _now()
+                if d > 0:
+                    time.sleep(d / 1e9)
+                signal_all([p for p in everyone if p not in groups.get(name, [])], signal.SIGSTOP)
+                signal_all(groups.get(name, []), signal.SIGCONT)
+                late.append(_now() - target)
+            cycle += 1
+            if cycle % 16 == 0 and sel.select(timeout=0):
+                break
+    finally:
+        signal_all(everyone, signal.SIGCONT)
+    from rtnetlab.middleware.stats import summary
+
+    s = summary(late[1:])
+    _say(
+        {
+            "dispatch": {
+                "switches": s["count"],
+                "mean_us": s["mean_us"],
+                "p99_us": s["p99_us"],
+                "max_us": s["max_us"],
+            }
+        }
+    )
+    os._exit(0)
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    roles = {
+        "echo_server": echo_server,
+        "server": server,
+        "router": router,
+        "client": client,
+        "dispatcher": dispatcher,
+    }
+    roles[spec["role"]](spec)
+
+
+if __name__ == "__main__":
+    main()
