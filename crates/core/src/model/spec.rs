@@ -250,6 +250,11 @@ pub enum SchedulerConfig {
     Scfq { weights: BTreeMap<String, f64> },
     /// Arbitration table (Advanced Switching, InfiniBand, Deficit Table).
     Table { table_kind: TableKind, entries: Vec<TableEntry> },
+    /// Credit-based shaper (IEEE 802.1Q §8.6.8.2, 802.1Qav) on each class given an idle slope
+    /// (bit/s reserved for the class; its send slope is idle slope − port rate), over
+    /// non-preemptive static priority between classes (class `priority`, lower first); classes
+    /// without an idle slope are plain static-priority levels.
+    Cbs { idle_slopes: BTreeMap<String, DataRate> },
     /// Token-bucket shaper on the port's output, with a FIFO (or the named scheduler) inside.
     TokenBucket {
         rate: DataRate,
@@ -272,6 +277,7 @@ impl SchedulerConfig {
             SchedulerConfig::Scfq { .. } => "scfq",
             SchedulerConfig::Table { .. } => "table",
             SchedulerConfig::TokenBucket { .. } => "token_bucket",
+            SchedulerConfig::Cbs { .. } => "cbs",
         }
     }
 }

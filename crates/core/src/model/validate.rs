@@ -569,6 +569,11 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
         Registered::Shaper(s) => {
             if let Some(i) = s.inner {
                 match crate::schedulers::resolve(i, &spec.schedulers) {
+                    Some(r) if matches!(r.discipline, SchedulerConfig::Cbs { .. }) => cx.diags.error(
+                        format!("{place}.inner"),
+                        "a token-bucket shaper cannot wrap a credit-based shaper, whose slopes are \
+                         set against the link's rate",
+                    ),
                     Some(r) if r.shaper.is_none() => {}
                     Some(_) => cx
                         .diags
@@ -579,6 +584,22 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
             s.check(&place)
         }
     };
+    // Each shaped class is a queue of its own, on a priority of its own.
+    if let SchedulerConfig::Cbs { idle_slopes } = cfg {
+        for name in idle_slopes.keys() {
+            let Some(c) = spec.classes.iter().find(|c| &c.name == name) else { continue };
+            if let Some(o) = spec.classes.iter().find(|o| o.name != c.name && o.priority == c.priority) {
+                cx.diags.error(
+                    format!("{place}.idle_slopes.{name}"),
+                    format!(
+                        "shaped class '{name}' shares priority {} with class '{}'; a credit-based \
+                         shaper needs a priority of its own for each shaped class",
+                        c.priority, o.name
+                    ),
+                );
+            }
+        }
+    }
     for p in problems {
         match p {
             ConfigProblem::Error { place, message } => cx.diags.error(place, message),
@@ -1059,6 +1080,10 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
             crate::schedulers::Service::Fifo => continue,
             crate::schedulers::Service::StaticPriority => None,
             crate::schedulers::Service::PerClass(shares) => Some(shares),
+            crate::schedulers::Service::CreditBased(slopes) => {
+                check_credit_based(net, p, slopes, diags);
+                None
+            }
         };
         for &f in flows {
             let flow = &net.flows[f];
@@ -1095,6 +1120,30 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     }
     for (f, msg) in unclassed {
         diags.error(format!("flows[{f}].class"), msg);
+    }
+}
+
+/// A credit-based shaper's slopes at one port: their sum within the port's rate (802.1Q reserves
+/// at most the link).
+fn check_credit_based(
+    net: &Network,
+    p: usize,
+    slopes: &BTreeMap<String, crate::units::DataRate>,
+    diags: &mut Diagnostics,
+) {
+    let port = &net.ports[p];
+    let place = format!("schedulers.{}.idle_slopes", port.scheduler_name);
+    let total: f64 = slopes.values().map(|r| r.bps()).sum();
+    if total > port.rate {
+        diags.error(
+            place.clone(),
+            format!(
+                "idle slopes sum to {}, more than the rate {} of port {}",
+                crate::units::DataRate(total),
+                crate::units::DataRate(port.rate),
+                net.port_label(p)
+            ),
+        );
     }
 }
 
