@@ -373,6 +373,11 @@ fn kernel_port(
             }
             Ok(KernelPort { levels })
         }
+        SchedulerConfig::Cbs { .. } => {
+            Err("a credit-based shaper (802.1Qav): this kernel has no cbs or taprio \
+                                            qdisc: run with --switch user"
+                .to_string())
+        }
         other => Err(format!(
             "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
              tbf only): run with --switch user",
