@@ -100,6 +100,8 @@ enum Discipline {
     ClassShares,
     /// One FIFO queue per priority level, the shaped classes' behind their credit-based shapers.
     CreditBased,
+    /// One FIFO queue per priority level behind its gate.
+    TimeAware,
 }
 
 /// The service model of one egress port: the rate its scheduler can count on (the link rate, or
@@ -119,6 +121,7 @@ fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, S
         schedulers::Service::StaticPriority => Discipline::StaticPriority,
         schedulers::Service::PerClass(_) => Discipline::ClassShares,
         schedulers::Service::CreditBased(_) => Discipline::CreditBased,
+        schedulers::Service::TimeAware(_) => Discipline::TimeAware,
     };
     let rate = match port.shaper {
         None => port.rate,
@@ -195,7 +198,7 @@ fn layout(net: &Network) -> Layout {
                         // Queue key: the priority level, or the class for per-class shares.
                         let priority = match models[p].discipline {
                             Discipline::Fifo => None,
-                            Discipline::StaticPriority | Discipline::CreditBased => {
+                            Discipline::StaticPriority | Discipline::CreditBased | Discipline::TimeAware => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
                             Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
@@ -807,11 +810,16 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .map(|&q| sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))))
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
-    let mut credit_based = (model.discipline == Discipline::CreditBased)
-        .then(|| credit_based_services(net, lay, p, opt, &alphas, latency).into_iter());
+    let mut credit_based = match model.discipline {
+        Discipline::CreditBased => {
+            Some(credit_based_services(net, lay, p, opt, &alphas, latency).into_iter())
+        }
+        Discipline::TimeAware => Some(time_aware_services(net, lay, p, opt, &alphas, latency).into_iter()),
+        _ => None,
+    };
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
-            (Discipline::CreditBased, _) => {
+            (Discipline::CreditBased | Discipline::TimeAware, _) => {
                 credit_based.as_mut().and_then(|s| s.next()).expect("one service per queue")
             }
             (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
@@ -880,7 +888,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.delay[q] = delay;
     }
     st.port_delay[p] = port_delay;
-    st.port_backlog[p] = if model.discipline == Discipline::CreditBased {
+    st.port_backlog[p] = if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
         // A shaper may hold frames while the link idles: the port is not work-conserving, so its
         // backlog is the sum of its queues' (each within its own service).
         queues.iter().zip(&alphas).try_fold(0.0, |sum, (&q, a)| {
@@ -984,6 +992,81 @@ fn credit_based_services(
             unbounded_above = Some(Unbounded::new("a higher class has no bound"));
         }
         higher_in = higher_in.add(&alphas[k]);
+        out.push(service);
+    }
+    out
+}
+
+/// The service of each queue (priority level) of a port with a time-aware shaper, highest first,
+/// after [`schedulers::tas`]: the rate-latency bound of the supply of its gate's usable windows
+/// (each window less one frame of another level at its start and the level's largest frame at its
+/// end), minus the higher levels' output (arrival curves advanced by their delay bounds) and one
+/// frame of another level.
+fn time_aware_services(
+    net: &Network,
+    lay: &Layout,
+    p: PortId,
+    opt: &Options,
+    alphas: &[Curve],
+    latency: f64,
+) -> Vec<Result<Curve, Unbounded>> {
+    let port = &net.ports[p];
+    let link = port.rate;
+    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let schedulers::Service::TimeAware(tas) = d.service() else {
+        unreachable!("the port model follows the discipline's service")
+    };
+    let cx = &lay.crossings;
+    let queues = &lay.port_queues[p];
+    let lmax: Vec<f64> = queues
+        .iter()
+        .map(|&q| {
+            lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(queues.len());
+    let mut higher_out = Curve::zero();
+    let mut unbounded_above: Option<Unbounded> = None;
+    for (k, &q) in queues.iter().enumerate() {
+        // The classes of the level: every class of the network at its priority.
+        let level = lay.queues[q].priority;
+        let names: Vec<&str> =
+            net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
+        let other = lmax.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &l)| l).fold(0.0, f64::max);
+        let supply = match tas.windows(&names) {
+            None => Some((1.0, 0.0)),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> = windows
+                    .iter()
+                    .map(|&(o, c)| (o + other / link, c - lmax[k] / link))
+                    .filter(|(a, b)| b > a)
+                    .collect();
+                schedulers::tas::supply_bound(&usable, tas.cycle.secs())
+            }
+        };
+        let service = if let Some(why) = &unbounded_above {
+            Err(why.clone())
+        } else {
+            match supply {
+                None => Err(Unbounded::new(format!(
+                    "the gate windows of priority {} leave no time for its frames after the guard band \
+                     and a frame of another level",
+                    level.map_or("-".to_string(), |l| l.to_string())
+                ))),
+                Some((rho, theta)) => {
+                    let beta = Curve::rate_latency(link * rho, theta + latency);
+                    curves::static_priority_residual(&beta, &higher_out, other)
+                }
+            }
+        };
+        let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
+        match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
+            Ok(delay) => higher_out = higher_out.add(&alphas[k].shift_left(delay)),
+            Err(_) if unbounded_above.is_none() => {
+                unbounded_above = Some(Unbounded::new("a higher priority level has no bound"))
+            }
+            Err(_) => {}
+        }
         out.push(service);
     }
     out

@@ -53,12 +53,12 @@ fn grouping_never_loosens_a_method() {
 
 #[test]
 fn best_is_never_looser_than_any_method() {
-    // The mixed and any-scheduler networks, then networks of credit-based shapers.
-    for seed in 0..190 {
+    // The mixed and any-scheduler networks, then networks of credit-based and time-aware shapers.
+    for seed in 0..230 {
         let n = match seed {
             0..150 if seed % 2 == 0 => net(seed, RandomSchedulers::Mixed),
             0..150 => net(seed, RandomSchedulers::Any),
-            _ => net(seed, RandomSchedulers::Only(if seed % 2 == 0 { "cbs" } else { "cbs_mid" })),
+            _ => net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4])),
         };
         let best = network_bounds::best(&n, network_bounds::Multiplexing::Fifo);
         for method in [Method::Tfa, Method::Sfa, Method::Pmoo] {
@@ -434,8 +434,14 @@ fn closed_forms_match_the_curves() {
 /// first, and TFA's terms adding up to TFA's bound (before its upward rounding).
 #[test]
 fn explanations_add_up_to_the_bounds() {
-    for seed in 0..40 {
-        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Fifo } else { RandomSchedulers::Any });
+    for seed in 0..50 {
+        let n = match seed {
+            40.. => {
+                net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4]))
+            }
+            _ if seed % 2 == 0 => net(seed, RandomSchedulers::Fifo),
+            _ => net(seed, RandomSchedulers::Any),
+        };
         let req = Request { method: "tfa".into(), ..Default::default() };
         let report = run(&n, &req).unwrap();
         for (f, flow) in n.flows.iter().enumerate() {
