@@ -36,8 +36,8 @@ def test_cbs_example_simulates_within_its_bounds(rtnetlab_cli: Path, tmp_path: P
         assert row["max_us"] <= bounds[row["flow"]]
 
 
-def write(tmp_path: Path, change) -> Path:
-    net = yaml.safe_load(EXAMPLE.read_text())
+def write(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
+    net = yaml.safe_load(example.read_text())
     change(net)
     f = tmp_path / "net.yaml"
     f.write_text(yaml.safe_dump(net))
@@ -92,3 +92,41 @@ def test_export_tc_refuses_a_cbs_port_in_one_line(rtnetlab_cli: Path, tmp_path: 
         "taprio qdisc: no script written"
     ]
     assert not out.exists()
+
+
+TAS = REPO / "examples" / "tsn" / "tas_gates.yaml"
+
+
+def test_tas_example_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> None:
+    # docs/TSN.md works these out from the gates' usable windows.
+    res = run(rtnetlab_cli, "analyze", TAS, "--json")
+    assert res.returncode == 0, res.stderr
+    bounds = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
+    assert bounds == pytest.approx({"setpoints": 1263.313, "logs": 199.290}, abs=1e-3)
+    res = run(rtnetlab_cli, "simulate", TAS, "--duration", "20ms", "--json")
+    assert res.returncode == 0, res.stderr
+    for row in json.loads(res.stdout)["flows"]:
+        assert 0 < row["count"] and row["max_us"] <= bounds[row["flow"]]
+
+
+def validate_one_line(cli: Path, tmp_path: Path, change) -> list[str]:
+    write(tmp_path, change, TAS)
+    res = subprocess.run([str(cli), "validate", "net.yaml"], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 2
+    return res.stderr.strip().splitlines()
+
+
+def test_bad_gate_list_is_one_line(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    lines = validate_one_line(rtnetlab_cli, tmp_path,
+                              lambda n: n["schedulers"]["gates"]["entries"][1].update(duration="800us"))
+    assert lines == ["schedulers.gates.entries: durations sum to 900us, not the cycle 1ms"]
+
+
+def test_a_window_shorter_than_a_frame_is_refused(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    def short(n):
+        n["schedulers"]["gates"]["entries"] = [{"open": ["control"], "duration": "10us"},
+                                               {"open": ["best_effort"], "duration": "990us"}]
+    assert validate_one_line(rtnetlab_cli, tmp_path, short) == [
+        "schedulers.gates.entries: the gate of class 'control' is never open for 12.304us, the time flow "
+        "'setpoints''s largest frame takes on port bridge:2"
+    ]

@@ -186,10 +186,13 @@ impl super::Discipline for TasDiscipline<'_> {
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
         let mut out = Vec::new();
         let err = |place: String, message: String| ConfigProblem::Error { place, message };
-        if !(self.cycle.secs() > 0.0) {
+        // NaN fails both rules.
+        let positive = |x: f64| x > 0.0;
+        let not_negative = |x: f64| x >= 0.0;
+        if !positive(self.cycle.secs()) {
             out.push(err(format!("{place}.cycle"), format!("must be positive, got {}", self.cycle)));
         }
-        if !(self.base_time.secs() >= 0.0) {
+        if !not_negative(self.base_time.secs()) {
             out.push(err(
                 format!("{place}.base_time"),
                 format!("must not be negative, got {}", self.base_time),
@@ -200,7 +203,7 @@ impl super::Discipline for TasDiscipline<'_> {
         }
         let mut total = 0;
         for (i, e) in self.entries.iter().enumerate() {
-            if !(e.duration.secs() > 0.0) || e.duration.as_ns() <= 0 {
+            if !positive(e.duration.secs()) || e.duration.as_ns() <= 0 {
                 out.push(err(
                     format!("{place}.entries[{i}].duration"),
                     format!("must be at least 1ns, got {}", e.duration),
