@@ -30,7 +30,8 @@ def test_cbs_example_simulates_within_its_bounds(rtnetlab_cli: Path, tmp_path: P
     res = run(rtnetlab_cli, "simulate", EXAMPLE, "--duration", "20ms", "--json")
     assert res.returncode == 0, res.stderr
     sim = json.loads(res.stdout)
-    bounds = {r["flow"]: r["delay_us"] for r in json.loads(run(rtnetlab_cli, "analyze", EXAMPLE, "--json").stdout)["flows"]}
+    analysis = json.loads(run(rtnetlab_cli, "analyze", EXAMPLE, "--json").stdout)
+    bounds = {r["flow"]: r["delay_us"] for r in analysis["flows"]}
     for row in sim["flows"]:
         assert row["count"] > 0
         assert row["max_us"] <= bounds[row["flow"]]
@@ -64,7 +65,7 @@ def write(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
     ],
 )
 def test_bad_idle_slopes_are_one_line(rtnetlab_cli: Path, tmp_path: Path, change, message: str) -> None:
-    f = write(tmp_path, change)
+    write(tmp_path, change)
     res = subprocess.run([str(rtnetlab_cli), "validate", "net.yaml"], capture_output=True, text=True,
                          cwd=tmp_path)
     assert res.returncode == 2
