@@ -351,6 +351,40 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             inner: Some("static_priority".into()),
         },
     );
+    // Credit-based shapers within the slowest link (10 Mb/s): the two highest classes shaped over
+    // best effort, and a shaped class below an unshaped one.
+    let slopes = |v: &[(usize, f64)]| -> BTreeMap<String, DataRate> {
+        v.iter().map(|&(k, r)| (format!("c{k}"), DataRate::from_bps(r))).collect()
+    };
+    m.insert("cbs".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(0, 5e6), (1, 4e6)]) });
+    m.insert("cbs_mid".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(1, 6e6)]) });
+    // Time-aware shapers: every window longer than a largest frame at 10 Mb/s (1.23 ms); c0 alone,
+    // c1 and c2 together, then all three; and one where c2 has two windows.
+    let gate = |open: &[usize], us: f64| GateEntry {
+        open: open.iter().map(|k| format!("c{k}")).collect(),
+        duration: Duration::from_us(us),
+    };
+    m.insert(
+        "tas".into(),
+        SchedulerConfig::Tas {
+            cycle: Duration::from_us(4000.0),
+            base_time: Duration::from_us(0.0),
+            entries: vec![gate(&[0], 1500.0), gate(&[1, 2], 1500.0), gate(&[0, 1, 2], 1000.0)],
+        },
+    );
+    m.insert(
+        "tas_split".into(),
+        SchedulerConfig::Tas {
+            cycle: Duration::from_us(6000.0),
+            base_time: Duration::from_us(250.0),
+            entries: vec![
+                gate(&[0, 2], 1500.0),
+                gate(&[1], 1500.0),
+                gate(&[0, 1], 1500.0),
+                gate(&[2], 1500.0),
+            ],
+        },
+    );
     // Shapers that cut the link rate, around FIFO and around a per-class discipline.
     m.insert(
         "shaper_fifo".into(),
@@ -588,6 +622,43 @@ pub fn random_port_scheduler(kind: &str, lmax_bytes: &[u32], rng: &mut ChaCha8Rn
             burst: DataSize::from_bytes((lmax_bytes.iter().max().copied().unwrap_or(1518) + 20) as f64 * 2.0),
             inner: None,
         },
+        // Idle slopes on a link of 1 bit per time unit (the port tests' scale), summing to at
+        // most 0.9, on a random subset of the classes (at least one).
+        "cbs" => {
+            let mut idle_slopes = BTreeMap::new();
+            let mut left = 0.9;
+            for k in 0..n {
+                if idle_slopes.is_empty() && k + 1 == n || rng.gen_bool(0.6) {
+                    let r = rng.gen_range(0.05..=0.6f64).min(left);
+                    if r >= 0.01 {
+                        left -= r;
+                        idle_slopes.insert(class(k), DataRate::from_bps(r * 1e9));
+                    }
+                }
+            }
+            if idle_slopes.is_empty() {
+                idle_slopes.insert(class(n - 1), DataRate::from_bps(0.3e9));
+            }
+            SchedulerConfig::Cbs { idle_slopes }
+        }
+        // Gate lists on a link of 1 bit per ns: every class open in a window of at least its
+        // largest frame, random phases.
+        "tas" => {
+            let longest = lmax_bytes.iter().max().copied().unwrap_or(1518) as f64 + 20.0;
+            let window = longest * 8.0 * 1e-3 * rng.gen_range(1.0..3.0);
+            let entries: Vec<GateEntry> = (0..n)
+                .map(|k| GateEntry {
+                    open: (0..n).filter(|&j| j == k || rng.gen_bool(0.3)).map(class).collect(),
+                    duration: Duration::from_us(window.ceil()),
+                })
+                .collect();
+            let cycle = Duration::from_us(window.ceil() * n as f64);
+            SchedulerConfig::Tas {
+                cycle,
+                base_time: Duration::from_us(rng.gen_range(0.0..10.0f64).floor()),
+                entries,
+            }
+        }
         other => panic!("no random configuration for the scheduler kind '{other}'"),
     }
 }

@@ -373,6 +373,14 @@ fn kernel_port(
             }
             Ok(KernelPort { levels })
         }
+        SchedulerConfig::Cbs { .. } | SchedulerConfig::Tas { .. } => Err(format!(
+            "a {} shaper: this kernel has no cbs or taprio qdisc: run with --switch user",
+            if matches!(discipline, SchedulerConfig::Cbs { .. }) {
+                "credit-based (802.1Qav)"
+            } else {
+                "time-aware (802.1Qbv)"
+            }
+        )),
         other => Err(format!(
             "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
              tbf only): run with --switch user",

@@ -117,6 +117,13 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
     )
     if port is None:
         raise ValueError(f"{node} has no port on plane {plan['planes'][plane_index]}")
+    tsn = {"cbs": "credit-based shapers (802.1Qav)", "tas": "a time-aware shaper (802.1Qbv)"}
+    if port["discipline"] in tsn:
+        # Half a configuration (HTB in place of the shapers) would not keep the model's bounds.
+        raise ValueError(
+            f"{node}'s port runs {tsn[port['discipline']]} and this kernel has no cbs or taprio "
+            "qdisc: no script written"
+        )
     flows = [f for f in plan["flows"] if f["source"] == k and plane_index in f["planes"]]
     missing: list[str] = []
     link = port["rate_bps"]

@@ -98,6 +98,10 @@ enum Discipline {
     StaticPriority,
     /// One FIFO queue per class, each with the latency-rate guarantee of its share.
     ClassShares,
+    /// One FIFO queue per priority level, the shaped classes' behind their credit-based shapers.
+    CreditBased,
+    /// One FIFO queue per priority level behind its gate.
+    TimeAware,
 }
 
 /// The service model of one egress port: the rate its scheduler can count on (the link rate, or
@@ -116,6 +120,8 @@ fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, S
         schedulers::Service::Fifo => Discipline::Fifo,
         schedulers::Service::StaticPriority => Discipline::StaticPriority,
         schedulers::Service::PerClass(_) => Discipline::ClassShares,
+        schedulers::Service::CreditBased(_) => Discipline::CreditBased,
+        schedulers::Service::TimeAware(_) => Discipline::TimeAware,
     };
     let rate = match port.shaper {
         None => port.rate,
@@ -192,7 +198,7 @@ fn layout(net: &Network) -> Layout {
                         // Queue key: the priority level, or the class for per-class shares.
                         let priority = match models[p].discipline {
                             Discipline::Fifo => None,
-                            Discipline::StaticPriority => {
+                            Discipline::StaticPriority | Discipline::CreditBased | Discipline::TimeAware => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
                             Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
@@ -804,8 +810,18 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .map(|&q| sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))))
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
+    let mut credit_based = match model.discipline {
+        Discipline::CreditBased => {
+            Some(credit_based_services(net, lay, p, opt, &alphas, latency).into_iter())
+        }
+        Discipline::TimeAware => Some(time_aware_services(net, lay, p, opt, &alphas, latency).into_iter()),
+        _ => None,
+    };
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
+            (Discipline::CreditBased | Discipline::TimeAware, _) => {
+                credit_based.as_mut().and_then(|s| s.next()).expect("one service per queue")
+            }
             (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
             (Discipline::ClassShares, Some(_)) => {
                 let d = schedulers::discipline(&net.ports[p].discipline)
@@ -872,8 +888,194 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.delay[q] = delay;
     }
     st.port_delay[p] = port_delay;
-    st.port_backlog[p] = curves::vertical_deviation(&sum_curves(alphas.into_iter()), &beta)
-        .map_err(|u| u.context(&net.port_label(p)));
+    st.port_backlog[p] = if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
+        // A shaper may hold frames while the link idles: the port is not work-conserving, so its
+        // backlog is the sum of its queues' (each within its own service).
+        queues.iter().zip(&alphas).try_fold(0.0, |sum, (&q, a)| {
+            let s = st.service[q].as_ref().map_err(|u| u.clone())?;
+            curves::vertical_deviation(a, s).map(|b| sum + b)
+        })
+    } else {
+        curves::vertical_deviation(&sum_curves(alphas.into_iter()), &beta)
+    }
+    .map_err(|u| u.context(&net.port_label(p)));
+}
+
+/// The service of each queue of a port with credit-based shapers (highest priority first), after
+/// [`schedulers::cbs`]: a shaped class gets β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit
+/// from the token bucket that bounds the higher classes' output; an unshaped level gets the link
+/// minus the higher classes' output curves (their arrival curves when no shaped class is above
+/// it: the levels above then serve whenever they hold frames) and one lower frame.
+fn credit_based_services(
+    net: &Network,
+    lay: &Layout,
+    p: PortId,
+    opt: &Options,
+    alphas: &[Curve],
+    latency: f64,
+) -> Vec<Result<Curve, Unbounded>> {
+    use schedulers::cbs;
+    let port = &net.ports[p];
+    let link = port.rate;
+    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let schedulers::Service::CreditBased(slopes) = d.service() else {
+        unreachable!("the port model follows the discipline's service")
+    };
+    let beta = Curve::rate_latency(link, latency);
+    let cx = &lay.crossings;
+    let queues = &lay.port_queues[p];
+    // Per queue: its class's idle slope when shaped, its largest frame, its rate, a flow's class.
+    let info: Vec<(Option<f64>, f64, f64, &str)> = queues
+        .iter()
+        .map(|&q| {
+            let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
+            let class = flows().find_map(|f| f.class).map_or("", |k| net.classes[k].name.as_str());
+            (
+                slopes.get(class).map(|r| r.bps()),
+                flows().map(|f| f.max_frame_wire).fold(0.0, f64::max),
+                flows().map(|f| f.rate).sum(),
+                class,
+            )
+        })
+        .collect();
+    let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(queues.len());
+    // The higher classes' output as a token bucket (for hiCredit) and as a curve, their arrival
+    // curves, whether a shaped class is among them, and why their output has no bound if not.
+    let (mut higher_tb, mut higher_out, mut higher_in) = ((0.0, 0.0), Curve::zero(), Curve::zero());
+    let mut shaped_above = false;
+    let mut unbounded_above: Option<Unbounded> = None;
+    for (k, &q) in queues.iter().enumerate() {
+        let (idle, lmax, rate, class) = info[k];
+        let lower = info[k + 1..].iter().map(|i| i.1).fold(0.0, f64::max);
+        let service = if let Some(why) = &unbounded_above {
+            Err(why.clone())
+        } else if let Some(idle) = idle {
+            if rate > idle * (1.0 + 1e-12) {
+                Err(Unbounded::new(format!(
+                    "class '{class}' offered {} > idle slope {}",
+                    rate_text(net, rate),
+                    rate_text(net, idle)
+                )))
+            } else {
+                match cbs::hi_credit(idle, link, lower, higher_tb) {
+                    None => Err(Unbounded::new(format!(
+                        "the credit of class '{class}' has no bound (its idle slope and the \
+                         higher classes' rates exceed the link)"
+                    ))),
+                    Some(hi) => {
+                        let lo = cbs::lo_credit(idle, link, lmax);
+                        let lr = cbs::latency_rate(idle, hi, lo);
+                        let (b, r) = cbs::output_bucket(idle, hi, lo);
+                        higher_tb = (higher_tb.0 + b, higher_tb.1 + r);
+                        higher_out = higher_out.add(&Curve::token_bucket(r, b));
+                        shaped_above = true;
+                        Ok(Curve::rate_latency(lr.rate, lr.latency + latency))
+                    }
+                }
+            }
+        } else {
+            let higher = if shaped_above { &higher_out } else { &higher_in };
+            let service = curves::static_priority_residual(&beta, higher, lower);
+            // Its output: what arrived up to its delay bound before, α(τ + D).
+            let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
+            match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
+                Ok(delay) => {
+                    let output = alphas[k].shift_left(delay);
+                    higher_tb = (higher_tb.0 + upper_burst(&output), higher_tb.1 + output.tail_slope());
+                    higher_out = higher_out.add(&output);
+                }
+                Err(u) => unbounded_above = Some(u),
+            }
+            service
+        };
+        if service.is_err() && unbounded_above.is_none() {
+            unbounded_above = Some(Unbounded::new("a higher class has no bound"));
+        }
+        higher_in = higher_in.add(&alphas[k]);
+        out.push(service);
+    }
+    out
+}
+
+/// The service of each queue (priority level) of a port with a time-aware shaper, highest first,
+/// after [`schedulers::tas`]: the rate-latency bound of the supply of its gate's usable windows
+/// (each window less one frame of another level at its start and the level's largest frame at its
+/// end), minus the higher levels' output (arrival curves advanced by their delay bounds) and one
+/// frame of another level.
+fn time_aware_services(
+    net: &Network,
+    lay: &Layout,
+    p: PortId,
+    opt: &Options,
+    alphas: &[Curve],
+    latency: f64,
+) -> Vec<Result<Curve, Unbounded>> {
+    let port = &net.ports[p];
+    let link = port.rate;
+    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let schedulers::Service::TimeAware(tas) = d.service() else {
+        unreachable!("the port model follows the discipline's service")
+    };
+    let cx = &lay.crossings;
+    let queues = &lay.port_queues[p];
+    let lmax: Vec<f64> = queues
+        .iter()
+        .map(|&q| {
+            lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(queues.len());
+    let mut higher_out = Curve::zero();
+    let mut unbounded_above: Option<Unbounded> = None;
+    for (k, &q) in queues.iter().enumerate() {
+        // The classes of the level: every class of the network at its priority.
+        let level = lay.queues[q].priority;
+        let names: Vec<&str> =
+            net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
+        let other = lmax.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &l)| l).fold(0.0, f64::max);
+        let supply = match tas.windows(&names) {
+            None => Some((1.0, 0.0)),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> = windows
+                    .iter()
+                    .map(|&(o, c)| (o + other / link, c - lmax[k] / link))
+                    .filter(|(a, b)| b > a)
+                    .collect();
+                schedulers::tas::supply_bound(&usable, tas.cycle.secs())
+            }
+        };
+        let service = if let Some(why) = &unbounded_above {
+            Err(why.clone())
+        } else {
+            match supply {
+                None => Err(Unbounded::new(format!(
+                    "the gate windows of priority {} leave no time for its frames after the guard band \
+                     and a frame of another level",
+                    level.map_or("-".to_string(), |l| l.to_string())
+                ))),
+                Some((rho, theta)) => {
+                    let beta = Curve::rate_latency(link * rho, theta + latency);
+                    curves::static_priority_residual(&beta, &higher_out, other)
+                }
+            }
+        };
+        let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
+        match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
+            Ok(delay) => higher_out = higher_out.add(&alphas[k].shift_left(delay)),
+            Err(_) if unbounded_above.is_none() => {
+                unbounded_above = Some(Unbounded::new("a higher priority level has no bound"))
+            }
+            Err(_) => {}
+        }
+        out.push(service);
+    }
+    out
+}
+
+/// The least burst b with `c(t) ≤ b + r·t`, r the tail slope of the concave curve `c`.
+fn upper_burst(c: &Curve) -> f64 {
+    let r = c.tail_slope();
+    c.points().iter().map(|pt| pt.y - r * pt.x).fold(c.burst(), f64::max)
 }
 
 /// Delay of a queue's aggregate `alpha` served by `service`: FIFO inside the queue, or blind.

@@ -53,8 +53,13 @@ fn grouping_never_loosens_a_method() {
 
 #[test]
 fn best_is_never_looser_than_any_method() {
-    for seed in 0..150 {
-        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
+    // The mixed and any-scheduler networks, then networks of credit-based and time-aware shapers.
+    for seed in 0..230 {
+        let n = match seed {
+            0..150 if seed % 2 == 0 => net(seed, RandomSchedulers::Mixed),
+            0..150 => net(seed, RandomSchedulers::Any),
+            _ => net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4])),
+        };
         let best = network_bounds::best(&n, network_bounds::Multiplexing::Fifo);
         for method in [Method::Tfa, Method::Sfa, Method::Pmoo] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
@@ -429,8 +434,14 @@ fn closed_forms_match_the_curves() {
 /// first, and TFA's terms adding up to TFA's bound (before its upward rounding).
 #[test]
 fn explanations_add_up_to_the_bounds() {
-    for seed in 0..40 {
-        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Fifo } else { RandomSchedulers::Any });
+    for seed in 0..50 {
+        let n = match seed {
+            40.. => {
+                net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4]))
+            }
+            _ if seed % 2 == 0 => net(seed, RandomSchedulers::Fifo),
+            _ => net(seed, RandomSchedulers::Any),
+        };
         let req = Request { method: "tfa".into(), ..Default::default() };
         let report = run(&n, &req).unwrap();
         for (f, flow) in n.flows.iter().enumerate() {
@@ -460,4 +471,79 @@ fn explanations_add_up_to_the_bounds() {
     let n = net(1, RandomSchedulers::Fifo);
     let req = Request { method: "best".into(), ..Default::default() };
     assert_eq!(super::explain(&n, &req, "nobody").unwrap_err(), "no flow named 'nobody' in the network");
+}
+
+/// The credit-based shaper example (examples/tsn/cbs_avb.yaml) by hand. 1 Gb/s links (C), no
+/// latencies; wire frames L = 1538·8 = 12304 bits (video, backup) and 114·8 = 912 bits (audio);
+/// idle slopes I_A = 98.688 Mb/s, I_B = 3.648 Mb/s. Each talker's FIFO port holds its one flow:
+/// L/C there, and the burst leaves unchanged (b + r·(d − L_min/C) = b).
+///
+/// At the bridge's shaped port (module schedulers::cbs):
+/// * video (class A): L_lo = 12304, hiCredit = I_A·L_lo/C = 1214.26, loCredit = −L·(C − I_A)/C
+///   = −11089.74, so the latency (hi − lo)/I_A = 12304/I_A = 124.676 µs and the delay
+///   124.676 + b/I_A = 2·12304/98.688 = 249.351 µs; end to end 12.304 + 249.351 = 261.655 µs.
+/// * audio (class B): the higher output bucket is (hi_A − lo_A, I_A) = (12304, I_A); hiCredit
+///   = I_B·(12304 + 12304)/(C − I_A) = 99.598, loCredit = −912·(1 − 0.003648) = −908.673, latency
+///   1008.271/3.648 = 276.390 µs, delay + 912/3.648 = 526.390 µs; end to end + 0.912 = 527.302.
+/// * backup (best effort): C minus both classes' output buckets, [C·t − (12304 + I_A·t) −
+///   (1008.271 + I_B·t)]^+, rate 897.664 Mb/s after 13312.271/897.664 = 14.830 µs; delay
+///   14.830 + 12304/897.664 = 28.537 µs; end to end + 12.304 = 40.841 µs.
+#[test]
+fn credit_based_shaper_example_by_hand() {
+    let text = include_str!("../../../../examples/tsn/cbs_avb.yaml");
+    let limits = crate::model::limits::Limits::default();
+    let (n, diags) =
+        crate::model::load_text(text, crate::model::parse::Format::Yaml, "cbs_avb.yaml", &limits);
+    let n = n.unwrap_or_else(|| panic!("{:?}", diags.0));
+    let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let want = [("video", 261.655), ("audio", 527.302), ("backup", 40.841)];
+    for (name, us) in want {
+        let row = r.flows.iter().find(|x| n.flows[x.flow].name == name).unwrap();
+        assert!((row.delay_us - us).abs() < 1e-3, "{name}: {} vs {us} ({})", row.delay_us, row.method);
+    }
+    // The shaped port is not work-conserving: its backlog is its queues' backlogs summed.
+    let sim =
+        crate::sim::simulate(&n, &crate::sim::SimConfig { duration_ns: 50_000_000, ..Default::default() })
+            .unwrap();
+    for (s, b) in sim.flows.iter().zip(&r.flows) {
+        assert!(s.latency.max_us <= b.delay_us, "{}: {} > {}", s.flow, s.latency.max_us, b.delay_us);
+    }
+}
+
+/// The time-aware shaper example (examples/tsn/tas_gates.yaml) by hand. 1 Gb/s (C), no
+/// latencies, frames of L = 12304 bits on the wire (12.304 µs), one per ms per flow; each
+/// talker's FIFO port: 12.304 µs, burst unchanged. At the gated port (module schedulers::tas):
+/// * control, gate open [0, 100) µs of each 1 ms: usable [0 + 12.304, 100 − 12.304] (a frame of
+///   the other level at the start, the guard band at the end) = 75.392 µs, ρ = 0.075392; the
+///   worst start, at 87.696, waits until 1012.304: θ = 924.608 µs. Service [75.392 Mb/s·(t − θ)
+///   − 12304]^+: latency 924.608 + 163.200 = 1087.808 µs, delay + 163.200 = 1251.009 µs; end to
+///   end + 12.304 = 1263.313 µs.
+/// * best effort, gate open [100, 1000) µs: usable 875.392 µs, ρ = 0.875392, θ = 1112.304 −
+///   987.696 = 124.608 µs. Minus control's output 12304 + 12.304 Mb/s·(τ + 1251.009 µs) and one
+///   frame: rate 863.088 Mb/s, latency (875.392·124.608 + 27696.41 + 12304)/863.088 = 172.730 µs;
+///   delay + 14.256 = 186.986 µs; end to end + 12.304 = 199.290 µs.
+#[test]
+fn time_aware_shaper_example_by_hand() {
+    let text = include_str!("../../../../examples/tsn/tas_gates.yaml");
+    let limits = crate::model::limits::Limits::default();
+    let (n, diags) =
+        crate::model::load_text(text, crate::model::parse::Format::Yaml, "tas_gates.yaml", &limits);
+    let n = n.unwrap_or_else(|| panic!("{:?}", diags.0));
+    let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    for (name, us) in [("setpoints", 1263.313), ("logs", 199.290)] {
+        let row = r.flows.iter().find(|x| n.flows[x.flow].name == name).unwrap();
+        assert!((row.delay_us - us).abs() < 1e-3, "{name}: {} vs {us} ({})", row.delay_us, row.method);
+    }
+    let sim =
+        crate::sim::simulate(&n, &crate::sim::SimConfig { duration_ns: 50_000_000, ..Default::default() })
+            .unwrap();
+    for (s, b) in sim.flows.iter().zip(&r.flows) {
+        assert!(
+            s.latency.count > 0 && s.latency.max_us <= b.delay_us,
+            "{}: {} > {}",
+            s.flow,
+            s.latency.max_us,
+            b.delay_us
+        );
+    }
 }

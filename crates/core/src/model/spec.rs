@@ -250,6 +250,22 @@ pub enum SchedulerConfig {
     Scfq { weights: BTreeMap<String, f64> },
     /// Arbitration table (Advanced Switching, InfiniBand, Deficit Table).
     Table { table_kind: TableKind, entries: Vec<TableEntry> },
+    /// Credit-based shaper (IEEE 802.1Q §8.6.8.2, 802.1Qav) on each class given an idle slope
+    /// (bit/s reserved for the class; its send slope is idle slope − port rate), over
+    /// non-preemptive static priority between classes (class `priority`, lower first); classes
+    /// without an idle slope are plain static-priority levels.
+    Cbs { idle_slopes: BTreeMap<String, DataRate> },
+    /// Time-aware shaper (IEEE 802.1Q §8.6.8.4, 802.1Qbv): a cyclic gate control list opens and
+    /// closes each priority level's gate; a frame starts only if it ends before its gate closes;
+    /// static priority among the open levels.
+    Tas {
+        /// Length of the cycle; the entries' durations sum to it.
+        cycle: Duration,
+        /// Start of a cycle (the schedule's phase).
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
+        base_time: Duration,
+        entries: Vec<GateEntry>,
+    },
     /// Token-bucket shaper on the port's output, with a FIFO (or the named scheduler) inside.
     TokenBucket {
         rate: DataRate,
@@ -272,8 +288,18 @@ impl SchedulerConfig {
             SchedulerConfig::Scfq { .. } => "scfq",
             SchedulerConfig::Table { .. } => "table",
             SchedulerConfig::TokenBucket { .. } => "token_bucket",
+            SchedulerConfig::Cbs { .. } => "cbs",
+            SchedulerConfig::Tas { .. } => "tas",
         }
     }
+}
+
+/// One entry of a gate control list: the classes whose gates are open, for `duration`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateEntry {
+    pub open: Vec<String>,
+    pub duration: Duration,
 }
 
 /// Which arbitration-table scheduler runs the entries.

@@ -569,6 +569,18 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
         Registered::Shaper(s) => {
             if let Some(i) = s.inner {
                 match crate::schedulers::resolve(i, &spec.schedulers) {
+                    Some(r)
+                        if matches!(
+                            r.discipline,
+                            SchedulerConfig::Cbs { .. } | SchedulerConfig::Tas { .. }
+                        ) =>
+                    {
+                        cx.diags.error(
+                            format!("{place}.inner"),
+                            "a token-bucket shaper cannot wrap a credit-based or time-aware shaper, which \
+                             work at the link's rate",
+                        )
+                    }
                     Some(r) if r.shaper.is_none() => {}
                     Some(_) => cx
                         .diags
@@ -579,6 +591,50 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
             s.check(&place)
         }
     };
+    // Classes sharing a priority share a queue, and so its gate.
+    if let SchedulerConfig::Tas { entries, .. } = cfg {
+        for (i, e) in entries.iter().enumerate() {
+            for c in &spec.classes {
+                let opened = e.open.contains(&c.name);
+                if let Some(o) = spec.classes.iter().find(|o| {
+                    o.priority == c.priority && o.name != c.name && e.open.contains(&o.name) != opened
+                }) {
+                    if opened {
+                        cx.diags.error(
+                            format!("{place}.entries[{i}].open"),
+                            format!(
+                                "opens class '{}' but not class '{}' of the same priority {}; classes of one \
+                                 priority share a queue and its gate",
+                                c.name, o.name, c.priority
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // Each shaped class is a queue of its own, on a priority of its own.
+    if let SchedulerConfig::Cbs { idle_slopes } = cfg {
+        for name in idle_slopes.keys() {
+            let Some(c) = spec.classes.iter().find(|c| &c.name == name) else { continue };
+            // A pair of shaped classes is reported once, at the second name.
+            let clash = |o: &&TrafficClass| {
+                o.name != c.name
+                    && o.priority == c.priority
+                    && (!idle_slopes.contains_key(&o.name) || o.name < c.name)
+            };
+            if let Some(o) = spec.classes.iter().find(clash) {
+                cx.diags.error(
+                    format!("{place}.idle_slopes.{name}"),
+                    format!(
+                        "shaped class '{name}' shares priority {} with class '{}'; a credit-based \
+                         shaper needs a priority of its own for each shaped class",
+                        c.priority, o.name
+                    ),
+                );
+            }
+        }
+    }
     for p in problems {
         match p {
             ConfigProblem::Error { place, message } => cx.diags.error(place, message),
@@ -1051,6 +1107,7 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     let per_port = net.flows_per_port();
     let mut warned: HashSet<(String, String)> = HashSet::new();
     let mut unclassed: BTreeMap<usize, String> = BTreeMap::new();
+    let mut over_subscribed: HashSet<String> = HashSet::new();
     for (p, flows) in per_port.iter().enumerate() {
         let port = &net.ports[p];
         let discipline =
@@ -1059,6 +1116,23 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
             crate::schedulers::Service::Fifo => continue,
             crate::schedulers::Service::StaticPriority => None,
             crate::schedulers::Service::PerClass(shares) => Some(shares),
+            crate::schedulers::Service::TimeAware(tas) => {
+                if !over_subscribed.contains(&port.scheduler_name)
+                    && check_time_aware(net, p, flows, tas, diags)
+                {
+                    over_subscribed.insert(port.scheduler_name.clone());
+                }
+                None
+            }
+            crate::schedulers::Service::CreditBased(slopes) => {
+                // Once per scheduler: the first port it does not fit.
+                if !over_subscribed.contains(&port.scheduler_name)
+                    && check_credit_based(net, p, slopes, diags)
+                {
+                    over_subscribed.insert(port.scheduler_name.clone());
+                }
+                None
+            }
         };
         for &f in flows {
             let flow = &net.flows[f];
@@ -1096,6 +1170,67 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     for (f, msg) in unclassed {
         diags.error(format!("flows[{f}].class"), msg);
     }
+}
+
+/// A time-aware shaper at one port: every class crossing it has a gate window long enough for
+/// its largest frame (else that frame would wait for ever). Whether it reported a problem.
+fn check_time_aware(
+    net: &Network,
+    p: usize,
+    flows: &[usize],
+    tas: &crate::schedulers::tas::TasDiscipline<'_>,
+    diags: &mut Diagnostics,
+) -> bool {
+    let port = &net.ports[p];
+    for &f in flows {
+        let Some(k) = net.flows[f].class else { continue };
+        let class = &net.classes[k];
+        let names: Vec<&str> =
+            net.classes.iter().filter(|c| c.priority == class.priority).map(|c| c.name.as_str()).collect();
+        let longest =
+            tas.windows(&names).map_or(f64::INFINITY, |w| w.iter().map(|(a, b)| b - a).fold(0.0, f64::max));
+        let needed = net.flows[f].max_frame_wire / port.rate;
+        if longest < needed {
+            diags.error(
+                format!("schedulers.{}.entries", port.scheduler_name),
+                format!(
+                    "the gate of class '{}' is never open for {}, the time flow '{}''s largest frame takes on port {}",
+                    class.name,
+                    crate::units::Duration::from_secs(needed),
+                    net.flows[f].name,
+                    net.port_label(p)
+                ),
+            );
+            return true;
+        }
+    }
+    false
+}
+
+/// A credit-based shaper's slopes at one port: their sum within the port's rate (802.1Q reserves
+/// at most the link). Whether it reported a problem.
+fn check_credit_based(
+    net: &Network,
+    p: usize,
+    slopes: &BTreeMap<String, crate::units::DataRate>,
+    diags: &mut Diagnostics,
+) -> bool {
+    let port = &net.ports[p];
+    let place = format!("schedulers.{}.idle_slopes", port.scheduler_name);
+    let total: f64 = slopes.values().map(|r| r.bps()).sum();
+    if total > port.rate {
+        diags.error(
+            place,
+            format!(
+                "idle slopes sum to {}, more than the rate {} of port {}",
+                crate::units::DataRate(total),
+                crate::units::DataRate(port.rate),
+                net.port_label(p)
+            ),
+        );
+        return true;
+    }
+    false
 }
 
 /// Reports a cycle in the graph whose edges are consecutive ports of some flow's route: feed-

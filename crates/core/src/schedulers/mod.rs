@@ -4,6 +4,7 @@
 //! errors, so users can compare; see shared/spec/seed-catalogue.md).
 
 pub mod as_table;
+pub mod cbs;
 pub mod d2drr;
 pub mod drr;
 pub mod dtable;
@@ -13,6 +14,7 @@ pub mod scfq;
 pub mod service_list;
 pub mod static_priority;
 pub mod table;
+pub mod tas;
 pub mod token_bucket;
 pub mod wf2q;
 pub mod wrr;
@@ -159,6 +161,11 @@ pub enum Service<'a> {
     StaticPriority,
     /// One FIFO queue per class, each with the latency-rate guarantee of its share.
     PerClass(&'a dyn ClassShares),
+    /// Credit-based shapers on the classes given an idle slope (by class name), over static
+    /// priority between classes ([`cbs`]).
+    CreditBased(&'a BTreeMap<String, crate::units::DataRate>),
+    /// One FIFO queue per priority level behind the gates of a time-aware shaper ([`tas`]).
+    TimeAware(&'a tas::TasDiscipline<'a>),
 }
 
 /// The worst-case model of a discipline that shares the link between classes.
@@ -193,8 +200,19 @@ pub enum Registered<'a> {
 }
 
 /// The kinds of scheduler configuration, as written in files; every one is in [`registered`].
-pub const KINDS: &[&str] =
-    &["fifo", "static_priority", "wrr", "drr", "d2drr", "wf2q", "scfq", "table", "token_bucket"];
+pub const KINDS: &[&str] = &[
+    "fifo",
+    "static_priority",
+    "wrr",
+    "drr",
+    "d2drr",
+    "wf2q",
+    "scfq",
+    "table",
+    "token_bucket",
+    "cbs",
+    "tas",
+];
 
 /// The registry: the one match on a scheduler configuration.
 pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
@@ -217,6 +235,10 @@ pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
             Box::new(iba_table::IbaTableDiscipline { entries })
         }
         S::Table { table_kind: TableKind::Dtable, entries } => Box::new(dtable::DtableDiscipline { entries }),
+        S::Cbs { idle_slopes } => Box::new(cbs::CbsDiscipline { idle_slopes }),
+        S::Tas { cycle, base_time, entries } => {
+            Box::new(tas::TasDiscipline { cycle: *cycle, base_time: *base_time, entries })
+        }
         S::TokenBucket { rate, burst, inner } => {
             return Registered::Shaper(token_bucket::ShaperConfig {
                 rate: *rate,
@@ -453,6 +475,25 @@ mod tests {
                 },
             ),
             ("tb_drr", S::TokenBucket { rate: DataRate(2e6), burst: b(1000.0), inner: Some("named".into()) }),
+            ("cbs", S::Cbs { idle_slopes: by_class(&[DataRate(300e6), DataRate(100e6), DataRate(5e6)]) }),
+            (
+                "tas",
+                S::Tas {
+                    cycle: crate::units::Duration::from_us(100.0),
+                    base_time: crate::units::Duration::from_us(7.0),
+                    entries: vec![
+                        crate::model::GateEntry {
+                            open: vec!["a".into()],
+                            duration: crate::units::Duration::from_us(30.0),
+                        },
+                        crate::model::GateEntry {
+                            open: vec!["b".into(), "c".into(), "unlisted".into()],
+                            duration: crate::units::Duration::from_us(70.0),
+                        },
+                    ],
+                },
+            ),
+            ("cbs_one", S::Cbs { idle_slopes: [("b".to_string(), DataRate(200e6))].into_iter().collect() }),
         ]
     }
 
@@ -465,7 +506,7 @@ mod tests {
         let mut named = BTreeMap::new();
         named.insert("named".to_string(), S::Drr { quanta: by_class(&[DataSize::from_bytes(200.0); 3]) });
         for (name, config) in configs() {
-            let shaper = matches!(config, S::TokenBucket { .. });
+            let shaper = matches!(config, S::TokenBucket { .. } | S::Cbs { .. } | S::Tas { .. });
             for seed in 0..20u64 {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
                 let mut named = named.clone();

@@ -1,0 +1,133 @@
+"""TSN shapers from the command line: the credit-based shaper example analysed and simulated,
+bad idle slopes refused in one line, and `export tc` refusing what the kernel cannot express."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "tsn" / "cbs_avb.yaml"
+
+
+def run(cli: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_cbs_example_bounds_by_hand(rtnetlab_cli: Path) -> None:
+    # docs/TSN.md works these out: class A 2·L/I_A + L/C, class B and best effort likewise.
+    res = run(rtnetlab_cli, "analyze", EXAMPLE, "--json")
+    assert res.returncode == 0, res.stderr
+    got = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
+    assert got == pytest.approx({"video": 261.655, "audio": 527.302, "backup": 40.841}, abs=1e-3)
+
+
+def test_cbs_example_simulates_within_its_bounds(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    res = run(rtnetlab_cli, "simulate", EXAMPLE, "--duration", "20ms", "--json")
+    assert res.returncode == 0, res.stderr
+    sim = json.loads(res.stdout)
+    analysis = json.loads(run(rtnetlab_cli, "analyze", EXAMPLE, "--json").stdout)
+    bounds = {r["flow"]: r["delay_us"] for r in analysis["flows"]}
+    for row in sim["flows"]:
+        assert row["count"] > 0
+        assert row["max_us"] <= bounds[row["flow"]]
+
+
+def write(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
+    net = yaml.safe_load(example.read_text())
+    change(net)
+    f = tmp_path / "net.yaml"
+    f.write_text(yaml.safe_dump(net))
+    return f
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda n: n["schedulers"]["avb"]["idle_slopes"].update(sr_b="950Mbps"),
+            "schedulers.avb.idle_slopes: idle slopes sum to 1.048688Gbps, more than the rate "
+            "1Gbps of port bridge:0",
+        ),
+        (
+            lambda n: n["schedulers"]["avb"]["idle_slopes"].update(sr_b="0bps"),
+            "schedulers.avb.idle_slopes.sr_b: an idle slope must be a positive rate, got 0 bit/s",
+        ),
+        (
+            lambda n: n["classes"][1].update(priority=0),
+            "schedulers.avb.idle_slopes.sr_b: shaped class 'sr_b' shares priority 0 with class "
+            "'sr_a'; a credit-based shaper needs a priority of its own for each shaped class",
+        ),
+    ],
+)
+def test_bad_idle_slopes_are_one_line(rtnetlab_cli: Path, tmp_path: Path, change, message: str) -> None:
+    write(tmp_path, change)
+    res = subprocess.run([str(rtnetlab_cli), "validate", "net.yaml"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    # One line per problem, not one per port running the scheduler.
+    assert res.stderr.strip().splitlines() == [message]
+
+
+def test_overloaded_class_is_unbounded_with_its_reason(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, lambda n: n["flows"][0].update(period="100us"))
+    res = run(rtnetlab_cli, "analyze", f, "--json")
+    assert res.returncode == 0, res.stderr
+    video = next(r for r in json.loads(res.stdout)["flows"] if r["flow"] == "video")
+    assert video["delay_us"] is None or video["delay_us"] == float("inf") or video["status"] != "ok"
+    assert "idle slope" in json.dumps(video)
+
+
+def test_export_tc_refuses_a_cbs_port_in_one_line(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, lambda n: n["end_systems"][0].update(scheduler="avb"))
+    out = tmp_path / "tc.sh"
+    res = run(rtnetlab_cli, "export", "tc", f, "--node", "talker_a", "--dev", "eth0", "-o", out)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "--node: talker_a's port runs credit-based shapers (802.1Qav) and this kernel has no cbs or "
+        "taprio qdisc: no script written"
+    ]
+    assert not out.exists()
+
+
+TAS = REPO / "examples" / "tsn" / "tas_gates.yaml"
+
+
+def test_tas_example_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> None:
+    # docs/TSN.md works these out from the gates' usable windows.
+    res = run(rtnetlab_cli, "analyze", TAS, "--json")
+    assert res.returncode == 0, res.stderr
+    bounds = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
+    assert bounds == pytest.approx({"setpoints": 1263.313, "logs": 199.290}, abs=1e-3)
+    res = run(rtnetlab_cli, "simulate", TAS, "--duration", "20ms", "--json")
+    assert res.returncode == 0, res.stderr
+    for row in json.loads(res.stdout)["flows"]:
+        assert 0 < row["count"] and row["max_us"] <= bounds[row["flow"]]
+
+
+def validate_one_line(cli: Path, tmp_path: Path, change) -> list[str]:
+    write(tmp_path, change, TAS)
+    res = subprocess.run([str(cli), "validate", "net.yaml"], capture_output=True, text=True, cwd=tmp_path)
+    assert res.returncode == 2
+    return res.stderr.strip().splitlines()
+
+
+def test_bad_gate_list_is_one_line(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    lines = validate_one_line(rtnetlab_cli, tmp_path,
+                              lambda n: n["schedulers"]["gates"]["entries"][1].update(duration="800us"))
+    assert lines == ["schedulers.gates.entries: durations sum to 900us, not the cycle 1ms"]
+
+
+def test_a_window_shorter_than_a_frame_is_refused(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    def short(n):
+        n["schedulers"]["gates"]["entries"] = [{"open": ["control"], "duration": "10us"},
+                                               {"open": ["best_effort"], "duration": "990us"}]
+    assert validate_one_line(rtnetlab_cli, tmp_path, short) == [
+        "schedulers.gates.entries: the gate of class 'control' is never open for 12.304us, the time flow "
+        "'setpoints''s largest frame takes on port bridge:2"
+    ]
