@@ -17,13 +17,16 @@ from rtnetlab.sweep import runner, soundness  # noqa: E402
 
 def test_campaign_contract_and_coverage(tmp_path, capsys):
     out = tmp_path / "out"
-    # 40 networks: every scheduler mode (10) under every flow type (4); no cut-through yet.
+    # Every scheduler mode (each kind the engine registers, and the mix) under every flow type (4);
+    # no cut-through yet.
+    modes = len(soundness.modes())
+    networks = 4 * modes
     rc = main(
         [
             "experiment",
             "soundness",
             "--networks",
-            "40",
+            str(networks),
             "--seed",
             "3",
             "--workers",
@@ -37,15 +40,22 @@ def test_campaign_contract_and_coverage(tmp_path, capsys):
     )
     doc = json.loads(capsys.readouterr().out)
     assert rc == (1 if doc["violations"] else 0)
-    assert doc["networks"] == 40 and doc["rows"] == 40
+    assert doc["networks"] == networks and doc["rows"] == networks
     assert doc["violations"] == 0, doc.get("reproducer")
-    assert doc["routes"] > 40 and doc["checks"] > doc["routes"]
+    assert doc["routes"] > networks and doc["checks"] > doc["routes"]
     # Every kind the engine registers ran on some port, as the model names it.
     assert doc["schedulers"] == list(_core.scheduler_kinds())
-    assert doc["flow_types"] == {"virtual_link": 10, "token_bucket": 10, "periodic": 10, "mixed": 10}
+    assert doc["flow_types"] == {
+        "virtual_link": modes,
+        "token_bucket": modes,
+        "periodic": modes,
+        "mixed": modes,
+    }
     assert sum(doc["simulated_over_bound"]["bins"].values()) > 0
     table = runner.read_rows(out)
-    assert table.num_rows == 40 and sorted(table.column("tag.network").to_pylist()) == list(range(40))
+    assert table.num_rows == networks and sorted(table.column("tag.network").to_pylist()) == list(
+        range(networks)
+    )
     assert (out / "soundness.json").is_file()
 
 

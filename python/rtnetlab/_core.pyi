@@ -102,7 +102,7 @@ def random_network(seed: int, schedulers: str) -> str:
 def random_sample_schedulers() -> list[tuple[str, str]]:
     """The generator's sample scheduler configurations: (name, kind as the model names it)."""
 
-def random_port_scheduler(kind: str, lmax_bytes: list[int], seed: int) -> str:
+def random_port_scheduler(kind: str, lmax_bytes: list[int], seed: int, link_bps: float = 1e9) -> str:
     """A random configuration of scheduler `kind` for classes of largest frames `lmax_bytes`."""
 
 def scheduler_kinds() -> list[str]:

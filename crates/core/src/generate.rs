@@ -570,6 +570,19 @@ pub fn random_small(seed: u64, schedulers: RandomSchedulers) -> NetworkSpec {
 /// tables the schedulers' soundness tests draw, above and far below the frame sizes. Every kind
 /// of [`crate::schedulers::KINDS`] has one (a kind without one panics, and the tests fail).
 pub fn random_port_scheduler(kind: &str, lmax_bytes: &[u32], rng: &mut ChaCha8Rng) -> SchedulerConfig {
+    random_port_scheduler_at(kind, lmax_bytes, 1e9, rng)
+}
+
+/// [`random_port_scheduler`] for ports of at least `link_bps`: the rate-dependent parameters (a
+/// credit-based shaper's idle slopes, a gate list's windows) drawn for that rate, so that the
+/// configuration is valid on every port of a switch whose slowest link it is.
+pub fn random_port_scheduler_at(
+    kind: &str,
+    lmax_bytes: &[u32],
+    link_bps: f64,
+    rng: &mut ChaCha8Rng,
+) -> SchedulerConfig {
+    let scale = link_bps / 1e9;
     let n = lmax_bytes.len();
     let class = |k: usize| format!("c{k}");
     let per_class = |rng: &mut ChaCha8Rng, draw: &dyn Fn(&mut ChaCha8Rng) -> f64| -> BTreeMap<String, f64> {
@@ -632,12 +645,12 @@ pub fn random_port_scheduler(kind: &str, lmax_bytes: &[u32], rng: &mut ChaCha8Rn
                     let r = rng.gen_range(0.05..=0.6f64).min(left);
                     if r >= 0.01 {
                         left -= r;
-                        idle_slopes.insert(class(k), DataRate::from_bps(r * 1e9));
+                        idle_slopes.insert(class(k), DataRate::from_bps(r * 1e9 * scale));
                     }
                 }
             }
             if idle_slopes.is_empty() {
-                idle_slopes.insert(class(n - 1), DataRate::from_bps(0.3e9));
+                idle_slopes.insert(class(n - 1), DataRate::from_bps(0.3e9 * scale));
             }
             SchedulerConfig::Cbs { idle_slopes }
         }
@@ -645,7 +658,7 @@ pub fn random_port_scheduler(kind: &str, lmax_bytes: &[u32], rng: &mut ChaCha8Rn
         // largest frame, random phases.
         "tas" => {
             let longest = lmax_bytes.iter().max().copied().unwrap_or(1518) as f64 + 20.0;
-            let window = longest * 8.0 * 1e-3 * rng.gen_range(1.0..3.0);
+            let window = longest * 8.0 * 1e-3 / scale * rng.gen_range(1.0..3.0);
             let entries: Vec<GateEntry> = (0..n)
                 .map(|k| GateEntry {
                     open: (0..n).filter(|&j| j == k || rng.gen_bool(0.3)).map(class).collect(),

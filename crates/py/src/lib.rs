@@ -469,8 +469,10 @@ fn random_sample_schedulers() -> Vec<(String, &'static str)> {
 /// A random configuration of the scheduler `kind` for a port whose classes c0, c1, ... have the
 /// largest frames `lmax_bytes` (`rtnetlab_core::generate::random_port_scheduler`), drawn from
 /// `seed`, JSON text.
+/// `link_bps`: the slowest link the configuration goes on (default 1 Gbit/s).
 #[pyfunction]
-fn random_port_scheduler(kind: &str, lmax_bytes: Vec<u32>, seed: u64) -> PyResult<String> {
+#[pyo3(signature = (kind, lmax_bytes, seed, link_bps=1e9))]
+fn random_port_scheduler(kind: &str, lmax_bytes: Vec<u32>, seed: u64, link_bps: f64) -> PyResult<String> {
     use rand::SeedableRng;
     if !rtnetlab_core::schedulers::KINDS.contains(&kind) || lmax_bytes.is_empty() {
         return Err(ChoiceError::new_err(format!(
@@ -480,7 +482,10 @@ fn random_port_scheduler(kind: &str, lmax_bytes: Vec<u32>, seed: u64) -> PyResul
         )));
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    Ok(to_json(&rtnetlab_core::generate::random_port_scheduler(kind, &lmax_bytes, &mut rng)))
+    if !(link_bps.is_finite() && link_bps > 0.0) {
+        return Err(ChoiceError::new_err(format!("link_bps: a positive rate, got {link_bps}")));
+    }
+    Ok(to_json(&rtnetlab_core::generate::random_port_scheduler_at(kind, &lmax_bytes, link_bps, &mut rng)))
 }
 
 /// The scheduler kinds the engine registers, as the model names them.

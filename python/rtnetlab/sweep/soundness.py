@@ -113,8 +113,19 @@ def network(p: dict) -> dict:
             sizes = [round(_bytes(f["lmax"])) for f in doc["flows"] if f.get("class") == c]
             lmax.append(max(sizes, default=1518))
         doc["schedulers"] = {}
+        default_rate = (doc.get("defaults") or {}).get("link_rate", "100Mbps")
         for i, sw in enumerate(doc["switches"]):
-            config = json.loads(_core.random_port_scheduler(p["scheduler"], lmax, rng.randrange(2**32)))
+            # Rate-dependent parameters (idle slopes, gate windows) drawn for the slowest link.
+            rates = [
+                _core.parse_quantity("rate", link.get("rate", default_rate))
+                for link in doc["links"]
+                if sw["name"] in (link["from"], link["to"])
+            ]
+            config = json.loads(
+                _core.random_port_scheduler(
+                    p["scheduler"], lmax, rng.randrange(2**32), min(rates, default=1e9)
+                )
+            )
             doc["schedulers"][f"port{i}"] = config
             sw["scheduler"] = f"port{i}"
     for k, f in enumerate(doc["flows"]):
