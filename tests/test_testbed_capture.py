@@ -93,5 +93,7 @@ def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_roo
         assert int(seq) == int(number) % 255 + 1
     numbers = [int(r[1]) for r in run]
     assert numbers == sorted(set(numbers)) and numbers[-1] < received
-    # The baseline's frames come first, marked.
-    assert rows[0][2] in ("1", "True")
+    # The baseline's frames come first, marked (those dumpcap was up for: on a loaded host it may
+    # start after the first ones).
+    marked = [r[2] in ("1", "True") for r in rows]
+    assert marked == sorted(marked, reverse=True)
