@@ -107,20 +107,40 @@ def host_state() -> dict:
     }
 
 
+def _run_leftovers(before: dict) -> dict:
+    """What a finished run left behind: namespaces whose run's process is gone and testbed
+    processes outside any live run's namespaces, among those that appeared since `before`.
+
+    Another run alive on the same host (a second test session) keeps its own namespaces and
+    processes; they are neither this test's leftovers nor this test's to remove.
+    """
+    from rtnetlab.testbed import netns
+
+    dead = {ns for names in netns.leftovers().values() for ns in names}
+    namespaces = sorted(dead - set(before["netns"].split()))
+    live = set(netns.list_namespaces()) - dead
+    procs = []
+    for pid in sorted(host_state()["processes"] - before["processes"]):
+        where = subprocess.run(["ip", "netns", "identify", pid], capture_output=True, text=True)
+        if where.stdout.strip() not in live:
+            procs.append(pid)
+    return {"namespaces": namespaces, "processes": procs}
+
+
 @pytest.fixture
 def unchanged_host():
-    """Fails the test when the host is not left exactly as found (and cleans up after a failure)."""
+    """Fails the test when its run left anything behind (and cleans that up after a failure)."""
     before = host_state()
     yield
     after = host_state()
-    if after != before:
+    left = _run_leftovers(before)
+    if left["namespaces"] or left["processes"]:
         subprocess.run(["ip", "netns", "list"])  # for the log
         from rtnetlab.testbed import netns
 
-        for ns in set(netns.list_namespaces()) - set(before["netns"].split()):
-            if ns.startswith(netns.PREFIX):
-                netns.remove_namespaces([ns])
-    assert after == before
+        netns.remove_namespaces(left["namespaces"])
+    assert after["links"] == before["links"], "the host's own links changed"
+    assert left == {"namespaces": [], "processes": []}
 
 
 def write(tmp_path: Path, net: dict, name: str = "net.yaml") -> Path:
