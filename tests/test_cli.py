@@ -248,3 +248,31 @@ def test_unknown_command_and_missing_argument_exit_2(tmp_path: Path) -> None:
     res = run(tmp_path, "validate")
     assert res.returncode == 2
     assert "Error: Missing argument" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "text, parse, expected",
+    [("a, b,c", str, ["a", "b", "c"]), ("1,2", int, [1, 2]), ("0.5", float, [0.5])],
+)
+def test_comma_list_parses_each_item(text, parse, expected) -> None:
+    from rtnetlab.cli.common import comma_list
+
+    assert comma_list("--x", text, parse) == expected
+
+
+@pytest.mark.parametrize(
+    "text, parse, message",
+    [
+        ("1,,2", int, "--x: expected values separated by commas, got '1,,2'"),
+        ("", str, "--x: expected values separated by commas, got ''"),
+        ("1,y", float, "--x: expected values separated by commas, got '1,y'"),
+        ("1,inf", float, "--x: numbers must be finite, got '1,inf'"),
+    ],
+)
+def test_comma_list_refuses_in_one_line(text, parse, message) -> None:
+    from rtnetlab.cli.common import comma_list
+    from rtnetlab.errors import UserError
+
+    with pytest.raises(UserError) as e:
+        comma_list("--x", text, parse)
+    assert str(e.value) == message

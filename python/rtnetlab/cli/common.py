@@ -7,7 +7,9 @@ Light on purpose (typer and rich's console only): every command module imports i
 from __future__ import annotations
 
 import json
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -123,3 +125,21 @@ def quantity(kind: str, text: str, option: str) -> float:
         return _core.parse_quantity(kind, text)
     except ValueError as e:
         raise UserError(f"{option}: {e}") from None
+
+
+def comma_list(option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values") -> list:
+    """A comma-separated option (`--loads 0.1,0.5`): each non-empty item through `parse`.
+
+    One line naming the option when an item does not parse or the list is empty; numbers must be
+    finite (a NaN or an infinity in a sweep's axis is always a typo).
+    """
+    items = [x.strip() for x in text.split(",")]
+    try:
+        values = [parse(x) for x in items if x]
+    except ValueError:
+        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'") from None
+    if not values or len(values) != len(items):
+        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'")
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        raise UserError(f"{option}: numbers must be finite, got '{text}'")
+    return values

@@ -37,8 +37,12 @@ def worst_case_command(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Write the rows and the scenarios (JSON) here, for "
-                     "`simulate --scenario FILE#ID` and `report --worst-case FILE`."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Write the rows and the scenarios (JSON) here, for "
+            "`simulate --scenario FILE#ID` and `report --worst-case FILE`.",
+        ),
     ] = None,
     rows: Annotated[
         str, typer.Option("--rows", help="Rows shown, most pessimistic bound first: a number or 'all'.")
@@ -61,9 +65,7 @@ def worst_case_command(
         seconds = cli.quantity("duration", budget, "--budget")
         if not seconds > 0:
             raise UserError(f"--budget: must be positive, got {budget}")
-    names = [n.strip() for n in flows.split(",")] if flows is not None else []
-    if flows is not None and not all(names):
-        raise UserError(f"--flows: expected flow names separated by commas, got '{flows}'")
+    names = cli.comma_list("--flows", flows, what="flow names") if flows is not None else []
     if output is not None:
         cli.check_outputs({"-o": output}, [file])
     net = model.load_file(file)
@@ -106,8 +108,16 @@ def _print(report: dict, limit: int | None, console: Any) -> None:
 
     table = ResultTable(
         f"Worst case found vs bound ({report['method']}): pessimism interval \\[achieved, bound] (us)",
-        ["flow", "destination", "plane", "achieved", "bound", "achieved / bound", "exact for grid",
-         "scenario"],
+        [
+            "flow",
+            "destination",
+            "plane",
+            "achieved",
+            "bound",
+            "achieved / bound",
+            "exact for grid",
+            "scenario",
+        ],
         left=("flow", "destination", "plane"),
     )
 
@@ -122,8 +132,17 @@ def _print(report: dict, limit: int | None, console: Any) -> None:
         exact = "-"
         if r["exact_for_grid"]:
             exact = "yes" if r["grid_step_ns"] is None else f"yes, step {r['grid_step_ns']:,} ns"
-        table.add_row(r["flow"], r["destination"], r["plane"], f"{r['achieved_us']:,.3f}", bound, ratio,
-                      exact, str(r["scenario"]), style="bold white on red" if r["above_bound"] else None)
+        table.add_row(
+            r["flow"],
+            r["destination"],
+            r["plane"],
+            f"{r['achieved_us']:,.3f}",
+            bound,
+            ratio,
+            exact,
+            str(r["scenario"]),
+            style="bold white on red" if r["above_bound"] else None,
+        )
     table.print(console, limit, "(flow, destination, plane) rows")
     console.print(summary_line(report), markup=False)
     for note in report["notes"]:

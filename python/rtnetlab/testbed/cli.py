@@ -305,13 +305,6 @@ def export_tc(
         err.print(f"not expressed: {m}", markup=False, style="yellow")
 
 
-def _list(option: str, text: str, parse) -> list:
-    try:
-        return [parse(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise UserError(f"{option}: a comma-separated list of numbers, got {text!r}") from None
-
-
 def experiment_ethernet_measure(
     figure: Annotated[
         str,
@@ -343,6 +336,7 @@ def experiment_ethernet_measure(
 ) -> None:
     """Seed 002's measurements on the testbed: round trip and jitter of a 570 B / 1 ms real-time
     message under UDP background, FIFO vs switch priority vs TC priority vs TC shaping."""
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
     from rtnetlab.testbed import ethernet_measure as em
     from rtnetlab.testbed import netns
@@ -353,11 +347,10 @@ def experiment_ethernet_measure(
         raise UserError(f"--messages: at least 100, got {messages}")
     chosen = None
     if policies is not None:
-        chosen = [
-            _choice("--policies", p.strip(), tuple(em.POLICIES)) for p in policies.split(",") if p.strip()
-        ]
-    size_list = _list("--sizes", sizes, int) if sizes is not None else None
-    load_list = _list("--loads", loads, float) if loads is not None else None
+        named = comma_list("--policies", policies, what="policies")
+        chosen = [_choice("--policies", p, tuple(em.POLICIES)) for p in named]
+    size_list = comma_list("--sizes", sizes, int, "integers") if sizes is not None else None
+    load_list = comma_list("--loads", loads, float, "numbers") if loads is not None else None
     if size_list is not None and any(s < 1 or s > 65507 for s in size_list):
         raise UserError(f"--sizes: a UDP datagram holds 1..65507 bytes, got {sizes}")
     if load_list is not None and any(not 0 <= x <= 1 for x in load_list):
