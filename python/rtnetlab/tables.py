@@ -46,9 +46,18 @@ class ResultTable:
         self.columns = columns
         self.left = left
         self.rows: list[tuple[tuple[str, ...], str | None]] = []
+        #: Rows counted but not laid out (see `add_rows`).
+        self.unformatted = 0
 
     def add_row(self, *cells: str, style: str | None = None) -> None:
         self.rows.append((cells, style))
+
+    def add_rows(self, items: list, row, limit: int | None) -> None:
+        """The rows of `items` (most critical first) as `row(item)` gives them, ``(cells, style)``:
+        only the first `limit` are formatted, the others only counted."""
+        shown = items if limit is None else items[:limit]
+        self.rows.extend(row(i) for i in shown)
+        self.unformatted += len(items) - len(shown)
 
     def print(self, console: Console, limit: int | None, what: str = "rows") -> None:
         shown = self.rows if limit is None else self.rows[:limit]
@@ -61,7 +70,7 @@ class ResultTable:
             for cells, style in shown:
                 table.add_row(*cells, style=style)
             console.print(table)
-        hidden = len(self.rows) - len(shown)
+        hidden = len(self.rows) - len(shown) + self.unformatted
         if hidden:
             console.print(
                 f"... {hidden:,} more {what} not shown (the least critical): --rows all shows them, "
