@@ -46,3 +46,38 @@ def test_help_loads_neither_the_engine_nor_the_report_nor_the_experiments() -> N
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_command_table_says_what_each_command_says() -> None:
+    """`rtnetlab --help` lists the commands from the table in rtnetlab/cli/__init__.py without
+    importing them: each line there must be the command's own first paragraph of help."""
+    import inspect
+
+    import typer.main
+
+    from rtnetlab import cli
+
+    root = typer.main.get_command(cli.app)
+    ctx = root.make_context("rtnetlab", ["analyze"], resilient_parsing=True)
+    assert root.list_commands(ctx) == list(cli.COMMANDS)
+    for name, (_, short) in cli.COMMANDS.items():
+        command = root.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert not command.hidden and not command.deprecated
+        assert not getattr(command, "rich_help_panel", None), name
+        own = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+        assert own == short, name
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    code = (
+        "import sys\n"
+        "from rtnetlab.cli import main\n"
+        "rc = main(['analyze', '--help'])\n"
+        "others = [m for m in ('rtnetlab.cli.simulate', 'rtnetlab.cli.experiment', 'rtnetlab.sweep.cli',"
+        " 'rtnetlab.cloud.cli', 'rtnetlab.middleware.cli', 'rtnetlab.testbed.cli') if m in sys.modules]\n"
+        "print(rc, others)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "0 []"
