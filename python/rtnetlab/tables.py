@@ -9,13 +9,14 @@ how critical they are, show the first ``--rows`` (40 by default) and say how man
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from rtnetlab.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_ROWS = 40
 PLAIN_ABOVE = 2000
@@ -64,6 +65,8 @@ class ResultTable:
         if len(shown) > PLAIN_ABOVE:
             self._print_plain(console, shown)
         else:
+            from rich.table import Table
+
             table = Table(title=self.title, title_justify="left")
             for col in self.columns:
                 table.add_column(col, justify="left" if col in self.left else "right")

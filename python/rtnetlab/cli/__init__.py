@@ -36,6 +36,7 @@ import typer.core
 import typer.main
 import typer.models
 
+from rtnetlab.cli import plain_params
 from rtnetlab.cli.common import (
     EXIT_INTERNAL,
     EXIT_SIGINT,
@@ -75,17 +76,23 @@ class LazyGroup(typer.core.TyperGroup):
         if cmd_name == "experiment":
             _register_experiments()
         if isinstance(obj, typer.Typer):
-            return typer.main.get_group_from_info(
+            command = typer.main.get_group_from_info(
                 typer.models.TyperInfo(obj, name=cmd_name),
                 pretty_exceptions_short=app.pretty_exceptions_short,
                 rich_markup_mode=app.rich_markup_mode,
                 suggest_commands=app.suggest_commands,
             )
-        return typer.main.get_command_from_info(
-            typer.models.CommandInfo(name=cmd_name, callback=obj),
-            pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=app.rich_markup_mode,
-        )
+        else:
+            command = typer.main.get_command_from_info(
+                typer.models.CommandInfo(name=cmd_name, callback=obj),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+        return plain_params.install(command)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        plain_params.install(self)
+        return super().make_context(*args, **kwargs)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
