@@ -9,6 +9,8 @@ how critical they are, show the first ``--rows`` (40 by default) and say how man
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -53,10 +55,11 @@ class ResultTable:
     def add_row(self, *cells: str, style: str | None = None) -> None:
         self.rows.append((cells, style))
 
-    def add_rows(self, items: list, row, limit: int | None) -> None:
-        """The rows of `items` (most critical first) as `row(item)` gives them, ``(cells, style)``:
-        only the first `limit` are formatted, the others only counted."""
-        shown = items if limit is None else items[:limit]
+    def add_rows(self, items: list, row: Callable, limit: int | None, key: Callable) -> None:
+        """The rows of `items`, most critical (smallest `key`) first, as `row(item)` gives them,
+        ``(cells, style)``: only the first `limit` are sorted out and formatted, the others only
+        counted (``heapq.nsmallest`` is ``sorted(...)[:limit]``, in one pass)."""
+        shown = sorted(items, key=key) if limit is None else heapq.nsmallest(limit, items, key=key)
         self.rows.extend(row(i) for i in shown)
         self.unformatted += len(items) - len(shown)
 

@@ -360,7 +360,7 @@ def _print_network_report(report: dict, limit: int | None, reasons: Any = None) 
         ), style
 
     # Only the rows shown are formatted (a 5000-VL network has 18,000; 40 are shown by default).
-    flows.add_rows(sorted(report["flows"], key=critical), flow_row, limit)
+    flows.add_rows(report["flows"], flow_row, limit, key=critical)
     flows.print(out, limit, "(flow, destination, plane) rows")
     ports = ResultTable(
         "Egress ports",
@@ -393,7 +393,7 @@ def _print_network_report(report: dict, limit: int | None, reasons: Any = None) 
     def critical_port(p: dict) -> tuple:
         return (not (p["status"] == "unbounded" or overflows(p)), -p["load"])
 
-    ports.add_rows(sorted(loaded, key=critical_port), port_row, limit)
+    ports.add_rows(loaded, port_row, limit, key=critical_port)
     ports.print(out, limit, "ports")
     if report.get("redundancy"):
         red = ResultTable(
@@ -424,9 +424,8 @@ def _print_network_report(report: dict, limit: int | None, reasons: Any = None) 
                 bound(r["paper_cor7_us"]),
             ), None if r["skew_ok"] else "red"
 
-        red.add_rows(
-            sorted(report["redundancy"], key=lambda r: (r["skew_ok"], -(r["delay_us"] or float("inf")))),
-            redundancy_row,
-            limit,
-        )
+        def skew_first(r: dict) -> tuple:
+            return (r["skew_ok"], -(r["delay_us"] or float("inf")))
+
+        red.add_rows(report["redundancy"], redundancy_row, limit, key=skew_first)
         red.print(out, limit, "(flow, destination) rows")
