@@ -4,10 +4,12 @@ commands (one registration line each, at the end of this file).
 Each command lives in its own module of this package (``description``: validate, info, convert,
 schema; ``analyze``; ``simulate``; ``generate``; ``configure``; ``experiment``; ``report``;
 ``demo``; ``worst_case``), or in its capability's package (``rtnetlab.testbed.cli``):
-it parses its options, calls the capability and prints the result. Command modules import only
-typer and ``rtnetlab.cli.common`` at start-up; the engine, the report and the experiments are
-imported inside the command that uses them, so ``rtnetlab --help`` and a small ``analyze`` start
-fast.
+it parses its options, calls the capability and prints the result. The root group
+(:class:`LazyGroup`) imports a command's module only when that command runs: ``rtnetlab --help``
+lists the commands from the table :data:`COMMANDS` (name, "module:attribute", first paragraph of
+the help) and ``rtnetlab analyze`` imports ``rtnetlab.cli.analyze`` alone. Command modules import
+only typer and ``rtnetlab.cli.common`` at start-up; the engine, the report and the experiments are
+imported inside the command that uses them.
 
 Exit codes, one rule for every command:
 
