@@ -8,10 +8,11 @@ process too, in the same job, on the same network, workload and duration.
 The network: benchmarks/wopanet_network.py's (265 VLs, 58 end systems, 8 switches, one plane, in
 WOPANet XML). The workload: synchronised releases, largest frames (no random draw, so all three
 simulate exactly the same frames; the mean and largest latencies are printed to show it). For each
-run: the whole process's wall time, the event loop's (each simulator reports its own), frame-hops,
-and ns per frame-hop of each; ratios peer / rtnetlab for both. rtnetlab's figures are medians of
---repeat runs; the peers run once (they are long enough). Also the fixed cost of a rtnetlab
-process (a 1 ms run) and of a bare Python start. Writes benchmarks/sim_wopanet_results.json.
+run: the whole process's wall time (and CPU time, user + system), the event loop's (each
+simulator reports its own), frame-hops, and ns per frame-hop of each; ratios peer / rtnetlab for
+both. rtnetlab's figures are medians of --repeat runs; the peers run once (they are long
+enough). Also the fixed cost of a rtnetlab process (a 1 ms run) and of a bare Python start.
+Writes benchmarks/sim_wopanet_results.json.
 
 The ns-3 peer is compiled on first use with g++ against Debian's libns3-dev (`make bench-ns3`
 installs it); the rtnetlab model is exported for it by benchmarks/peers/ns3_export.py.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -37,16 +39,29 @@ WORKLOAD = ["--release", "synchronized", "--sizes", "max"]
 
 
 def timed(cmd: list[str]) -> tuple[float, str]:
+    wall, _, out = timed_cpu(cmd)
+    return wall, out
+
+
+def timed_cpu(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall time, CPU time (user + system of the child: on a shared machine the wall time carries
+    other processes' load, the CPU time much less) and stdout of one whole process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return time.perf_counter() - t0, out
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out
 
 
 def rtnetlab_run(net: Path, seconds: float, repeat: int) -> dict:
     runs = []
+    cpus = []
     for _ in range(repeat):
-        wall, out = timed([CLI, "simulate", str(net), "--duration", f"{seconds}s", *WORKLOAD, "--json"])
+        cmd = [CLI, "simulate", str(net), "--duration", f"{seconds}s", *WORKLOAD, "--json"]
+        wall, cpu, out = timed_cpu(cmd)
         runs.append((wall, json.loads(out)))
+        cpus.append(cpu)
     wall = statistics.median(w for w, _ in runs)
     engine = statistics.median(r["stats"]["wall_s"] for _, r in runs)
     report = runs[0][1]
@@ -55,6 +70,7 @@ def rtnetlab_run(net: Path, seconds: float, repeat: int) -> dict:
     return {
         "process_s": wall,
         "process_s_runs": [w for w, _ in runs],
+        "process_cpu_s": statistics.median(cpus),
         "engine_s": engine,
         "frame_hops": report["stats"]["frame_hops"],
         "delivered": count,
@@ -64,9 +80,10 @@ def rtnetlab_run(net: Path, seconds: float, repeat: int) -> dict:
 
 
 def peer_run(cmd: list[str]) -> dict:
-    wall, out = timed(cmd)
+    wall, cpu, out = timed_cpu(cmd)
     r = json.loads(out)
-    return {"process_s": wall, "engine_s": r["wall_s"], **{k: v for k, v in r.items() if k != "wall_s"}}
+    return {"process_s": wall, "process_cpu_s": cpu, "engine_s": r["wall_s"],
+            **{k: v for k, v in r.items() if k != "wall_s"}}
 
 
 def build_ns3(out_dir: Path) -> Path:
@@ -126,6 +143,7 @@ def main() -> None:
             if peer in row:
                 row[f"{peer}_over_rtnetlab"] = {
                     "process": row[peer]["process_s"] / row["rtnetlab"]["process_s"],
+                    "process_cpu": row[peer]["process_cpu_s"] / row["rtnetlab"]["process_cpu_s"],
                     "engine": per_hop_ns(row[peer], "engine_s") / per_hop_ns(row["rtnetlab"], "engine_s"),
                 }
         rows.append(row)
@@ -134,14 +152,15 @@ def main() -> None:
             if name in row:
                 r = row[name]
                 print(f"  {name:<9} {r['frame_hops']:>10} frame-hops  process {r['process_s']:8.3f} s "
+                      f"(CPU {r['process_cpu_s']:7.3f} s) "
                       f"({per_hop_ns(r, 'process_s'):8.1f} ns/hop)  event loop {r['engine_s']:8.3f} s "
                       f"({per_hop_ns(r, 'engine_s'):8.1f} ns/hop)  latency mean {r['mean_latency_us']:.3f} "
                       f"max {r['max_latency_us']:.3f} us", flush=True)
         for peer in ("simpy", "ns3"):
             if f"{peer}_over_rtnetlab" in row:
                 q = row[f"{peer}_over_rtnetlab"]
-                print(f"  {peer} / rtnetlab: process {q['process']:.1f}x, per frame-hop in the event loop "
-                      f"{q['engine']:.1f}x", flush=True)
+                print(f"  {peer} / rtnetlab: process {q['process']:.1f}x (CPU time {q['process_cpu']:.1f}x), "
+                      f"per frame-hop in the event loop {q['engine']:.1f}x", flush=True)
     results = {
         "what": "whole-process and event-loop time of `rtnetlab simulate` and its peers on a 265-VL "
         "single-plane WOPANet import, synchronised releases, largest frames",

@@ -72,6 +72,10 @@ class Reasons:
 
     @classmethod
     def of(cls, net: Any, analysis: dict) -> Reasons:
+        # Only an unbounded port gives a reason of its own; without one, every reason is the
+        # engine's, and the resolved network and its port loads (large) need not be read.
+        if not any(p.get("status") == "unbounded" for p in analysis.get("ports", [])):
+            return cls({}, {}, analysis)
         return cls(net.resolved(), net.info(), analysis)
 
 

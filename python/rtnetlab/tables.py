@@ -9,13 +9,16 @@ how critical they are, show the first ``--rows`` (40 by default) and say how man
 
 from __future__ import annotations
 
-from typing import Annotated
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from rtnetlab.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DEFAULT_ROWS = 40
 PLAIN_ABOVE = 2000
@@ -46,22 +49,34 @@ class ResultTable:
         self.columns = columns
         self.left = left
         self.rows: list[tuple[tuple[str, ...], str | None]] = []
+        #: Rows counted but not laid out (see `add_rows`).
+        self.unformatted = 0
 
     def add_row(self, *cells: str, style: str | None = None) -> None:
         self.rows.append((cells, style))
+
+    def add_rows(self, items: list, row: Callable, limit: int | None, key: Callable) -> None:
+        """The rows of `items`, most critical (smallest `key`) first, as `row(item)` gives them,
+        ``(cells, style)``: only the first `limit` are sorted out and formatted, the others only
+        counted (``heapq.nsmallest`` is ``sorted(...)[:limit]``, in one pass)."""
+        shown = sorted(items, key=key) if limit is None else heapq.nsmallest(limit, items, key=key)
+        self.rows.extend(row(i) for i in shown)
+        self.unformatted += len(items) - len(shown)
 
     def print(self, console: Console, limit: int | None, what: str = "rows") -> None:
         shown = self.rows if limit is None else self.rows[:limit]
         if len(shown) > PLAIN_ABOVE:
             self._print_plain(console, shown)
         else:
+            from rich.table import Table
+
             table = Table(title=self.title, title_justify="left")
             for col in self.columns:
                 table.add_column(col, justify="left" if col in self.left else "right")
             for cells, style in shown:
                 table.add_row(*cells, style=style)
             console.print(table)
-        hidden = len(self.rows) - len(shown)
+        hidden = len(self.rows) - len(shown) + self.unformatted
         if hidden:
             console.print(
                 f"... {hidden:,} more {what} not shown (the least critical): --rows all shows them, "

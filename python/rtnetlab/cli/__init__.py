@@ -4,10 +4,12 @@ commands (one registration line each, at the end of this file).
 Each command lives in its own module of this package (``description``: validate, info, convert,
 schema; ``analyze``; ``simulate``; ``generate``; ``configure``; ``experiment``; ``report``;
 ``demo``; ``worst_case``), or in its capability's package (``rtnetlab.testbed.cli``):
-it parses its options, calls the capability and prints the result. Command modules import only
-typer and ``rtnetlab.cli.common`` at start-up; the engine, the report and the experiments are
-imported inside the command that uses them, so ``rtnetlab --help`` and a small ``analyze`` start
-fast.
+it parses its options, calls the capability and prints the result. The root group
+(:class:`LazyGroup`) imports a command's module only when that command runs: ``rtnetlab --help``
+lists the commands from the table :data:`COMMANDS` (name, "module:attribute", first paragraph of
+the help) and ``rtnetlab analyze`` imports ``rtnetlab.cli.analyze`` alone. Command modules import
+only typer and ``rtnetlab.cli.common`` at start-up; the engine, the report and the experiments are
+imported inside the command that uses them.
 
 Exit codes, one rule for every command:
 
@@ -25,24 +27,18 @@ Exit codes, one rule for every command:
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 import traceback
 from typing import Annotated, Any
 
 import typer
+import typer.core
+import typer.main
+import typer.models
 
-from rtnetlab.cli import (
-    analyze,
-    configure,
-    demo,
-    description,
-    experiment,
-    generate,
-    report,
-    simulate,
-    worst_case,
-)
+from rtnetlab.cli import plain_params
 from rtnetlab.cli.common import (
     EXIT_INTERNAL,
     EXIT_SIGINT,
@@ -58,12 +54,63 @@ from rtnetlab.errors import ModelError, Terminated, UserError
 
 __all__ = ["EXIT_VERDICT", "app", "emit_json", "entry", "error_document", "main", "out"]
 
+
+class LazyGroup(typer.core.TyperGroup):
+    """The root group: knows each command of :data:`COMMANDS` by name and one-line help, and
+    imports its module only when that command runs (or its own --help is asked for). The list of
+    commands in ``rtnetlab --help`` comes from the table alone."""
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*self.commands, *(name for name in COMMANDS if name not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name not in COMMANDS:
+            return None
+        target, short = COMMANDS[cmd_name]
+        if self._listing:
+            return typer.core.TyperCommand(name=cmd_name, help=short)
+        module, _, attribute = target.partition(":")
+        obj = getattr(importlib.import_module(module), attribute)
+        if cmd_name == "experiment":
+            _register_experiments()
+        if isinstance(obj, typer.Typer):
+            command = typer.main.get_group_from_info(
+                typer.models.TyperInfo(obj, name=cmd_name),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands,
+            )
+        else:
+            command = typer.main.get_command_from_info(
+                typer.models.CommandInfo(name=cmd_name, callback=obj),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
+        return plain_params.install(command)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        plain_params.install(self)
+        return super().make_context(*args, **kwargs)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
     name="rtnetlab",
     help="Design real-time networks and know they meet their deadlines.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
 
 
@@ -175,37 +222,88 @@ def entry() -> None:
     sys.exit(main())
 
 
-# The commands, one line each; a capability's package adds its own line at the end of this block
-# (its typer app in python/rtnetlab/<capability>/cli.py, light at import).
-from rtnetlab.testbed import cli as testbed_cli  # noqa: E402
+# The commands, one line each, in the order of `rtnetlab --help`: the name, where it lives
+# ("module:attribute", a command function or a typer app) and the first paragraph of its help
+# (what `rtnetlab --help` shows; tests/test_cli_layout.py checks it against the command's own).
+# A capability's package adds its own line (its typer app in python/rtnetlab/<capability>/cli.py).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "worst-case": (
+        "rtnetlab.cli.worst_case:worst_case_command",
+        "Search the worst case of every flow: the largest delay a replayed simulation realises\n"
+        "beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it.",
+    ),
+    "validate": ("rtnetlab.cli.description:validate",
+                 "Check a network description; report every problem, one line each."),
+    "info": ("rtnetlab.cli.description:info",
+             "Counts and the load of every egress port (overloaded ports flagged)."),
+    "analyze": ("rtnetlab.cli.analyze:analyze",
+                "Worst-case delay, jitter and backlog bounds of every flow and egress port."),
+    "simulate": (
+        "rtnetlab.cli.simulate:simulate",
+        "Simulate the network packet by packet; per-flow latencies beside their bounds, per-port\n"
+        "backlog. Ctrl-C stops early and still reports (exit 130).",
+    ),
+    "convert": ("rtnetlab.cli.description:convert",
+                "Convert between YAML, JSON and WOPANet XML; the input is validated first."),
+    "schema": ("rtnetlab.cli.description:schema",
+               "Print the JSON Schema of the description format (generated from the engine's model)."),
+    "report": ("rtnetlab.cli.report:report_cmd",
+               "One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."),
+    "demo": ("rtnetlab.cli.demo:demo", "Run the embedded AFDX case study end to end."),
+    "sweep": ("rtnetlab.sweep.cli:sweep",
+              "Run a parameter sweep on Dask: rows to Parquet, means with confidence intervals, plots."),
+    "admit": (
+        "rtnetlab.cloud.cli:admit_command",
+        "Admit VSN requests in arrival order: components on cores (EDF), virtual links on paths\n"
+        "whose flows' bounds meet their latency and jitter; every rejection names its constraint.",
+    ),
+    "generate": ("rtnetlab.cli.generate:app", "Generate synthetic networks."),
+    "experiment": ("rtnetlab.cli.experiment:app", "Reproduce the seed papers' experiments."),
+    "configure": ("rtnetlab.cli.configure:app",
+                  "Choose parameters that make a description feasible and write them into it."),
+    "testbed": ("rtnetlab.testbed.cli:app", "Run a description on real frames in Linux network namespaces."),
+    "export": ("rtnetlab.testbed.cli:export_app", "Configurations for real hosts."),
+    "slrm": ("rtnetlab.cloud.cli:slrm", "Seed 001G's service-level-aware resource manager."),
+    "middleware": ("rtnetlab.middleware.cli:app",
+                   "Middleware latency laboratory (publish/subscribe, partitions, request/response)."),
+}
 
-#: The `experiment` group: another package registers its subcommands onto it (see cli/experiment.py).
-experiment_app = experiment.app
 
-app.command("worst-case")(worst_case.worst_case_command)
-app.command("validate")(description.validate)
-app.command("info")(description.info)
-app.command("analyze")(analyze.analyze)
-app.command("simulate")(simulate.simulate)
-app.command("convert")(description.convert)
-app.command("schema")(description.schema)
-app.command("report")(report.report_cmd)
-app.command("demo")(demo.demo)
-app.add_typer(generate.app, name="generate")
-app.add_typer(experiment.app, name="experiment")
-app.add_typer(configure.app, name="configure")
-app.add_typer(testbed_cli.app, name="testbed")
-app.add_typer(testbed_cli.export_app, name="export")
-experiment_app.command("ethernet-measure")(testbed_cli.experiment_ethernet_measure)
-from rtnetlab.sweep import cli as sweep_cli  # noqa: E402
+def _testbed_experiments(experiment_app: typer.Typer) -> None:
+    from rtnetlab.testbed import cli as testbed_cli
 
-app.command("sweep")(sweep_cli.sweep)
-sweep_cli.register_experiments(experiment_app)
-from rtnetlab.cloud import cli as cloud_cli  # noqa: E402
+    experiment_app.command("ethernet-measure")(testbed_cli.experiment_ethernet_measure)
 
-app.add_typer(cloud_cli.slrm, name="slrm")
-app.command("admit")(cloud_cli.admit_command)
-cloud_cli.register_experiments(experiment_app)
-from rtnetlab.middleware import cli as middleware_cli  # noqa: E402
 
-app.add_typer(middleware_cli.app, name="middleware")
+#: What adds subcommands to the `experiment` group ("module:function" taking the group's typer
+#: app, or a function), one line per package; run once, when the group is first needed.
+EXPERIMENTS: list[Any] = [
+    _testbed_experiments,
+    "rtnetlab.sweep.cli:register_experiments",
+    "rtnetlab.cloud.cli:register_experiments",
+]
+
+_experiments_registered = False
+
+
+def _register_experiments() -> typer.Typer:
+    """The `experiment` group's typer app with every package's subcommands on it."""
+    global _experiments_registered
+    from rtnetlab.cli import experiment
+
+    if not _experiments_registered:
+        _experiments_registered = True
+        for register in EXPERIMENTS:
+            if isinstance(register, str):
+                module, _, attribute = register.partition(":")
+                register = getattr(importlib.import_module(module), attribute)
+            register(experiment.app)
+    return experiment.app
+
+
+def __getattr__(name: str) -> Any:
+    # `experiment_app`: the `experiment` group another package registers its subcommands onto
+    # (see cli/experiment.py); imported on first use.
+    if name == "experiment_app":
+        return _register_experiments()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,8 @@
 """What every command shares: the two consoles, the exit codes, the common options, the JSON
 shapes of results and errors, the rule of output files, the numbers' formatting.
 
-Light on purpose (typer and rich's console only): every command module imports it at start-up.
+Light on purpose (typer only; rich's consoles are made when first printed to): every command
+module imports it at start-up.
 """
 
 from __future__ import annotations
@@ -14,18 +15,44 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from rtnetlab.errors import UserError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
 
     from rtnetlab.model import Network
 
+
+class _LazyConsole:
+    """A rich console made on first use: rich costs a tenth of a second to import, and a command
+    that prints JSON, or nothing, never needs it."""
+
+    def __init__(self, **options: Any):
+        self._options = options
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return getattr(self._console, name)
+
+    # Special methods are looked up on the type, not through __getattr__ (rich's Live uses these).
+    def __enter__(self) -> Any:
+        return self.__getattr__("__enter__")()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.__getattr__("__exit__")(*exc)
+
+
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out: Console = _LazyConsole(  # type: ignore[assignment]
+    highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250
+)
+err: Console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
 
 EXIT_VERDICT = 1
 EXIT_USER = 2

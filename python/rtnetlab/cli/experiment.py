@@ -3,7 +3,8 @@ each, with their tables.
 
 :data:`app` is the ``experiment`` group itself, created once here at import; another package adds
 a subcommand to it without touching this module: a function of its own that registers onto it,
-called by one line in ``rtnetlab/cli/__init__.py``::
+named by one line of ``EXPERIMENTS`` in ``rtnetlab/cli/__init__.py`` (called when the group is
+first needed)::
 
     # python/rtnetlab/sweep/cli.py
     def register(experiment_app: typer.Typer) -> None:
@@ -11,8 +12,8 @@ called by one line in ``rtnetlab/cli/__init__.py``::
         def experiment_sweep(...) -> None:
             ...
 
-    # python/rtnetlab/cli/__init__.py, at the end of the registrations
-    sweep_cli.register(experiment.app)   # or register(experiment_app): the same object
+    # python/rtnetlab/cli/__init__.py, in EXPERIMENTS
+    "rtnetlab.sweep.cli:register",
 
 Keep the registered function's module light at import (heavy imports inside the command).
 """

@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
-from xml.sax.saxutils import quoteattr
 
 from rtnetlab.errors import UserError
 
@@ -391,6 +390,10 @@ def _native_rate(bps: float) -> str:
 
 def _element(tag: str, attrs: dict[str, str], indent: int, children: list[str] | None = None) -> str:
     """One element in the samples' layout: 3-space indent, attributes sorted by name."""
+    # Imported here: xml.sax.saxutils imports urllib.request (http, email, ssl), which a reader
+    # of WOPANet files never needs.
+    from xml.sax.saxutils import quoteattr
+
     pad = "   " * indent
     text = "".join(f" {k}={quoteattr(v)}" for k, v in sorted(attrs.items()))
     if children is None:

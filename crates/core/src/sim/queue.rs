@@ -191,9 +191,16 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
             self.free = i;
             i = next;
             self.listed -= 1;
-            // Insertion sort: a bucket holds a few events.
-            let mut j = self.due.len();
             self.due.push(e);
+        }
+        // The list holds the latest push first: reversed, the run is in push (sequence) order,
+        // usually time order too (synchronised releases put hundreds of events of one instant
+        // in one bucket, which sorting as listed, newest first, made quadratic).
+        self.due.reverse();
+        for k in 1..self.due.len() {
+            // Insertion sort: linear on a run already (nearly) in order.
+            let e = self.due[k];
+            let mut j = k;
             while j > 0 && self.due[j - 1].key() > e.key() {
                 self.due[j] = self.due[j - 1];
                 j -= 1;
