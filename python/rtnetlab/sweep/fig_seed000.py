@@ -351,6 +351,11 @@ METRICS = {
 }
 
 
+def _value(v: float | None) -> float | None:
+    """A metric for the rows: None when undefined (no frame of the class, no frame due)."""
+    return None if v is None or math.isnan(v) else float(v)
+
+
 def run_batch(kind: str, cfg: dict, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of one batch of `kind` (omega, fig9, fig11): a point that fails gives a row with its
     error and no metrics; the batch goes on."""
@@ -363,7 +368,7 @@ def run_batch(kind: str, cfg: dict, batch: list[tuple[int, int, dict, str]]) -> 
         error = None
         try:
             values = compute(params, seed, cfg)
-            metrics = {k: None if math.isnan(values[k]) else float(values[k]) for k in keep()}
+            metrics = {k: _value(values[k]) for k in keep()}
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as e:  # recorded in the row; the other points go on
