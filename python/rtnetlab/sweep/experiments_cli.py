@@ -98,7 +98,8 @@ def soundness(
 
 
 def register(experiment_app: typer.Typer) -> None:
-    from rtnetlab.sweep import figures
+    from rtnetlab.sweep import fig_seed000, figures
 
     experiment_app.command("soundness")(soundness)
     figures.register(experiment_app)
+    fig_seed000.register(experiment_app)

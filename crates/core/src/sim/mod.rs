@@ -201,6 +201,12 @@ pub struct FlowStats {
     /// Frames of this flow sent again because some destination had not delivered them within
     /// their timeout (the flow's figure, repeated on each of its rows).
     pub retransmissions: u64,
+    /// With retransmission on: frames of this flow whose retransmission timeout passed during
+    /// the run (delivered in time everywhere, or sent again). retransmissions / frames_due is the
+    /// flow's retransmission rate, free of the frames still awaited at the end (repeated on each
+    /// of its rows; absent from the report without retransmission, which keeps its reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_due: Option<u64>,
     /// Latency histogram: (upper edge µs, count), for CDF plots.
     pub histogram: Vec<(f64, u64)>,
 }

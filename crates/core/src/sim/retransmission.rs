@@ -55,6 +55,7 @@ impl Simulator {
     pub(super) fn timeout(&mut self, slot: u32) {
         let key = self.timeouts[slot as usize];
         self.free_timeouts.push(slot);
+        self.sources_cold[(key >> 40) as usize].frames_due += 1;
         if !self.dedups.is_empty() {
             // A frame held alone may have been delivered at its SkewMax's end, which the
             // deduplicator tells only when it next moves on: make it move on now. (Its clock runs

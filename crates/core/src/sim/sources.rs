@@ -57,6 +57,9 @@ pub(super) struct SourceCold {
     /// retransmission).
     pub(super) waiting: VecDeque<(i64, u32, bool)>,
     pub(super) retransmissions: u64,
+    /// Frames whose retransmission timeout has passed (each then delivered in time or sent
+    /// again): what the retransmission rate divides by.
+    pub(super) frames_due: u64,
     /// Token-bucket and CBR flows: frames released so far after the first, and when the first
     /// was (the bucket full, the constant rate's origin).
     pub(super) sent: u64,

@@ -445,6 +445,10 @@ fn retransmission_waits_for_the_timeout_and_the_twin() {
     assert!(by_flow(&r, "B").iter().all(|&(l, _)| l == 0));
     assert!(r.flows.iter().all(|f| f.retransmissions == 0), "{:?}", by_flow(&r, "A"));
     assert!(r.delivered.iter().all(|d| d.latency.count == 50), "every frame delivered once");
+    // Frames due: those emitted at 0, 1, ..., 39 ms (one per BAG) time out by 39 ms + 10 ms
+    // + 1 ns, within the 50 ms run; those from 40 ms on are still awaited at the end.
+    let due: Vec<_> = r.flows.iter().map(|f| f.frames_due).collect();
+    assert!(due.iter().all(|&d| d == Some(40)), "{due:?}");
     // Both planes drop: the same VL loses both copies, and each frame lost is sent again once
     // its 10 ms timeout has passed (the copies sent again may meet the others and be lost too).
     let r = simulate(&three_into_one(&["A", "B"], "10ms"), &cfg).unwrap();
@@ -459,7 +463,7 @@ fn retransmission_waits_for_the_timeout_and_the_twin() {
     // frame 0 (released at 0) times out at 100 µs and its copy leaves at 1 ms, ahead of frame 1.
     let cfg = SimConfig { duration_ns: 1_500_000, ..cfg };
     let r = simulate(&three_into_one(&[], "100us"), &cfg).unwrap();
-    assert!(r.flows.iter().all(|f| f.retransmissions == 1 && f.losses == 0));
+    assert!(r.flows.iter().all(|f| f.retransmissions == 1 && f.losses == 0 && f.frames_due == Some(1)));
     assert_eq!(r.stats.frames_released, 3 * 2, "each VL: frame 0 and its copy sent again");
 }
 
