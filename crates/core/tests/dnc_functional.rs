@@ -500,3 +500,48 @@ fn best_is_never_above_a_single_method_on_random_tandems() {
         }
     }
 }
+
+/// The same on random trees of 4 to 16 servers (each server feeds one server closer to the
+/// root; flows go from a server towards the root for a while): sink trees, source trees seen
+/// backwards, and everything between.
+#[test]
+fn best_is_never_above_a_single_method_on_random_trees() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    for case in 0..40 {
+        let n = rng.gen_range(4..=16usize);
+        // Server i feeds parent[i] > i; the last server is the root.
+        let parent: Vec<usize> = (0..n - 1).map(|i| rng.gen_range(i + 1..n)).collect();
+        let servers: Vec<(f64, f64)> =
+            (0..n).map(|_| (rng.gen_range(30..=80) as f64, rng.gen_range(0..=4) as f64)).collect();
+        let flows: Vec<(f64, f64, Vec<usize>)> = (0..rng.gen_range(2..=8))
+            .map(|_| {
+                let mut path = vec![rng.gen_range(0..n)];
+                while *path.last().unwrap() < n - 1 && rng.gen_bool(0.8) {
+                    path.push(parent[*path.last().unwrap()]);
+                }
+                (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, path)
+            })
+            .collect();
+        let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
+        let flows: Vec<Fl> =
+            flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
+        let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
+        let (network, diags) = load_network(&description("tree", &net));
+        let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
+        for blind in [false, true] {
+            let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
+            for method in ["tfa", "sfa", "pmoo"] {
+                let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
+                for (b, o) in best.flows.iter().zip(one.flows.iter()) {
+                    assert!(
+                        b.delay_us <= o.delay_us * (1.0 + 1e-9),
+                        "case {case} blind={blind}: best {} > {method} {}",
+                        b.delay_us,
+                        o.delay_us
+                    );
+                }
+            }
+        }
+    }
+}
