@@ -177,13 +177,17 @@ pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
     report
 }
 
-/// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow and is
-/// tighter than the other methods, its bound.
+/// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow (its
+/// interferers entered with it, whatever the other flows do) and is tighter than the other
+/// methods, its bound.
 pub fn tighten(net: &Network, report: &mut AnalysisReport, solver: Solver) {
-    if applies(net, false).is_err() {
+    if net.kind != NetworkKind::ServerGraph || !net.port_order().acyclic {
         return;
     }
     for row in report.flows.iter_mut() {
+        if interferers(net, row.flow, &net.flows[row.flow].routes[0].ports).is_err() {
+            continue;
+        }
         if let Ok(d) = route_bound(net, row.flow, solver) {
             if d * 1e6 < row.delay_us {
                 network_bounds::set_delay(net, row, Ok(d), NAME);
@@ -267,6 +271,28 @@ mod tests {
         assert!(run(&net, &req).unwrap_err().contains("highspy"));
         let best = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
         assert!(best.flows.iter().all(|r| r.method != NAME));
+    }
+
+    /// In `best`, per flow: f1 (over s0, with f0) qualifies, f0 (joined at s1 by f2) does not,
+    /// nor does f2.
+    #[test]
+    fn best_asks_for_the_flows_it_applies_to() {
+        let net = graph(
+            &[(10.0, 1.0), (10.0, 1.0), (10.0, 1.0)],
+            &[(1.0, 1.0, &[0, 1]), (1.0, 1.0, &[0]), (1.0, 1.0, &[1, 2])],
+        );
+        assert!(applies(&net, false).is_err());
+        let mut asked = 0;
+        let mut count = |_: &Program| -> Result<f64, String> {
+            asked += 1;
+            Ok(0.0)
+        };
+        let req = Request { method: "best".into(), ..Default::default() };
+        let r = run_with(&net, &req, Some(&mut count)).unwrap();
+        assert_eq!(asked, 1);
+        let names: Vec<&str> =
+            r.flows.iter().filter(|f| f.method == NAME).map(|f| r.flows.names_of(f).0).collect();
+        assert_eq!(names, ["f1"]);
     }
 
     /// An overloaded server: an infinite bound with the reason, the solver never asked.

@@ -104,6 +104,11 @@ pub fn explain(
         .iter()
         .position(|x| x.name == flow)
         .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
+    if req.method == fifo_lp::NAME {
+        return Err("--explain shows hop-by-hop terms; fifo-lp solves one linear program over the whole \
+                    path (docs/ANALYSIS.md)"
+            .into());
+    }
     let report = run(net, req)?;
     let method = match req.method.as_str() {
         "sfa" => Method::Sfa,
