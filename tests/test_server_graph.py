@@ -19,9 +19,11 @@ def run(cli: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     ("method", "blind", "delay", "backlog"),
-    # DNC's functional-test values, in the description's units (read as seconds and bits).
+    # DNC's functional-test values, in the description's units (read as seconds and bits). best
+    # under FIFO takes fifo-lp's 25, the exact worst case (tests/test_fifo_lp.py), with SFA's
+    # backlog: below DNC's best (SFA's 35).
     [("tfa", False, 40.0, 250.0), ("sfa", False, 35.0, 175.0), ("sfa", True, 65.0, 325.0),
-     ("pmoo", False, 50.0, 250.0), ("best", False, 35.0, 175.0), ("best", True, 50.0, 250.0)],
+     ("pmoo", False, 50.0, 250.0), ("best", False, 25.0, 175.0), ("best", True, 50.0, 250.0)],
 )
 def test_every_method_gives_dncs_bound(rtnetlab_cli: Path, method: str, blind: bool, delay: float,
                                         backlog: float) -> None:
@@ -29,7 +31,9 @@ def test_every_method_gives_dncs_bound(rtnetlab_cli: Path, method: str, blind: b
     res = run(rtnetlab_cli, *args)
     assert res.returncode == 0, res.stderr
     for row in json.loads(res.stdout)["flows"]:
-        assert row["delay_us"] / 1e6 == pytest.approx(delay, rel=1e-9)
+        # fifo-lp's optimum is raised by more than HiGHS's tolerance (1e-6 relative, at most).
+        rel = 1e-6 if (method, blind) == ("best", False) else 1e-9
+        assert row["delay_us"] / 1e6 == pytest.approx(delay, rel=rel) and row["delay_us"] / 1e6 >= delay
         assert row["backlog_bytes"] * 8 == pytest.approx(backlog, rel=1e-9)
 
 

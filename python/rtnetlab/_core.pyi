@@ -7,6 +7,7 @@ only ``rtnetlab.model`` uses the ``Network`` handle and the loading functions (t
 front goes through it).
 """
 
+from collections.abc import Callable
 from os import PathLike
 
 __version__: str
@@ -21,8 +22,16 @@ class Network:
         """The description as written back by the engine (defaults kept as given), JSON text."""
     def info_json(self) -> str:
         """Counts and per-port / per-link loads, JSON text."""
-    def analyze_json(self, method: str, grouping: bool = False, blind: bool = False) -> str:
-        """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError."""
+    def analyze_json(
+        self,
+        method: str,
+        grouping: bool = False,
+        blind: bool = False,
+        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+    ) -> str:
+        """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
+        `lp(objective, rows)` solves fifo-lp's programs (max c·x, rows (columns, coefficients,
+        upper) of A·x <= b, x >= 0): the optimum, or ValueError."""
     def analyze_summary(
         self, method: str, grouping: bool = False, blind: bool = False
     ) -> tuple[int, int, float]:

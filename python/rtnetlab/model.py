@@ -44,7 +44,10 @@ class Network:
     def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False) -> dict:
         """Worst-case bounds per (flow, destination, plane) and per egress port."""
         try:
-            return json.loads(self.handle.analyze_json(method, grouping, blind))
+            # fifo-lp's linear programs (and best's, on server graphs) are solved by HiGHS.
+            from rtnetlab.analysis.lp import solver
+
+            return json.loads(self.handle.analyze_json(method, grouping, blind, solver()))
         except ValueError as e:
             # An unknown method is an option error; a method that does not fit is the network's.
             where = "--method" if str(e).startswith("unknown analysis method") else (self.source or "network")

@@ -52,10 +52,35 @@ impl Network {
         to_json(&model::info::info(&self.inner))
     }
     /// Runs a worst-case analysis (`method`: see `rtnetlab_core::analysis::METHODS`), JSON text.
-    #[pyo3(signature = (method, grouping=false, blind=false))]
-    fn analyze_json(&self, method: &str, grouping: bool, blind: bool) -> PyResult<String> {
+    /// `lp`, when given, solves the linear programs of `fifo-lp`: called as
+    /// `lp(objective, rows)` with rows `(columns, coefficients, upper)`, for max c·x, A·x ≤ b,
+    /// x ≥ 0, it returns the optimum or raises ValueError with why there is none.
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None))]
+    fn analyze_json(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        grouping: bool,
+        blind: bool,
+        lp: Option<PyObject>,
+    ) -> PyResult<String> {
         let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
-        rtnetlab_core::analysis::run(&self.inner, &req)
+        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
+            let lp = lp.as_ref().expect("called only with a solver");
+            let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
+                .rows
+                .iter()
+                .map(|(terms, b)| {
+                    (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b)
+                })
+                .collect();
+            lp.call1(py, (p.objective.clone(), rows))
+                .and_then(|v| v.extract::<f64>(py))
+                .map_err(|e| e.value_bound(py).to_string())
+        };
+        let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
+            if lp.is_some() { Some(&mut solve) } else { None };
+        rtnetlab_core::analysis::run_with(&self.inner, &req, solver)
             .map(|report| to_json(&report))
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }

@@ -81,7 +81,9 @@ def _analysis_text(fmt: str, net: Network, report: dict) -> str:
 
 def analyze(
     file: FileArg,
-    method: Annotated[str, typer.Option("--method", "-m", help="best, tfa, sfa or afdx-naive")] = "best",
+    method: Annotated[
+        str, typer.Option("--method", "-m", help="best, tfa, sfa, pmoo, fifo-lp or afdx-naive")
+    ] = "best",
     grouping: Annotated[
         bool, typer.Option("--grouping", help="Serialise flows sharing an input link.")
     ] = False,

@@ -11,6 +11,7 @@
 //! NetCal/DNC's functional tests through `run`).
 
 pub mod afdx_naive;
+pub mod fifo_lp;
 pub mod network_bounds;
 pub mod redundancy;
 pub mod response_time;
@@ -25,7 +26,7 @@ use crate::model::Network;
 use results::AnalysisReport;
 
 /// The analysis methods, by the names users give them.
-pub const METHODS: &[&str] = &["best", "tfa", "sfa", "pmoo", "afdx-naive"];
+pub const METHODS: &[&str] = &["best", "tfa", "sfa", "pmoo", "fifo-lp", "afdx-naive"];
 
 /// What the user asked for: a method, grouping, and blind instead of FIFO multiplexing.
 #[derive(Clone, Debug, Default)]
@@ -36,7 +37,13 @@ pub struct Request {
 }
 
 /// Runs the requested analysis; a method that does not apply, or an unknown one, is a user error.
+/// Without a linear-programming solver: `fifo-lp` is refused, `best` does without it.
 pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
+    run_with(net, req, None)
+}
+
+/// [`run`] with a linear-programming solver for `fifo-lp` (and `best` on server graphs).
+pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Result<AnalysisReport, String> {
     use network_bounds::{Method, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
@@ -63,7 +70,20 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
         "pmoo" => network_bounds::applies(net).map(|_| {
             network_bounds::analyze(net, &Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) })
         }),
-        "best" => network_bounds::applies(net).map(|_| network_bounds::best(net, mux)),
+        "fifo-lp" => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
+            Some(solver) => Ok(fifo_lp::analyze(net, solver)),
+            None => Err("fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, \
+                         the extra `cloud`)"
+                .to_string()),
+        }),
+        // On a server graph under FIFO multiplexing, the linear program where it applies.
+        "best" => network_bounds::applies(net).map(|_| {
+            let mut report = network_bounds::best(net, mux);
+            if let (true, false, Some(solver)) = (graph, req.blind, lp) {
+                fifo_lp::tighten(net, &mut report, solver);
+            }
+            report
+        }),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }?;
     finish(net, &mut report);
@@ -84,6 +104,11 @@ pub fn explain(
         .iter()
         .position(|x| x.name == flow)
         .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
+    if req.method == fifo_lp::NAME {
+        return Err("--explain shows hop-by-hop terms; fifo-lp solves one linear program over the whole \
+                    path (docs/ANALYSIS.md)"
+            .into());
+    }
     let report = run(net, req)?;
     let method = match req.method.as_str() {
         "sfa" => Method::Sfa,

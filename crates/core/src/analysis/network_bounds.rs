@@ -1549,6 +1549,31 @@ pub(crate) fn flow_bound(
     row
 }
 
+/// Replaces `row`'s delay bound by `bound` (s: queueing and latencies along its route), from
+/// `method`, with the route's fixed delays added; its backlog stays.
+pub(crate) fn set_delay(
+    net: &Network,
+    row: &mut FlowBound,
+    bound: Result<f64, Unbounded>,
+    method: &'static str,
+) {
+    let f = row.flow;
+    let r = net.flows[f]
+        .routes
+        .iter()
+        .find(|r| r.destination == row.destination && r.plane == row.plane)
+        .expect("a row is one of its flow's routes");
+    let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
+        + net.nodes[r.destination].receive_latency;
+    let (delay, reason) = match bound {
+        Ok(d) => (d + fixed, None),
+        Err(u) => (f64::INFINITY, Some(u.to_string())),
+    };
+    let guaranteed = row.guaranteed;
+    *row = flow_bound(net, f, r, (delay, row.backlog_bytes * 8.0), reason, method);
+    row.guaranteed = guaranteed;
+}
+
 /// `x` raised by 8 ulps (an infinity stays one).
 pub(crate) fn round_up(x: f64) -> f64 {
     x + x.abs() * 8.0 * f64::EPSILON

@@ -1,0 +1,328 @@
+//! `fifo-lp`: a linear-programming delay bound for FIFO servers of rate-latency service crossed
+//! by token-bucket flows, for each flow of interest whose interfering flows all entered the
+//! network with it (a source tree seen from that flow), solved with HiGHS.
+//!
+//! **The bound.** Let the flow of interest cross servers 1..n, server j of service β_j =
+//! R_j·[t − T_j]^+, and let every flow that meets it at a server have entered at server 1 with
+//! it and follow its path up to a server k_g before leaving it for good. FIFO at every server then
+//! keeps the order in which bits entered server 1: what is ahead of a bit at server j entered
+//! before it. Let D_j(x) be when the bit that entered at x leaves server j (D_0(x) = x). A FIFO
+//! server with service curve β_j lets it go by max over y ≤ x of D_{j−1}(y) + T_j +
+//! A_j[y, x]/R_j, with A_j[y, x] the traffic of the flows at server j entered between the bits y
+//! and x (Le Boudec & Thiran Thm 1.4.2 taken at the backlog's start, in the order of entry).
+//! Unrolled along the path, with y_1 ≤ … ≤ y_n ≤ y_{n+1} = x and ℓ_j = y_{j+1} − y_j:
+//!
+//!   D_n(x) − x ≤ Σ_j T_j + Σ_j Σ_{g at j} a_{g,j}/R_j − Σ_j ℓ_j,
+//!
+//! a_{g,j} being flow g's traffic entered between y_j and y_{j+1}. Each flow's token bucket
+//! bounds its traffic over any run of consecutive intervals j1..j2 (they lie within
+//! Σ_{j1..j2} ℓ_j of time): Σ a_{g,j} ≤ σ_g + ρ_g·Σ ℓ_j. The largest right-hand side under those
+//! constraints is a linear program in (ℓ, a) whose value bounds every trajectory's delay: every
+//! constraint holds on every trajectory, so the program can only over-estimate (it is the
+//! position-domain form of the FIFO tandem programs of Bouillard & Stea, "Exact worst-case delay
+//! in FIFO-multiplexing feed-forward networks", IEEE/ACM ToN 2015, whose constraints it keeps in
+//! part: the bound is sound, possibly not exact).
+//!
+//! On DEBORAH's source16-50 tandem it gives 18.113 (the LUDB bound of Bisti, Lenzini, Mingozzi
+//! and Stea is 18.1, the reachable delay 16.6), where TFA and SFA, which cut the path into
+//! servers and grow the cross traffic's bursts at each, give hundreds.
+//!
+//! Flows that join the flow of interest downstream of its first server break the order argument:
+//! such a flow of interest is refused, with the rule. So are cyclic dependencies (a flow cannot
+//! return to a path it left here), blind multiplexing, and anything but a server graph.
+//!
+//! **The solver.** The engine builds each flow's program ([`Program`]) and leaves its solution
+//! to a [`Solver`] given by the caller: the Python front passes HiGHS (the package highspy).
+//! Without a solver, `fifo-lp` is refused and `best` does without it.
+
+use super::network_bounds::{self, Method, Multiplexing, Options};
+use super::results::AnalysisReport;
+use crate::curves::Unbounded;
+use crate::model::{FlowId, Network, NetworkKind, PortId};
+
+/// The method's name in reports.
+pub const NAME: &str = "fifo-lp";
+
+/// Why `fifo-lp` cannot bound flow `f`'s route `ports`, or the flows that share its servers as
+/// (flow, number of the route's servers it crosses, from the first).
+fn interferers(net: &Network, f: FlowId, ports: &[PortId]) -> Result<Vec<(FlowId, usize)>, String> {
+    let mut out = Vec::new();
+    for (g, flow) in net.flows.iter().enumerate() {
+        let route = &flow.routes[0].ports;
+        let shared = route.iter().filter(|p| ports.contains(p)).count();
+        if shared == 0 {
+            continue;
+        }
+        if route[..shared] != ports[..shared] {
+            return Err(format!(
+                "flow '{}': fifo-lp needs every flow sharing its servers to enter at its first server \
+                 and follow its path until it leaves it for good ('{}' does not)",
+                net.flows[f].name, flow.name
+            ));
+        }
+        out.push((g, shared));
+    }
+    Ok(out)
+}
+
+/// Whether `fifo-lp` applies to `net`, or the first rule it breaks, in one line.
+pub fn applies(net: &Network, blind: bool) -> Result<(), String> {
+    if net.kind != NetworkKind::ServerGraph {
+        return Err("fifo-lp applies to server graphs (FIFO rate-latency servers, token-bucket flows)".into());
+    }
+    if blind {
+        return Err("fifo-lp assumes FIFO multiplexing: it has no blind variant".into());
+    }
+    if !net.port_order().acyclic {
+        return Err("fifo-lp applies to feed-forward networks: the servers' dependencies are cyclic".into());
+    }
+    for (f, flow) in net.flows.iter().enumerate() {
+        interferers(net, f, &flow.routes[0].ports)?;
+    }
+    Ok(())
+}
+
+/// A linear program: maximise c·x subject to A·x ≤ b and x ≥ 0, A given row by row as
+/// (column, coefficient) terms.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub objective: Vec<f64>,
+    pub rows: Vec<(Vec<(usize, f64)>, f64)>,
+}
+
+impl Program {
+    fn column(&mut self, cost: f64) -> usize {
+        self.objective.push(cost);
+        self.objective.len() - 1
+    }
+
+    fn row(&mut self, terms: Vec<(usize, f64)>, upper: f64) {
+        self.rows.push((terms, upper));
+    }
+
+    /// c·x at `x`, when `x` satisfies every constraint (within `tol`), else `None`.
+    pub fn value_at(&self, x: &[f64], tol: f64) -> Option<f64> {
+        let feasible = x.iter().all(|&v| v >= -tol)
+            && self
+                .rows
+                .iter()
+                .all(|(terms, b)| terms.iter().map(|&(c, a)| a * x[c]).sum::<f64>() <= b + tol);
+        feasible.then(|| self.objective.iter().zip(x).map(|(c, v)| c * v).sum())
+    }
+}
+
+/// Solves a [`Program`]: its optimum, or why there is none (unbounded, infeasible, no solver).
+pub type Solver<'a> = &'a mut dyn FnMut(&Program) -> Result<f64, String>;
+
+/// Flow `f`'s program, with what turns its optimum into a delay bound: (program, time unit,
+/// Σ latencies). Scaled so that the largest burst is 1 and the fastest server sends it in one
+/// time unit: a solver's tolerances are absolute, and a description may be in bits and seconds.
+pub fn program(net: &Network, f: FlowId) -> Result<(Program, f64, f64), Unbounded> {
+    let ports = &net.flows[f].routes[0].ports;
+    let flows = interferers(net, f, ports).map_err(Unbounded::new)?;
+    let n = ports.len();
+    let rate: Vec<f64> = ports.iter().map(|&p| net.ports[p].rate).collect();
+    let latency: f64 = ports.iter().map(|&p| net.nodes[net.ports[p].node].technological_latency).sum();
+    for (j, &p) in ports.iter().enumerate() {
+        let load: f64 = flows.iter().filter(|&&(_, k)| k > j).map(|&(g, _)| net.flows[g].rate).sum();
+        if load > rate[j] {
+            return Err(Unbounded::new(format!(
+                "server '{}' overloaded: offered rate {load} > its rate {}",
+                net.nodes[net.ports[p].node].name, rate[j]
+            )));
+        }
+    }
+    // Scaled so that the largest burst is 1 and the fastest server serves it in one time unit:
+    // HiGHS's tolerances are absolute, and a description may be in bits and seconds.
+    let bits = flows.iter().map(|&(g, _)| net.flows[g].burst).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let time = bits / rate.iter().copied().fold(0.0, f64::max);
+    let mut lp = Program::default();
+    let ell: Vec<usize> = (0..n).map(|_| lp.column(-1.0)).collect();
+    for &(g, k) in &flows {
+        let (sigma, rho) = (net.flows[g].burst / bits, net.flows[g].rate * time / bits);
+        let a: Vec<usize> = (0..k).map(|j| lp.column(bits / (time * rate[j]))).collect();
+        for j1 in 0..k {
+            for j2 in j1..k {
+                let mut row: Vec<(usize, f64)> = (j1..=j2).map(|j| (a[j], 1.0)).collect();
+                row.extend((j1..=j2).map(|j| (ell[j], -rho)));
+                lp.row(row, sigma);
+            }
+        }
+    }
+    Ok((lp, time, latency))
+}
+
+/// The LP bound of flow `f` along its route (s), or why it has none (an overloaded server, no
+/// optimum).
+pub fn route_bound(net: &Network, f: FlowId, solver: Solver) -> Result<f64, Unbounded> {
+    let (lp, time, latency) = program(net, f)?;
+    let value = solver(&lp).map_err(|why| {
+        Unbounded::new(format!("flow '{}': the linear program has no optimum ({why})", net.flows[f].name))
+    })?;
+    // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true one:
+    // raised by more than that, it stays an upper bound.
+    Ok(latency + (value + 1e-6 * value.abs().max(1.0)) * time)
+}
+
+/// `fifo-lp` on every flow: SFA's report (its backlogs and port rows) with each flow's delay
+/// bound the program's.
+pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
+    let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
+    let mut report = network_bounds::analyze(net, &opt);
+    report.method = NAME.to_string();
+    for row in report.flows.iter_mut() {
+        let bound = route_bound(net, row.flow, solver);
+        network_bounds::set_delay(net, row, bound, NAME);
+    }
+    report
+}
+
+/// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow (its
+/// interferers entered with it, whatever the other flows do) and is tighter than the other
+/// methods, its bound.
+pub fn tighten(net: &Network, report: &mut AnalysisReport, solver: Solver) {
+    if net.kind != NetworkKind::ServerGraph || !net.port_order().acyclic {
+        return;
+    }
+    for row in report.flows.iter_mut() {
+        if interferers(net, row.flow, &net.flows[row.flow].routes[0].ports).is_err() {
+            continue;
+        }
+        if let Ok(d) = route_bound(net, row.flow, solver) {
+            if d * 1e6 < row.delay_us {
+                network_bounds::set_delay(net, row, Ok(d), NAME);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::{run, run_with, Request};
+    use crate::model::load_network;
+    use serde_json::json;
+
+    fn graph(servers: &[(f64, f64)], flows: &[(f64, f64, &[usize])]) -> Network {
+        let servers: Vec<_> = servers
+            .iter()
+            .enumerate()
+            .map(|(i, &(rate, latency))| json!({"name": format!("s{i}"), "rate": rate, "latency": latency}))
+            .collect();
+        let flows: Vec<_> = flows
+            .iter()
+            .enumerate()
+            .map(|(i, &(burst, rate, path))| {
+                let path: Vec<String> = path.iter().map(|s| format!("s{s}")).collect();
+                json!({"name": format!("f{i}"), "burst": burst, "rate": rate, "path": path})
+            })
+            .collect();
+        let doc = json!({"name": "g", "server_graph": {"servers": servers, "flows": flows}});
+        let (n, d) = load_network(&doc.to_string());
+        n.unwrap_or_else(|| panic!("{:?}", d.0))
+    }
+
+    /// DEBORAH's source16-50: servers of rates 128 − 8k (k = 0..15), latency 1; flow 0 over all,
+    /// flow k over the first k servers; every flow (5, 4).
+    fn source16() -> Network {
+        let servers: Vec<(f64, f64)> = (0..16).map(|k| (128.0 - 8.0 * k as f64, 1.0)).collect();
+        let paths: Vec<Vec<usize>> =
+            std::iter::once((0..16).collect()).chain((1..16).map(|k| (0..k).collect())).collect();
+        let flows: Vec<(f64, f64, &[usize])> = paths.iter().map(|p| (5.0, 4.0, p.as_slice())).collect();
+        graph(&servers, &flows)
+    }
+
+    /// Every burst at once (all ℓ = 0), each flow's at the slowest server it crosses: a feasible
+    /// point of the program, worth 16 + Σ_g 5/R_{k_g} = 16 + (5/8)·H_16 = 18.11296 (H_16 the 16th
+    /// harmonic number): the program's optimum is at least that, so no solver can give less.
+    #[test]
+    fn source16_program_reaches_every_burst_at_once() {
+        let net = source16();
+        let (lp, time, latency) = program(&net, 0).unwrap();
+        assert_eq!(latency, 16.0);
+        // Columns: 16 intervals, then per flow (in network order) one per server it crosses.
+        let mut x = vec![0.0; lp.objective.len()];
+        let mut col = 16;
+        for k in std::iter::once(16).chain(1..16) {
+            x[col + k - 1] = 1.0; // the burst (scaled to 1) at its last, slowest server
+            col += k;
+        }
+        assert_eq!(col, lp.objective.len());
+        let value = lp.value_at(&x, 1e-12).expect("feasible") * time;
+        let h16: f64 = (1..=16).map(|m| 1.0 / m as f64).sum();
+        assert!((latency + value - (16.0 + 0.625 * h16)).abs() < 1e-12, "{}", latency + value);
+        // The same bursts once more at the first server break a token bucket.
+        x[16] = 1.0;
+        assert!(lp.value_at(&x, 1e-12).is_none());
+    }
+
+    #[test]
+    fn rules_are_named_in_one_line() {
+        let net = source16();
+        assert!(applies(&net, false).is_ok());
+        assert!(applies(&net, true).unwrap_err().contains("FIFO"));
+        // f1 joins f0 at its second server.
+        let joined = graph(&[(10.0, 1.0), (10.0, 1.0)], &[(1.0, 1.0, &[0, 1]), (1.0, 1.0, &[1])]);
+        let why = applies(&joined, false).unwrap_err();
+        assert!(why.contains("'f0'") && why.contains("'f1'") && !why.contains('\n'), "{why}");
+        let req = Request { method: NAME.into(), ..Default::default() };
+        assert!(run(&joined, &req).unwrap_err().contains("enter at its first server"));
+        // Without a solver: refused, and best does without it.
+        assert!(run(&net, &req).unwrap_err().contains("highspy"));
+        let best = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        assert!(best.flows.iter().all(|r| r.method != NAME));
+    }
+
+    /// In `best`, per flow: f1 (over s0, with f0) qualifies, f0 (joined at s1 by f2) does not,
+    /// nor does f2.
+    #[test]
+    fn best_asks_for_the_flows_it_applies_to() {
+        let net = graph(
+            &[(10.0, 1.0), (10.0, 1.0), (10.0, 1.0)],
+            &[(1.0, 1.0, &[0, 1]), (1.0, 1.0, &[0]), (1.0, 1.0, &[1, 2])],
+        );
+        assert!(applies(&net, false).is_err());
+        let mut asked = 0;
+        let mut count = |_: &Program| -> Result<f64, String> {
+            asked += 1;
+            Ok(0.0)
+        };
+        let req = Request { method: "best".into(), ..Default::default() };
+        let r = run_with(&net, &req, Some(&mut count)).unwrap();
+        assert_eq!(asked, 1);
+        let names: Vec<&str> =
+            r.flows.iter().filter(|f| f.method == NAME).map(|f| r.flows.names_of(f).0).collect();
+        assert_eq!(names, ["f1"]);
+    }
+
+    /// An overloaded server: an infinite bound with the reason, the solver never asked.
+    #[test]
+    fn overload_is_unbounded_with_its_reason() {
+        let net = graph(&[(10.0, 1.0)], &[(1.0, 6.0, &[0]), (1.0, 6.0, &[0])]);
+        let mut never =
+            |_: &Program| -> Result<f64, String> { panic!("no program for an overloaded server") };
+        let req = Request { method: NAME.into(), ..Default::default() };
+        let r = run_with(&net, &req, Some(&mut never)).unwrap();
+        assert!(r
+            .flows
+            .iter()
+            .all(|f| f.delay_us.is_infinite() && f.reason.as_deref().unwrap().contains("overloaded")));
+    }
+
+    /// The solver's optimum becomes the bound: Σ latencies + optimum × the time unit, raised by
+    /// its tolerance; `best` takes it where it is smaller.
+    #[test]
+    fn the_optimum_becomes_the_bound() {
+        // Two flows (25, 5) over two servers (10, 10): the aggregate's end-to-end service is
+        // (10, 20), so the exact worst case is 20 + 50/10 = 25; in the program's units (burst
+        // 25, time 2.5) that is an optimum of 2.
+        let net = graph(&[(10.0, 10.0), (10.0, 10.0)], &[(25.0, 5.0, &[0, 1]), (25.0, 5.0, &[0, 1])]);
+        let mut two = |_: &Program| -> Result<f64, String> { Ok(2.0) };
+        let req = Request { method: "best".into(), ..Default::default() };
+        let r = run_with(&net, &req, Some(&mut two)).unwrap();
+        for f in r.flows.iter() {
+            assert_eq!(f.method, NAME);
+            assert!(f.delay_us / 1e6 >= 25.0 && f.delay_us / 1e6 < 25.0 + 1e-4, "{}", f.delay_us);
+        }
+    }
+}

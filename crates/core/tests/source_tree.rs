@@ -1,0 +1,42 @@
+//! DEBORAH's source16-50 tandem (examples/server_graph/source16_50.yaml; Bisti, Lenzini,
+//! Mingozzi and Stea, "DEBORAH: a tool for worst-case analysis of FIFO tandems", ISoLA 2010):
+//! every flow enters at the first of 16 FIFO servers. Published for the tagged flow `t`: LUDB
+//! upper bound 18.1, lower bound 16.6 (a delay some trajectory reaches, so a bound below it is
+//! unsound). The engine's own methods are pinned here; `fifo-lp` needs the solver the Python front
+//! passes, and is pinned end to end in tests/test_fifo_lp.py (18.113).
+
+use rtnetlab_core::analysis::{run, Request};
+use rtnetlab_core::model::{load_text, parse::Format, Limits};
+
+const SOURCE16_50: &str = include_str!("../../../examples/server_graph/source16_50.yaml");
+
+/// Published lower bound on `t`'s worst-case delay.
+const LOWER: f64 = 16.6;
+
+fn tagged(method: &str, blind: bool) -> f64 {
+    let (net, diags) = load_text(SOURCE16_50, Format::Yaml, "source16_50.yaml", &Limits::default());
+    let net = net.unwrap_or_else(|| panic!("{:?}", diags.0));
+    let r = run(&net, &Request { method: method.into(), grouping: false, blind }).unwrap();
+    let row = r.flows.iter().find(|f| r.flows.names_of(f).0 == "t").unwrap();
+    row.delay_us / 1e6
+}
+
+/// Every method's bound for `t`, as measured when the case was added: all above the lower bound,
+/// and far above 18.1. TFA and SFA cut the path into servers and grow the cross traffic's bursts
+/// at each (by half at each server here: the load is 50 %); PMOO pays each cross flow's burst
+/// once, at the smallest left-over rate of the path.
+#[test]
+fn every_method_is_above_the_lower_bound() {
+    let pinned = [
+        ("tfa", false, 770.8606313591838),
+        ("tfa", true, 10470.793799289972),
+        ("sfa", false, 178.40580779033235),
+        ("pmoo", false, 86.0),
+        ("best", false, 86.0),
+    ];
+    for (method, blind, want) in pinned {
+        let got = tagged(method, blind);
+        assert!(got >= LOWER, "{method} blind={blind}: {got} < the lower bound {LOWER}: unsound");
+        assert!((got - want).abs() <= 1e-9 * want, "{method} blind={blind}: {got}, pinned {want}");
+    }
+}

@@ -1,0 +1,1 @@
+"""Worst-case analysis helpers the engine calls back: the linear-programming solver of fifo-lp."""

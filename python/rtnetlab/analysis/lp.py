@@ -1,0 +1,62 @@
+"""HiGHS (the package highspy, extra ``cloud``) as the engine's solver of fifo-lp's programs.
+
+The engine builds each program (crates/core/src/analysis/fifo_lp.rs) and calls ``maximise`` on
+it: max c·x subject to A·x <= b, x >= 0, A given row by row. The optimum goes back to the engine,
+which turns it into a delay bound. ``solver()`` is None when highspy is not installed: fifo-lp
+is then refused with that reason and ``best`` does without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+
+Row = tuple[list[int], list[float], float]
+
+
+@contextlib.contextmanager
+def _no_banner() -> Iterator[None]:
+    """HiGHS prints its banner on the process's standard output when an instance is made, where
+    it would corrupt `--json`: that output goes to /dev/null meanwhile."""
+    sys.stdout.flush()
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+def maximise(objective: list[float], rows: list[Row]) -> float:
+    """The optimum of max c·x, A·x <= b, x >= 0; ValueError naming HiGHS's status otherwise."""
+    import highspy
+    import numpy as np
+
+    with _no_banner():
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    inf = highspy.kHighsInf
+    n = len(objective)
+    h.addVars(n, np.zeros(n), np.full(n, inf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(objective, dtype=float))
+    for columns, coefficients, upper in rows:
+        h.addRow(-inf, upper, len(columns), np.asarray(columns, dtype=np.int32), np.asarray(coefficients))
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    h.run()
+    status = h.getModelStatus()
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise ValueError(f"HiGHS: {h.modelStatusToString(status)}")
+    return float(h.getInfo().objective_function_value)
+
+
+def solver() -> Callable[[list[float], list[Row]], float] | None:
+    """``maximise`` when HiGHS is installed, else None."""
+    try:
+        import highspy  # noqa: F401
+    except ImportError:
+        return None
+    return maximise
