@@ -381,6 +381,9 @@ fn kernel_port(
                 "time-aware (802.1Qbv)"
             }
         )),
+        SchedulerConfig::Ats { .. } => Err("asynchronous traffic shaping (802.1Qcr): this kernel has no \
+             per-flow interleaved regulator qdisc: run with --switch user"
+            .into()),
         other => Err(format!(
             "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
              tbf only): run with --switch user",

@@ -102,6 +102,8 @@ enum Discipline {
     CreditBased,
     /// One FIFO queue per priority level behind its gate.
     TimeAware,
+    /// One FIFO queue per priority level, the regulated classes' behind interleaved regulators.
+    Asynchronous,
 }
 
 /// The service model of one egress port: the rate its scheduler can count on (the link rate, or
@@ -122,6 +124,7 @@ fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, S
         schedulers::Service::PerClass(_) => Discipline::ClassShares,
         schedulers::Service::CreditBased(_) => Discipline::CreditBased,
         schedulers::Service::TimeAware(_) => Discipline::TimeAware,
+        schedulers::Service::Asynchronous(_) => Discipline::Asynchronous,
     };
     let rate = match port.shaper {
         None => port.rate,
@@ -162,6 +165,9 @@ struct Layout {
     models: Vec<PortModel>,
     /// For each flow, its crossing at each port it visits.
     flow_crossings: Vec<Vec<(PortId, usize)>>,
+    /// Whether each crossing's flow passes an interleaved regulator at its port
+    /// ([`schedulers::ats`]): it then enters its queue with its own token bucket.
+    regulated: Vec<bool>,
 }
 
 impl Layout {
@@ -198,7 +204,10 @@ fn layout(net: &Network) -> Layout {
                         // Queue key: the priority level, or the class for per-class shares.
                         let priority = match models[p].discipline {
                             Discipline::Fifo => None,
-                            Discipline::StaticPriority | Discipline::CreditBased | Discipline::TimeAware => {
+                            Discipline::StaticPriority
+                            | Discipline::CreditBased
+                            | Discipline::TimeAware
+                            | Discipline::Asynchronous => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
                             Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
@@ -228,7 +237,17 @@ fn layout(net: &Network) -> Layout {
     for qs in port_queues.iter_mut() {
         qs.sort_by_key(|&q| queues[q].priority);
     }
-    Layout { crossings, queues, port_queues, models, flow_crossings }
+    let regulated = crossings
+        .iter()
+        .map(|c| {
+            models[c.port].discipline == Discipline::Asynchronous
+                && net.flows[c.flow].class.is_some_and(|k| {
+                    let d = schedulers::discipline(&net.ports[c.port].discipline).expect("no shaper");
+                    matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
+                })
+        })
+        .collect();
+    Layout { crossings, queues, port_queues, models, flow_crossings, regulated }
 }
 
 /// TFA's results, which SFA reuses for the cross traffic.
@@ -320,6 +339,9 @@ struct Group {
     upstream: Option<PortId>,
     /// Line constraint (rate, largest frame) of the shared input link, when grouping applies.
     line: Option<(f64, f64)>,
+    /// Some members leave interleaved regulators: neither the input link's line nor the
+    /// aggregate's output bound upstream constrains what the regulators let go.
+    regulated: bool,
 }
 
 impl Group {
@@ -410,7 +432,9 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             by_link.entry(from).or_default().push(c);
         }
         for (up, members) in by_link {
+            let regulated = members.iter().any(|&c| lay.regulated[c]);
             let line = match up {
+                Some(_) if regulated => None,
                 Some(u) if opt.grouping => {
                     let lmax =
                         members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
@@ -421,7 +445,7 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             for &c in &members {
                 st.group_of[c] = st.groups[q].len();
             }
-            st.groups[q].push(Group { members, upstream: up, line });
+            st.groups[q].push(Group { members, upstream: up, line, regulated });
         }
         st.group_agg[q] = vec![None; st.groups[q].len()];
         st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
@@ -436,6 +460,11 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             // Bursts entering p: what the flows' ports upstream let out.
             for &q in &lay.port_queues[p] {
                 for &c in &lay.queues[q].crossings {
+                    if lay.regulated[c] {
+                        // Out of its regulator with its own token bucket, whatever came in.
+                        st.burst[c] = net.flows[cx[c].flow].burst;
+                        continue;
+                    }
                     if let Some(u) = cx[c].upstream {
                         let entering = st.out_burst[u];
                         if entering.is_finite() && st.burst[c].is_finite() {
@@ -582,6 +611,9 @@ fn aggregate_from_upstream(
     let cx = &lay.crossings;
     let g = &st.groups[q][k];
     g.upstream?;
+    if g.regulated {
+        return None;
+    }
     let mut by_queue: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &c in &g.members {
         let u = cx[c].upstream.expect("a group with an upstream port has upstream crossings");
@@ -774,6 +806,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.port_backlog[p] = Err(Unbounded::new(why));
         return;
     }
+    if let Some(why) = unfree_regulator(net, lay, p) {
+        for &q in queues {
+            st.service[q] = Err(why.clone());
+            st.delay[q] = Err(why.clone());
+        }
+        st.port_delay[p] = Err(why.clone());
+        st.port_backlog[p] = Err(why);
+        return;
+    }
     for &q in queues {
         st.group_sums[q] = st.groups[q].iter().map(|g| g.sums(net, cx, &st.burst)).collect();
     }
@@ -858,7 +899,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     Ok,
                 )
             }
-            (Discipline::StaticPriority, Some(level)) => {
+            (Discipline::StaticPriority | Discipline::Asynchronous, Some(level)) => {
                 let higher = sum_curves(
                     queues
                         .iter()
@@ -888,7 +929,27 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.delay[q] = delay;
     }
     st.port_delay[p] = port_delay;
-    st.port_backlog[p] = if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
+    st.port_backlog[p] = if model.discipline == Discipline::Asynchronous {
+        // The regulators hold frames while the link may idle: the queues' backlogs (each within
+        // its own service) and what the regulators hold. A frame leaves its regulator within the
+        // delay bound D_u of the queue upstream (shaping for free), so the regulator holds at
+        // most the flow's arrivals at the port in D_u: its output bound upstream, b_u + r·D_u.
+        let held = queues.iter().flat_map(|&q| &lay.queues[q].crossings).try_fold(0.0, |sum, &c| {
+            match cx[c].upstream.filter(|_| lay.regulated[c]) {
+                None => Ok(sum),
+                Some(u) => st.delay[cx[u].queue]
+                    .as_ref()
+                    .map(|d| sum + st.out_burst[u] + net.flows[cx[c].flow].rate * d)
+                    .map_err(|e| e.clone()),
+            }
+        });
+        held.and_then(|held| {
+            queues.iter().zip(&alphas).try_fold(held, |sum, (&q, a)| {
+                let s = st.service[q].as_ref().map_err(|u| u.clone())?;
+                curves::vertical_deviation(a, s).map(|b| sum + b)
+            })
+        })
+    } else if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
         // A shaper may hold frames while the link idles: the port is not work-conserving, so its
         // backlog is the sum of its queues' (each within its own service).
         queues.iter().zip(&alphas).try_fold(0.0, |sum, (&q, a)| {
@@ -899,6 +960,26 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         curves::vertical_deviation(&sum_curves(alphas.into_iter()), &beta)
     }
     .map_err(|u| u.context(&net.port_label(p)));
+}
+
+/// Why the interleaved regulators of port `p` are not free, if one is not: a regulated flow whose
+/// port upstream is neither its source nor regulated for it enters its regulator with a burst
+/// grown on the way, and Le Boudec's shaping-for-free theorem ([`schedulers::ats`]) needs the
+/// flows to conform to their regulators at the input of the FIFO system before them.
+fn unfree_regulator(net: &Network, lay: &Layout, p: PortId) -> Option<Unbounded> {
+    let cx = &lay.crossings;
+    lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings).find_map(|&c| {
+        let u = cx[c].upstream.filter(|_| lay.regulated[c])?;
+        (!lay.regulated[u] && cx[u].upstream.is_some()).then(|| {
+            Unbounded::new(format!(
+                "{}: flow '{}' reaches its interleaved regulator from {}, which does not regulate it \
+                 (shaping for free needs the port upstream to be the flow's source or to regulate it)",
+                net.port_label(p),
+                net.flows[cx[c].flow].name,
+                net.port_label(cx[u].port)
+            ))
+        })
+    })
 }
 
 /// The service of each queue of a port with credit-based shapers (highest priority first), after
@@ -1407,8 +1488,17 @@ fn run_candidates(
             let mut best: Option<(f64, f64, &'static str)> = None;
             let mut backlog_only = f64::INFINITY;
             let mut reason = None;
+            // An interleaved regulator's delay is free only hop by hop, with the queue before it
+            // (TFA's sum); it has no service curve to convolve along the route.
+            let through_regulator = r.ports.iter().any(|&p| {
+                let c = lay.crossing(f, p);
+                lay.regulated[c] && lay.crossings[c].upstream.is_some()
+            });
             for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
                 let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
+                    Method::Sfa | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
+                        "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
+                    ))],
                     Method::Tfa => {
                         // Either state's backlog bounds the same quantity: keep the smaller.
                         let backlog = std::iter::once(&st)

@@ -305,7 +305,13 @@ mod tests {
     }
 
     fn frame(id: u32, class: u16, wire_bytes: u32) -> Queued {
-        Queued { frame: id, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+        Queued {
+            flow: u32::MAX,
+            frame: id,
+            class,
+            wire_bits: wire_bytes * 8,
+            frame_bits: (wire_bytes - 20) * 8,
+        }
     }
 
     /// Cycle 100 µs: a open for 20 µs, then b for 80 µs, on a 1 Gb/s link (1 bit per ns). A frame
