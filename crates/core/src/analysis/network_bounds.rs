@@ -851,17 +851,22 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .map(|&q| sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))))
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
-    let mut credit_based = match model.discipline {
-        Discipline::CreditBased => {
-            Some(credit_based_services(net, lay, p, opt, &alphas, latency).into_iter())
-        }
-        Discipline::TimeAware => Some(time_aware_services(net, lay, p, opt, &alphas, latency).into_iter()),
+    // Shaped ports: one walk over the levels, the shaper's curve for each.
+    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let mut shaped = match d.service() {
+        schedulers::Service::CreditBased(slopes) => Some(
+            shaped_levels(net, lay, p, opt, &alphas, credit_based_level(net, lay, p, slopes, latency))
+                .into_iter(),
+        ),
+        schedulers::Service::TimeAware(tas) => Some(
+            shaped_levels(net, lay, p, opt, &alphas, time_aware_level(net, lay, p, tas, latency)).into_iter(),
+        ),
         _ => None,
     };
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
             (Discipline::CreditBased | Discipline::TimeAware, _) => {
-                credit_based.as_mut().and_then(|s| s.next()).expect("one service per queue")
+                shaped.as_mut().and_then(|s| s.next()).expect("one service per queue")
             }
             (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
             (Discipline::ClassShares, Some(_)) => {
@@ -982,121 +987,35 @@ fn unfree_regulator(net: &Network, lay: &Layout, p: PortId) -> Option<Unbounded>
     })
 }
 
-/// The service of each queue of a port with credit-based shapers (highest priority first), after
-/// [`schedulers::cbs`]: a shaped class gets β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit
-/// from the token bucket that bounds the higher classes' output; an unshaped level gets the link
-/// minus the higher classes' output curves (their arrival curves when no shaped class is above
-/// it: the levels above then serve whenever they hold frames) and one lower frame.
-fn credit_based_services(
-    net: &Network,
-    lay: &Layout,
-    p: PortId,
-    opt: &Options,
-    alphas: &[Curve],
-    latency: f64,
-) -> Vec<Result<Curve, Unbounded>> {
-    use schedulers::cbs;
-    let port = &net.ports[p];
-    let link = port.rate;
-    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
-    let schedulers::Service::CreditBased(slopes) = d.service() else {
-        unreachable!("the port model follows the discipline's service")
-    };
-    let beta = Curve::rate_latency(link, latency);
-    let cx = &lay.crossings;
-    let queues = &lay.port_queues[p];
-    // Per queue: its class's idle slope when shaped, its largest frame, its rate, a flow's class.
-    let info: Vec<(Option<f64>, f64, f64, &str)> = queues
-        .iter()
-        .map(|&q| {
-            let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
-            let class = flows().find_map(|f| f.class).map_or("", |k| net.classes[k].name.as_str());
-            (
-                slopes.get(class).map(|r| r.bps()),
-                flows().map(|f| f.max_frame_wire).fold(0.0, f64::max),
-                flows().map(|f| f.rate).sum(),
-                class,
-            )
-        })
-        .collect();
-    let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(queues.len());
-    // The higher classes' output as a token bucket (for hiCredit) and as a curve, their arrival
-    // curves, whether a shaped class is among them, and why their output has no bound if not.
-    let (mut higher_tb, mut higher_out, mut higher_in) = ((0.0, 0.0), Curve::zero(), Curve::zero());
-    let mut shaped_above = false;
-    let mut unbounded_above: Option<Unbounded> = None;
-    for (k, &q) in queues.iter().enumerate() {
-        let (idle, lmax, rate, class) = info[k];
-        let lower = info[k + 1..].iter().map(|i| i.1).fold(0.0, f64::max);
-        let service = if let Some(why) = &unbounded_above {
-            Err(why.clone())
-        } else if let Some(idle) = idle {
-            if rate > idle * (1.0 + 1e-12) {
-                Err(Unbounded::new(format!(
-                    "class '{class}' offered {} > idle slope {}",
-                    rate_text(net, rate),
-                    rate_text(net, idle)
-                )))
-            } else {
-                match cbs::hi_credit(idle, link, lower, higher_tb) {
-                    None => Err(Unbounded::new(format!(
-                        "the credit of class '{class}' has no bound (its idle slope and the \
-                         higher classes' rates exceed the link)"
-                    ))),
-                    Some(hi) => {
-                        let lo = cbs::lo_credit(idle, link, lmax);
-                        let lr = cbs::latency_rate(idle, hi, lo);
-                        let (b, r) = cbs::output_bucket(idle, hi, lo);
-                        higher_tb = (higher_tb.0 + b, higher_tb.1 + r);
-                        higher_out = higher_out.add(&Curve::token_bucket(r, b));
-                        shaped_above = true;
-                        Ok(Curve::rate_latency(lr.rate, lr.latency + latency))
-                    }
-                }
-            }
-        } else {
-            let higher = if shaped_above { &higher_out } else { &higher_in };
-            let service = curves::static_priority_residual(&beta, higher, lower);
-            // Its output: what arrived up to its delay bound before, α(τ + D).
-            let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
-            match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
-                Ok(delay) => {
-                    let output = alphas[k].shift_left(delay);
-                    higher_tb = (higher_tb.0 + upper_burst(&output), higher_tb.1 + output.tail_slope());
-                    higher_out = higher_out.add(&output);
-                }
-                Err(u) => unbounded_above = Some(u),
-            }
-            service
-        };
-        if service.is_err() && unbounded_above.is_none() {
-            unbounded_above = Some(Unbounded::new("a higher class has no bound"));
-        }
-        higher_in = higher_in.add(&alphas[k]);
-        out.push(service);
-    }
-    out
+/// What the levels above one level of a shaped port send, as the walk over the port's levels
+/// (highest first, [`shaped_levels`]) has bounded it.
+struct Above {
+    /// Their output as a token bucket (burst, rate) and as a curve.
+    tb: (f64, f64),
+    out: Curve,
+    /// Their arrival curves.
+    arrivals: Curve,
+    /// Whether a level above is shaped (bounds its own output, so may hold frames back).
+    shaped: bool,
 }
 
-/// The service of each queue (priority level) of a port with a time-aware shaper, highest first,
-/// after [`schedulers::tas`]: the rate-latency bound of the supply of its gate's usable windows
-/// (each window less one frame of another level at its start and the level's largest frame at its
-/// end), minus the higher levels' output (arrival curves advanced by their delay bounds) and one
-/// frame of another level.
-fn time_aware_services(
+/// What a shaper gives one level: its service curve, and the level's output bound as a token
+/// bucket (burst, rate) when the shaper bounds it itself (else the walk takes α(τ + D), the
+/// arrivals advanced by the level's delay bound).
+type LevelService = (Result<Curve, Unbounded>, Option<(f64, f64)>);
+
+/// The service of each queue (priority level) of a shaped port, highest first: one walk over
+/// the levels, `level(k, lmax, above)` the shaper's curve for level k given every level's
+/// largest frame and what the levels above send. A level without a bound leaves the levels below
+/// without one.
+fn shaped_levels(
     net: &Network,
     lay: &Layout,
     p: PortId,
     opt: &Options,
     alphas: &[Curve],
-    latency: f64,
+    mut level: impl FnMut(usize, &[f64], &Above) -> LevelService,
 ) -> Vec<Result<Curve, Unbounded>> {
-    let port = &net.ports[p];
-    let link = port.rate;
-    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
-    let schedulers::Service::TimeAware(tas) = d.service() else {
-        unreachable!("the port model follows the discipline's service")
-    };
     let cx = &lay.crossings;
     let queues = &lay.port_queues[p];
     let lmax: Vec<f64> = queues
@@ -1105,12 +1024,114 @@ fn time_aware_services(
             lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
         })
         .collect();
-    let mut out = Vec::with_capacity(queues.len());
-    let mut higher_out = Curve::zero();
+    let mut above = Above { tb: (0.0, 0.0), out: Curve::zero(), arrivals: Curve::zero(), shaped: false };
     let mut unbounded_above: Option<Unbounded> = None;
+    let mut out = Vec::with_capacity(queues.len());
     for (k, &q) in queues.iter().enumerate() {
+        let service = match &unbounded_above {
+            Some(why) => Err(why.clone()),
+            None => {
+                let (service, own_output) = level(k, &lmax, &above);
+                let output = match (&service, own_output) {
+                    (Err(_), _) => Err(Unbounded::new("a higher priority level has no bound")),
+                    (Ok(_), Some((b, r))) => {
+                        above.shaped = true;
+                        Ok(Curve::token_bucket(r, b))
+                    }
+                    (Ok(s), None) => {
+                        let mux = if lay.queues[q].crossings.len() == 1 {
+                            Multiplexing::Fifo
+                        } else {
+                            opt.multiplexing
+                        };
+                        queue_delay(&alphas[k], s, mux).map(|d| alphas[k].shift_left(d))
+                    }
+                };
+                match output {
+                    Ok(o) => {
+                        above.tb = (above.tb.0 + upper_burst(&o), above.tb.1 + o.tail_slope());
+                        above.out = above.out.add(&o);
+                    }
+                    Err(u) => unbounded_above = Some(u),
+                }
+                service
+            }
+        };
+        above.arrivals = above.arrivals.add(&alphas[k]);
+        out.push(service);
+    }
+    out
+}
+
+/// A level of a port with credit-based shapers, after [`schedulers::cbs`]: a shaped class gets
+/// β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit from the token bucket that bounds the
+/// higher classes' output, and its output is within (hiCredit − loCredit, I); an unshaped level
+/// gets the link minus the higher classes' output curves (their arrival curves when no shaped
+/// class is above it: the levels above then serve whenever they hold frames) and one lower frame.
+fn credit_based_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    slopes: &'a BTreeMap<String, crate::units::DataRate>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    use schedulers::cbs;
+    let link = net.ports[p].rate;
+    let beta = Curve::rate_latency(link, latency);
+    let cx = &lay.crossings;
+    move |k, lmax, above| {
+        let q = lay.port_queues[p][k];
+        let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
+        let class = flows().find_map(|f| f.class).map_or("", |c| net.classes[c].name.as_str());
+        let rate: f64 = flows().map(|f| f.rate).sum();
+        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            let higher = if above.shaped { &above.out } else { &above.arrivals };
+            return (curves::static_priority_residual(&beta, higher, lower), None);
+        };
+        if rate > idle * (1.0 + 1e-12) {
+            let why = format!(
+                "class '{class}' offered {} > idle slope {}",
+                rate_text(net, rate),
+                rate_text(net, idle)
+            );
+            return (Err(Unbounded::new(why)), None);
+        }
+        match cbs::hi_credit(idle, link, lower, above.tb) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (its idle slope and the higher \
+                     classes' rates exceed the link)"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = cbs::lo_credit(idle, link, lmax[k]);
+                let lr = cbs::latency_rate(idle, hi, lo);
+                (
+                    Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
+                    Some(cbs::output_bucket(idle, hi, lo)),
+                )
+            }
+        }
+    }
+}
+
+/// A level of a port with a time-aware shaper, after [`schedulers::tas`]: the rate-latency bound
+/// of the supply of its gate's usable windows (each window less one frame of another level at its
+/// start and the level's largest frame at its end), minus the higher levels' output (arrival
+/// curves advanced by their delay bounds) and one frame of another level.
+fn time_aware_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    tas: &'a schedulers::tas::TasDiscipline<'a>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    let link = net.ports[p].rate;
+    move |k, lmax, above| {
         // The classes of the level: every class of the network at its priority.
-        let level = lay.queues[q].priority;
+        let level = lay.queues[lay.port_queues[p][k]].priority;
         let names: Vec<&str> =
             net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
         let other = lmax.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &l)| l).fold(0.0, f64::max);
@@ -1125,32 +1146,19 @@ fn time_aware_services(
                 schedulers::tas::supply_bound(&usable, tas.cycle.secs())
             }
         };
-        let service = if let Some(why) = &unbounded_above {
-            Err(why.clone())
-        } else {
-            match supply {
-                None => Err(Unbounded::new(format!(
-                    "the gate windows of priority {} leave no time for its frames after the guard band \
-                     and a frame of another level",
-                    level.map_or("-".to_string(), |l| l.to_string())
-                ))),
-                Some((rho, theta)) => {
-                    let beta = Curve::rate_latency(link * rho, theta + latency);
-                    curves::static_priority_residual(&beta, &higher_out, other)
-                }
+        let service = match supply {
+            None => Err(Unbounded::new(format!(
+                "the gate windows of priority {} leave no time for its frames after the guard band \
+                 and a frame of another level",
+                level.map_or("-".to_string(), |l| l.to_string())
+            ))),
+            Some((rho, theta)) => {
+                let beta = Curve::rate_latency(link * rho, theta + latency);
+                curves::static_priority_residual(&beta, &above.out, other)
             }
         };
-        let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
-        match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
-            Ok(delay) => higher_out = higher_out.add(&alphas[k].shift_left(delay)),
-            Err(_) if unbounded_above.is_none() => {
-                unbounded_above = Some(Unbounded::new("a higher priority level has no bound"))
-            }
-            Err(_) => {}
-        }
-        out.push(service);
+        (service, None)
     }
-    out
 }
 
 /// The least burst b with `c(t) ≤ b + r·t`, r the tail slope of the concave curve `c`.

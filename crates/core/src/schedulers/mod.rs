@@ -368,6 +368,21 @@ pub(crate) fn check_class_values(
     out
 }
 
+/// [`check_class_values`] for weights by class (WF2Q, SCFQ): each within the weight rule.
+pub(crate) fn check_weights(
+    place: &str,
+    weights: &BTreeMap<String, f64>,
+    class_known: &dyn Fn(&str) -> bool,
+) -> Vec<ConfigProblem> {
+    check_class_values(
+        place,
+        "weights",
+        weights.iter().map(|(c, &w)| (c.clone(), w)),
+        &crate::units::weight_rule,
+        class_known,
+    )
+}
+
 /// The rule of a per-class size (a DRR quantum): positive.
 pub(crate) fn positive_size(bits: f64) -> Result<(), String> {
     if bits > 0.0 {
