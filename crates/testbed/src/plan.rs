@@ -391,3 +391,31 @@ fn kernel_port(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No Linux qdisc runs per-flow interleaved regulators: kernel mode refuses an ATS port in one
+    /// line naming the shaper and the way out, as it does credit-based and time-aware ports.
+    #[test]
+    fn kernel_mode_refuses_ats_in_one_line() {
+        let text = include_str!("../../../examples/tsn/ats_ring.yaml");
+        let limits = rtnetlab_core::model::Limits::default();
+        let (net, d) = rtnetlab_core::model::load_text(
+            text,
+            rtnetlab_core::model::parse::Format::Yaml,
+            "ats_ring.yaml",
+            &limits,
+        );
+        let net = net.unwrap_or_else(|| panic!("{:?}", d.0));
+        let ats = net.ports.iter().find(|p| p.discipline.kind_name() == "ats").expect("a switch port");
+        let why = kernel_port(&net, &[], &ats.discipline).err().expect("refused");
+        assert_eq!(
+            why,
+            "asynchronous traffic shaping (802.1Qcr): this kernel has no per-flow interleaved regulator \
+             qdisc: run with --switch user"
+        );
+        assert!(!why.contains('\n'));
+    }
+}
