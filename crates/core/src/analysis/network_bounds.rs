@@ -1118,9 +1118,12 @@ fn credit_based_level<'a>(
 }
 
 /// A level of a port with a time-aware shaper, after [`schedulers::tas`]: the rate-latency bound
-/// of the supply of its gate's usable windows (each window less one frame of another level at its
-/// start and the level's largest frame at its end), minus the higher levels' output (arrival
-/// curves advanced by their delay bounds) and one frame of another level.
+/// of the supply of its gate's usable windows (each window less the largest frame of another
+/// level whose gate is open across the window's start, and the level's largest frame at its end),
+/// minus the higher levels' output (arrival curves advanced by their delay bounds) and the largest
+/// frame of another level whose gate is open during one of the level's windows (a frame of a
+/// level whose gate closes at the window's start, or never opens inside the window, has ended
+/// before it: frames end before their gate closes).
 fn time_aware_level<'a>(
     net: &'a Network,
     lay: &'a Layout,
@@ -1134,16 +1137,34 @@ fn time_aware_level<'a>(
         let level = lay.queues[lay.port_queues[p][k]].priority;
         let names: Vec<&str> =
             net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
-        let other = lmax.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &l)| l).fold(0.0, f64::max);
-        let supply = match tas.windows(&names) {
-            None => Some((1.0, 0.0)),
+        // The other levels at the port: their largest frame and their classes.
+        let others: Vec<(f64, Vec<&str>)> = (0..lmax.len())
+            .filter(|&j| j != k)
+            .map(|j| {
+                let prio = lay.queues[lay.port_queues[p][j]].priority;
+                (
+                    lmax[j],
+                    net.classes
+                        .iter()
+                        .filter(|c| Some(c.priority) == prio)
+                        .map(|c| c.name.as_str())
+                        .collect(),
+                )
+            })
+            .collect();
+        let largest = |open: &dyn Fn(&[&str]) -> bool| {
+            others.iter().filter(|(_, n)| open(n)).map(|&(l, _)| l).fold(0.0, f64::max)
+        };
+        let (supply, other) = match tas.windows(&names) {
+            None => (Some((1.0, 0.0)), largest(&|_| true)),
             Some(windows) => {
                 let usable: Vec<(f64, f64)> = windows
                     .iter()
-                    .map(|&(o, c)| (o + other / link, c - lmax[k] / link))
+                    .map(|&(o, c)| (o + largest(&|n| tas.open_across(n, o)) / link, c - lmax[k] / link))
                     .filter(|(a, b)| b > a)
                     .collect();
-                schedulers::tas::supply_bound(&usable, tas.cycle.secs())
+                let inside = largest(&|n| windows.iter().any(|&(o, c)| tas.open_within(n, o, c)));
+                (schedulers::tas::supply_bound(&usable, tas.cycle.secs()), inside)
             }
         };
         let service = match supply {
