@@ -49,10 +49,10 @@ fn inet_time_aware_shaping_showcase() {
 /// examples/tsn/tas_gates.yaml with best effort's gate also open in control's window (so open
 /// across its start and inside it): now a best-effort frame may be on the wire when control's
 /// window opens, and one may start inside it while control is empty. By hand (1 Gb/s, frames of
-/// 12304 bits): usable [0 + 12.304, 100 − 12.304] = 75.392 µs, ρ = 0.075392, θ = 1000 − 87.696
-/// + 12.304 = 924.608 µs; service [75.392 Mb/s·(t − θ) − 12304]^+: latency 924.608 + 163.200 =
-/// 1087.808 µs, delay + 163.200 = 1251.009 µs, end to end + 12.304 = 1263.313 µs (where the
-/// exclusive gates of the example give 1064.911 µs).
+/// 12304 bits): usable [0 + 12.304, 100 − 12.304] = 75.392 µs, ρ = 0.075392, θ = 1000 − 87.696 +
+/// 12.304 = 924.608 µs; service [75.392 Mb/s·(t − θ) − 12304]^+: latency 924.608 + 163.200 =
+/// 1087.808 µs, delay 1087.808 + 163.200 = 1251.009 µs, end to end 1251.009 + 12.304 = 1263.313 µs
+/// (where the exclusive gates of the example give 1064.911 µs).
 #[test]
 fn overlapping_gates_block_at_the_window_start() {
     let text = include_str!("../../../examples/tsn/tas_gates.yaml")

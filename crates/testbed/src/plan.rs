@@ -410,7 +410,7 @@ mod tests {
         );
         let net = net.unwrap_or_else(|| panic!("{:?}", d.0));
         let ats = net.ports.iter().find(|p| p.discipline.kind_name() == "ats").expect("a switch port");
-        let why = kernel_port(&net, &[], &ats.discipline).err().expect("refused");
+        let Err(why) = kernel_port(&net, &[], &ats.discipline) else { panic!("refused") };
         assert_eq!(
             why,
             "asynchronous traffic shaping (802.1Qcr): this kernel has no per-flow interleaved regulator \
