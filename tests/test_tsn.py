@@ -103,7 +103,7 @@ def test_tas_example_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> None:
     res = run(rtnetlab_cli, "analyze", TAS, "--json")
     assert res.returncode == 0, res.stderr
     bounds = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
-    assert bounds == pytest.approx({"setpoints": 1263.313, "logs": 199.290}, abs=1e-3)
+    assert bounds == pytest.approx({"setpoints": 1064.911, "logs": 169.093}, abs=1e-3)
     res = run(rtnetlab_cli, "simulate", TAS, "--duration", "20ms", "--json")
     assert res.returncode == 0, res.stderr
     for row in json.loads(res.stdout)["flows"]:
@@ -131,3 +131,52 @@ def test_a_window_shorter_than_a_frame_is_refused(rtnetlab_cli: Path, tmp_path: 
         "schedulers.gates.entries: the gate of class 'control' is never open for 12.304us, the time flow "
         "'setpoints''s largest frame takes on port bridge:2"
     ]
+
+
+ATS = REPO / "examples" / "tsn" / "ats_ring.yaml"
+
+
+def test_ats_ring_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> None:
+    # docs/TSN.md: every stream 81.6 + 163.2 + 163.2 + 81.6 us on the ring, hop by hop.
+    res = run(rtnetlab_cli, "analyze", ATS, "--json")
+    assert res.returncode == 0, res.stderr
+    bounds = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
+    assert bounds == pytest.approx({"a": 489.6, "b": 489.6, "c": 489.6}, abs=1e-6)
+    res = run(rtnetlab_cli, "simulate", ATS, "--duration", "20ms", "--json")
+    assert res.returncode == 0, res.stderr
+    for row in json.loads(res.stdout)["flows"]:
+        assert 0 < row["count"] and row["max_us"] <= bounds[row["flow"]]
+
+
+@pytest.mark.parametrize(
+    ("classes", "lines"),
+    [
+        ([], ["schedulers.ats.classes: must list at least one class to regulate"]),
+        (
+            ["control", "nobody", "control"],
+            [
+                "schedulers.ats.classes[1]: unknown class 'nobody'",
+                "schedulers.ats.classes[2]: class 'control' is listed twice",
+            ],
+        ),
+    ],
+)
+def test_bad_ats_classes_are_one_line(rtnetlab_cli: Path, tmp_path: Path, classes, lines) -> None:
+    write(tmp_path, lambda n: n["schedulers"]["ats"].update(classes=classes), ATS)
+    res = subprocess.run([str(rtnetlab_cli), "validate", "net.yaml"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == lines
+
+
+def test_export_tc_refuses_an_ats_port_in_one_line(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, lambda n: n["end_systems"][0].update(scheduler="ats"), ATS)
+    out = tmp_path / "tc.sh"
+    res = run(rtnetlab_cli, "export", "tc", f, "--node", "E1", "--dev", "eth0", "-o", out)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "--node: E1's port runs asynchronous traffic shaping (802.1Qcr) and this kernel has no "
+        "per-flow interleaved regulator qdisc: no script written"
+    ]
+    assert not out.exists()

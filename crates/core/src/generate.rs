@@ -385,6 +385,11 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             ],
         },
     );
+    // Asynchronous traffic shaping: the two highest classes regulated over an unregulated best
+    // effort class, and every class regulated.
+    let names = |v: &[usize]| -> Vec<String> { v.iter().map(|k| format!("c{k}")).collect() };
+    m.insert("ats".into(), SchedulerConfig::Ats { classes: names(&[0, 1]) });
+    m.insert("ats_all".into(), SchedulerConfig::Ats { classes: names(&[0, 1, 2]) });
     // Shapers that cut the link rate, around FIFO and around a per-class discipline.
     m.insert(
         "shaper_fifo".into(),
@@ -671,6 +676,14 @@ pub fn random_port_scheduler_at(
                 base_time: Duration::from_us(rng.gen_range(0.0..10.0f64).floor()),
                 entries,
             }
+        }
+        // A random non-empty subset of the classes regulated.
+        "ats" => {
+            let mut classes: Vec<String> = (0..n).filter(|_| rng.gen_bool(0.6)).map(class).collect();
+            if classes.is_empty() {
+                classes.push(class(rng.gen_range(0..n)));
+            }
+            SchedulerConfig::Ats { classes }
         }
         other => panic!("no random configuration for the scheduler kind '{other}'"),
     }

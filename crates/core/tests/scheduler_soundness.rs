@@ -280,7 +280,13 @@ fn simulate_port(
     let mut id = 0u32;
     let mut frame = |class: usize, bytes: u32| {
         id += 1;
-        Queued { frame: id, class: class as u16, wire_bits: wire(bytes), frame_bits: bytes * 8 }
+        Queued {
+            flow: u32::MAX,
+            frame: id,
+            class: class as u16,
+            wire_bits: wire(bytes),
+            frame_bits: bytes * 8,
+        }
     };
     let mut greedy_waiting = vec![0usize; n_classes];
     // Tagged frames in the queue, (arrival, wire bits).

@@ -117,6 +117,8 @@ struct Stored {
     wire_bits: u32,
     frame_bits: u32,
     class: u16,
+    /// The flow's index in the plan (and the network), for per-flow regulators.
+    flow: u32,
     /// Kernel-mode sources: the emission, to write the start offset at the actual send.
     stamp_emit: Option<i64>,
 }
@@ -185,10 +187,10 @@ impl Port {
             let backlog = (self.queued_bits as f64 + on_wire) / 8.0;
             self.result.max_backlog_bytes = self.result.max_backlog_bytes.max(backlog);
         }
-        let (class, wire_bits, frame_bits) = (s.class, s.wire_bits, s.frame_bits);
+        let (class, flow, wire_bits, frame_bits) = (s.class, s.flow, s.wire_bits, s.frame_bits);
         let slot = self.store(s);
         let b = self.behaviour.as_mut().expect("user-mode port");
-        b.enqueue(Queued { frame: slot, class, wire_bits, frame_bits }, t);
+        b.enqueue(Queued { frame: slot, class, flow, wire_bits, frame_bits }, t);
         if self.decide_at.is_none() {
             self.decide_at = Some(t.max(self.free_at.floor() as i64));
         }
@@ -353,7 +355,7 @@ impl<'a> Node<'a> {
             ifaces.push(iface);
             iface_plane.push(pp.plane);
             let behaviour = match cfg.mode {
-                Mode::User => Some(schedulers::port_behaviour(&net.ports[p], &net.classes)),
+                Mode::User => Some(schedulers::port_behaviour(net, p)),
                 Mode::Kernel => None,
             };
             port_of.insert(p, ports.len());
@@ -473,6 +475,7 @@ impl<'a> Node<'a> {
     fn release(&mut self, s: usize, t: i64, baseline: bool) {
         let plan = self.plan;
         let src = &mut self.sources[s];
+        let src_flow = src.flow;
         let flow = &plan.flows[src.flow];
         let bytes = if baseline {
             flow.lmax_bytes
@@ -547,6 +550,7 @@ impl<'a> Node<'a> {
                 wire_bits: wire_bits(bytes),
                 frame_bits: bytes * 8,
                 class: flow.class.map_or(u16::MAX, |c| c as u16),
+                flow: src_flow as u32,
                 stamp_emit: (self.cfg.mode == Mode::Kernel).then_some(emit),
             };
             self.pend(entry, port, stored);
@@ -564,7 +568,8 @@ impl<'a> Node<'a> {
             self.unrouted += 1;
             return;
         };
-        let flow = self.flow_of_id.get(&id).map(|&f| &self.plan.flows[f]);
+        let flow_index = self.flow_of_id.get(&id).copied();
+        let flow = flow_index.map(|f| &self.plan.flows[f]);
         let frame_bytes = (bytes.len() + frame::FCS_BYTES) as u32;
         let eligible = at + self.plan.nodes[self.node].technological_latency_ns;
         for p in outs {
@@ -595,6 +600,7 @@ impl<'a> Node<'a> {
                 wire_bits: wire_bits(frame_bytes),
                 frame_bits: frame_bytes * 8,
                 class: flow.and_then(|f| f.class).map_or(u16::MAX, |c| c as u16),
+                flow: flow_index.map_or(u32::MAX, |f| f as u32),
                 stamp_emit: None,
             };
             self.pend(eligible, port, stored);

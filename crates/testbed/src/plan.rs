@@ -381,10 +381,41 @@ fn kernel_port(
                 "time-aware (802.1Qbv)"
             }
         )),
+        SchedulerConfig::Ats { .. } => Err("asynchronous traffic shaping (802.1Qcr): this kernel has no \
+             per-flow interleaved regulator qdisc: run with --switch user"
+            .into()),
         other => Err(format!(
             "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
              tbf only): run with --switch user",
             other.kind_name()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No Linux qdisc runs per-flow interleaved regulators: kernel mode refuses an ATS port in one
+    /// line naming the shaper and the way out, as it does credit-based and time-aware ports.
+    #[test]
+    fn kernel_mode_refuses_ats_in_one_line() {
+        let text = include_str!("../../../examples/tsn/ats_ring.yaml");
+        let limits = rtnetlab_core::model::Limits::default();
+        let (net, d) = rtnetlab_core::model::load_text(
+            text,
+            rtnetlab_core::model::parse::Format::Yaml,
+            "ats_ring.yaml",
+            &limits,
+        );
+        let net = net.unwrap_or_else(|| panic!("{:?}", d.0));
+        let ats = net.ports.iter().find(|p| p.discipline.kind_name() == "ats").expect("a switch port");
+        let Err(why) = kernel_port(&net, &[], &ats.discipline) else { panic!("refused") };
+        assert_eq!(
+            why,
+            "asynchronous traffic shaping (802.1Qcr): this kernel has no per-flow interleaved regulator \
+             qdisc: run with --switch user"
+        );
+        assert!(!why.contains('\n'));
     }
 }

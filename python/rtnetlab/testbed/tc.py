@@ -117,13 +117,15 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
     )
     if port is None:
         raise ValueError(f"{node} has no port on plane {plan['planes'][plane_index]}")
-    tsn = {"cbs": "credit-based shapers (802.1Qav)", "tas": "a time-aware shaper (802.1Qbv)"}
+    tsn = {
+        "cbs": ("credit-based shapers (802.1Qav)", "cbs or taprio qdisc"),
+        "tas": ("a time-aware shaper (802.1Qbv)", "cbs or taprio qdisc"),
+        "ats": ("asynchronous traffic shaping (802.1Qcr)", "per-flow interleaved regulator qdisc"),
+    }
     if port["discipline"] in tsn:
         # Half a configuration (HTB in place of the shapers) would not keep the model's bounds.
-        raise ValueError(
-            f"{node}'s port runs {tsn[port['discipline']]} and this kernel has no cbs or taprio "
-            "qdisc: no script written"
-        )
+        what, qdisc = tsn[port["discipline"]]
+        raise ValueError(f"{node}'s port runs {what} and this kernel has no {qdisc}: no script written")
     flows = [f for f in plan["flows"] if f["source"] == k and plane_index in f["planes"]]
     missing: list[str] = []
     link = port["rate_bps"]

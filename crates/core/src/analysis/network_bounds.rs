@@ -102,6 +102,8 @@ enum Discipline {
     CreditBased,
     /// One FIFO queue per priority level behind its gate.
     TimeAware,
+    /// One FIFO queue per priority level, the regulated classes' behind interleaved regulators.
+    Asynchronous,
 }
 
 /// The service model of one egress port: the rate its scheduler can count on (the link rate, or
@@ -122,6 +124,7 @@ fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, S
         schedulers::Service::PerClass(_) => Discipline::ClassShares,
         schedulers::Service::CreditBased(_) => Discipline::CreditBased,
         schedulers::Service::TimeAware(_) => Discipline::TimeAware,
+        schedulers::Service::Asynchronous(_) => Discipline::Asynchronous,
     };
     let rate = match port.shaper {
         None => port.rate,
@@ -162,6 +165,9 @@ struct Layout {
     models: Vec<PortModel>,
     /// For each flow, its crossing at each port it visits.
     flow_crossings: Vec<Vec<(PortId, usize)>>,
+    /// Whether each crossing's flow passes an interleaved regulator at its port
+    /// ([`schedulers::ats`]): it then enters its queue with its own token bucket.
+    regulated: Vec<bool>,
 }
 
 impl Layout {
@@ -198,7 +204,10 @@ fn layout(net: &Network) -> Layout {
                         // Queue key: the priority level, or the class for per-class shares.
                         let priority = match models[p].discipline {
                             Discipline::Fifo => None,
-                            Discipline::StaticPriority | Discipline::CreditBased | Discipline::TimeAware => {
+                            Discipline::StaticPriority
+                            | Discipline::CreditBased
+                            | Discipline::TimeAware
+                            | Discipline::Asynchronous => {
                                 Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                             }
                             Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
@@ -228,7 +237,17 @@ fn layout(net: &Network) -> Layout {
     for qs in port_queues.iter_mut() {
         qs.sort_by_key(|&q| queues[q].priority);
     }
-    Layout { crossings, queues, port_queues, models, flow_crossings }
+    let regulated = crossings
+        .iter()
+        .map(|c| {
+            models[c.port].discipline == Discipline::Asynchronous
+                && net.flows[c.flow].class.is_some_and(|k| {
+                    let d = schedulers::discipline(&net.ports[c.port].discipline).expect("no shaper");
+                    matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
+                })
+        })
+        .collect();
+    Layout { crossings, queues, port_queues, models, flow_crossings, regulated }
 }
 
 /// TFA's results, which SFA reuses for the cross traffic.
@@ -320,6 +339,9 @@ struct Group {
     upstream: Option<PortId>,
     /// Line constraint (rate, largest frame) of the shared input link, when grouping applies.
     line: Option<(f64, f64)>,
+    /// Some members leave interleaved regulators: neither the input link's line nor the
+    /// aggregate's output bound upstream constrains what the regulators let go.
+    regulated: bool,
 }
 
 impl Group {
@@ -410,7 +432,9 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             by_link.entry(from).or_default().push(c);
         }
         for (up, members) in by_link {
+            let regulated = members.iter().any(|&c| lay.regulated[c]);
             let line = match up {
+                Some(_) if regulated => None,
                 Some(u) if opt.grouping => {
                     let lmax =
                         members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
@@ -421,7 +445,7 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             for &c in &members {
                 st.group_of[c] = st.groups[q].len();
             }
-            st.groups[q].push(Group { members, upstream: up, line });
+            st.groups[q].push(Group { members, upstream: up, line, regulated });
         }
         st.group_agg[q] = vec![None; st.groups[q].len()];
         st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
@@ -436,6 +460,11 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
             // Bursts entering p: what the flows' ports upstream let out.
             for &q in &lay.port_queues[p] {
                 for &c in &lay.queues[q].crossings {
+                    if lay.regulated[c] {
+                        // Out of its regulator with its own token bucket, whatever came in.
+                        st.burst[c] = net.flows[cx[c].flow].burst;
+                        continue;
+                    }
                     if let Some(u) = cx[c].upstream {
                         let entering = st.out_burst[u];
                         if entering.is_finite() && st.burst[c].is_finite() {
@@ -582,6 +611,9 @@ fn aggregate_from_upstream(
     let cx = &lay.crossings;
     let g = &st.groups[q][k];
     g.upstream?;
+    if g.regulated {
+        return None;
+    }
     let mut by_queue: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &c in &g.members {
         let u = cx[c].upstream.expect("a group with an upstream port has upstream crossings");
@@ -774,6 +806,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.port_backlog[p] = Err(Unbounded::new(why));
         return;
     }
+    if let Some(why) = unfree_regulator(net, lay, p) {
+        for &q in queues {
+            st.service[q] = Err(why.clone());
+            st.delay[q] = Err(why.clone());
+        }
+        st.port_delay[p] = Err(why.clone());
+        st.port_backlog[p] = Err(why);
+        return;
+    }
     for &q in queues {
         st.group_sums[q] = st.groups[q].iter().map(|g| g.sums(net, cx, &st.burst)).collect();
     }
@@ -810,17 +851,22 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         .map(|&q| sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))))
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
-    let mut credit_based = match model.discipline {
-        Discipline::CreditBased => {
-            Some(credit_based_services(net, lay, p, opt, &alphas, latency).into_iter())
-        }
-        Discipline::TimeAware => Some(time_aware_services(net, lay, p, opt, &alphas, latency).into_iter()),
+    // Shaped ports: one walk over the levels, the shaper's curve for each.
+    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let mut shaped = match d.service() {
+        schedulers::Service::CreditBased(slopes) => Some(
+            shaped_levels(net, lay, p, opt, &alphas, credit_based_level(net, lay, p, slopes, latency))
+                .into_iter(),
+        ),
+        schedulers::Service::TimeAware(tas) => Some(
+            shaped_levels(net, lay, p, opt, &alphas, time_aware_level(net, lay, p, tas, latency)).into_iter(),
+        ),
         _ => None,
     };
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
             (Discipline::CreditBased | Discipline::TimeAware, _) => {
-                credit_based.as_mut().and_then(|s| s.next()).expect("one service per queue")
+                shaped.as_mut().and_then(|s| s.next()).expect("one service per queue")
             }
             (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
             (Discipline::ClassShares, Some(_)) => {
@@ -858,7 +904,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     Ok,
                 )
             }
-            (Discipline::StaticPriority, Some(level)) => {
+            (Discipline::StaticPriority | Discipline::Asynchronous, Some(level)) => {
                 let higher = sum_curves(
                     queues
                         .iter()
@@ -888,7 +934,27 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.delay[q] = delay;
     }
     st.port_delay[p] = port_delay;
-    st.port_backlog[p] = if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
+    st.port_backlog[p] = if model.discipline == Discipline::Asynchronous {
+        // The regulators hold frames while the link may idle: the queues' backlogs (each within
+        // its own service) and what the regulators hold. A frame leaves its regulator within the
+        // delay bound D_u of the queue upstream (shaping for free), so the regulator holds at
+        // most the flow's arrivals at the port in D_u: its output bound upstream, b_u + r·D_u.
+        let held = queues.iter().flat_map(|&q| &lay.queues[q].crossings).try_fold(0.0, |sum, &c| {
+            match cx[c].upstream.filter(|_| lay.regulated[c]) {
+                None => Ok(sum),
+                Some(u) => st.delay[cx[u].queue]
+                    .as_ref()
+                    .map(|d| sum + st.out_burst[u] + net.flows[cx[c].flow].rate * d)
+                    .map_err(|e| e.clone()),
+            }
+        });
+        held.and_then(|held| {
+            queues.iter().zip(&alphas).try_fold(held, |sum, (&q, a)| {
+                let s = st.service[q].as_ref().map_err(|u| u.clone())?;
+                curves::vertical_deviation(a, s).map(|b| sum + b)
+            })
+        })
+    } else if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
         // A shaper may hold frames while the link idles: the port is not work-conserving, so its
         // backlog is the sum of its queues' (each within its own service).
         queues.iter().zip(&alphas).try_fold(0.0, |sum, (&q, a)| {
@@ -901,121 +967,55 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     .map_err(|u| u.context(&net.port_label(p)));
 }
 
-/// The service of each queue of a port with credit-based shapers (highest priority first), after
-/// [`schedulers::cbs`]: a shaped class gets β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit
-/// from the token bucket that bounds the higher classes' output; an unshaped level gets the link
-/// minus the higher classes' output curves (their arrival curves when no shaped class is above
-/// it: the levels above then serve whenever they hold frames) and one lower frame.
-fn credit_based_services(
-    net: &Network,
-    lay: &Layout,
-    p: PortId,
-    opt: &Options,
-    alphas: &[Curve],
-    latency: f64,
-) -> Vec<Result<Curve, Unbounded>> {
-    use schedulers::cbs;
-    let port = &net.ports[p];
-    let link = port.rate;
-    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
-    let schedulers::Service::CreditBased(slopes) = d.service() else {
-        unreachable!("the port model follows the discipline's service")
-    };
-    let beta = Curve::rate_latency(link, latency);
+/// Why the interleaved regulators of port `p` are not free, if one is not: a regulated flow whose
+/// port upstream is neither its source nor regulated for it enters its regulator with a burst
+/// grown on the way, and Le Boudec's shaping-for-free theorem ([`schedulers::ats`]) needs the
+/// flows to conform to their regulators at the input of the FIFO system before them.
+fn unfree_regulator(net: &Network, lay: &Layout, p: PortId) -> Option<Unbounded> {
     let cx = &lay.crossings;
-    let queues = &lay.port_queues[p];
-    // Per queue: its class's idle slope when shaped, its largest frame, its rate, a flow's class.
-    let info: Vec<(Option<f64>, f64, f64, &str)> = queues
-        .iter()
-        .map(|&q| {
-            let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
-            let class = flows().find_map(|f| f.class).map_or("", |k| net.classes[k].name.as_str());
-            (
-                slopes.get(class).map(|r| r.bps()),
-                flows().map(|f| f.max_frame_wire).fold(0.0, f64::max),
-                flows().map(|f| f.rate).sum(),
-                class,
-            )
+    lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings).find_map(|&c| {
+        let u = cx[c].upstream.filter(|_| lay.regulated[c])?;
+        (!lay.regulated[u] && cx[u].upstream.is_some()).then(|| {
+            Unbounded::new(format!(
+                "{}: flow '{}' reaches its interleaved regulator from {}, which does not regulate it \
+                 (shaping for free needs the port upstream to be the flow's source or to regulate it)",
+                net.port_label(p),
+                net.flows[cx[c].flow].name,
+                net.port_label(cx[u].port)
+            ))
         })
-        .collect();
-    let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(queues.len());
-    // The higher classes' output as a token bucket (for hiCredit) and as a curve, their arrival
-    // curves, whether a shaped class is among them, and why their output has no bound if not.
-    let (mut higher_tb, mut higher_out, mut higher_in) = ((0.0, 0.0), Curve::zero(), Curve::zero());
-    let mut shaped_above = false;
-    let mut unbounded_above: Option<Unbounded> = None;
-    for (k, &q) in queues.iter().enumerate() {
-        let (idle, lmax, rate, class) = info[k];
-        let lower = info[k + 1..].iter().map(|i| i.1).fold(0.0, f64::max);
-        let service = if let Some(why) = &unbounded_above {
-            Err(why.clone())
-        } else if let Some(idle) = idle {
-            if rate > idle * (1.0 + 1e-12) {
-                Err(Unbounded::new(format!(
-                    "class '{class}' offered {} > idle slope {}",
-                    rate_text(net, rate),
-                    rate_text(net, idle)
-                )))
-            } else {
-                match cbs::hi_credit(idle, link, lower, higher_tb) {
-                    None => Err(Unbounded::new(format!(
-                        "the credit of class '{class}' has no bound (its idle slope and the \
-                         higher classes' rates exceed the link)"
-                    ))),
-                    Some(hi) => {
-                        let lo = cbs::lo_credit(idle, link, lmax);
-                        let lr = cbs::latency_rate(idle, hi, lo);
-                        let (b, r) = cbs::output_bucket(idle, hi, lo);
-                        higher_tb = (higher_tb.0 + b, higher_tb.1 + r);
-                        higher_out = higher_out.add(&Curve::token_bucket(r, b));
-                        shaped_above = true;
-                        Ok(Curve::rate_latency(lr.rate, lr.latency + latency))
-                    }
-                }
-            }
-        } else {
-            let higher = if shaped_above { &higher_out } else { &higher_in };
-            let service = curves::static_priority_residual(&beta, higher, lower);
-            // Its output: what arrived up to its delay bound before, α(τ + D).
-            let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
-            match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
-                Ok(delay) => {
-                    let output = alphas[k].shift_left(delay);
-                    higher_tb = (higher_tb.0 + upper_burst(&output), higher_tb.1 + output.tail_slope());
-                    higher_out = higher_out.add(&output);
-                }
-                Err(u) => unbounded_above = Some(u),
-            }
-            service
-        };
-        if service.is_err() && unbounded_above.is_none() {
-            unbounded_above = Some(Unbounded::new("a higher class has no bound"));
-        }
-        higher_in = higher_in.add(&alphas[k]);
-        out.push(service);
-    }
-    out
+    })
 }
 
-/// The service of each queue (priority level) of a port with a time-aware shaper, highest first,
-/// after [`schedulers::tas`]: the rate-latency bound of the supply of its gate's usable windows
-/// (each window less one frame of another level at its start and the level's largest frame at its
-/// end), minus the higher levels' output (arrival curves advanced by their delay bounds) and one
-/// frame of another level.
-fn time_aware_services(
+/// What the levels above one level of a shaped port send, as the walk over the port's levels
+/// (highest first, [`shaped_levels`]) has bounded it.
+struct Above {
+    /// Their output as a token bucket (burst, rate) and as a curve.
+    tb: (f64, f64),
+    out: Curve,
+    /// Their arrival curves.
+    arrivals: Curve,
+    /// Whether a level above is shaped (bounds its own output, so may hold frames back).
+    shaped: bool,
+}
+
+/// What a shaper gives one level: its service curve, and the level's output bound as a token
+/// bucket (burst, rate) when the shaper bounds it itself (else the walk takes α(τ + D), the
+/// arrivals advanced by the level's delay bound).
+type LevelService = (Result<Curve, Unbounded>, Option<(f64, f64)>);
+
+/// The service of each queue (priority level) of a shaped port, highest first: one walk over
+/// the levels, `level(k, lmax, above)` the shaper's curve for level k given every level's
+/// largest frame and what the levels above send. A level without a bound leaves the levels below
+/// without one.
+fn shaped_levels(
     net: &Network,
     lay: &Layout,
     p: PortId,
     opt: &Options,
     alphas: &[Curve],
-    latency: f64,
+    mut level: impl FnMut(usize, &[f64], &Above) -> LevelService,
 ) -> Vec<Result<Curve, Unbounded>> {
-    let port = &net.ports[p];
-    let link = port.rate;
-    let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
-    let schedulers::Service::TimeAware(tas) = d.service() else {
-        unreachable!("the port model follows the discipline's service")
-    };
     let cx = &lay.crossings;
     let queues = &lay.port_queues[p];
     let lmax: Vec<f64> = queues
@@ -1024,52 +1024,162 @@ fn time_aware_services(
             lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
         })
         .collect();
-    let mut out = Vec::with_capacity(queues.len());
-    let mut higher_out = Curve::zero();
+    let mut above = Above { tb: (0.0, 0.0), out: Curve::zero(), arrivals: Curve::zero(), shaped: false };
     let mut unbounded_above: Option<Unbounded> = None;
+    let mut out = Vec::with_capacity(queues.len());
     for (k, &q) in queues.iter().enumerate() {
-        // The classes of the level: every class of the network at its priority.
-        let level = lay.queues[q].priority;
-        let names: Vec<&str> =
-            net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
-        let other = lmax.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, &l)| l).fold(0.0, f64::max);
-        let supply = match tas.windows(&names) {
-            None => Some((1.0, 0.0)),
-            Some(windows) => {
-                let usable: Vec<(f64, f64)> = windows
-                    .iter()
-                    .map(|&(o, c)| (o + other / link, c - lmax[k] / link))
-                    .filter(|(a, b)| b > a)
-                    .collect();
-                schedulers::tas::supply_bound(&usable, tas.cycle.secs())
-            }
-        };
-        let service = if let Some(why) = &unbounded_above {
-            Err(why.clone())
-        } else {
-            match supply {
-                None => Err(Unbounded::new(format!(
-                    "the gate windows of priority {} leave no time for its frames after the guard band \
-                     and a frame of another level",
-                    level.map_or("-".to_string(), |l| l.to_string())
-                ))),
-                Some((rho, theta)) => {
-                    let beta = Curve::rate_latency(link * rho, theta + latency);
-                    curves::static_priority_residual(&beta, &higher_out, other)
+        let service = match &unbounded_above {
+            Some(why) => Err(why.clone()),
+            None => {
+                let (service, own_output) = level(k, &lmax, &above);
+                let output = match (&service, own_output) {
+                    (Err(_), _) => Err(Unbounded::new("a higher priority level has no bound")),
+                    (Ok(_), Some((b, r))) => {
+                        above.shaped = true;
+                        Ok(Curve::token_bucket(r, b))
+                    }
+                    (Ok(s), None) => {
+                        let mux = if lay.queues[q].crossings.len() == 1 {
+                            Multiplexing::Fifo
+                        } else {
+                            opt.multiplexing
+                        };
+                        queue_delay(&alphas[k], s, mux).map(|d| alphas[k].shift_left(d))
+                    }
+                };
+                match output {
+                    Ok(o) => {
+                        above.tb = (above.tb.0 + upper_burst(&o), above.tb.1 + o.tail_slope());
+                        above.out = above.out.add(&o);
+                    }
+                    Err(u) => unbounded_above = Some(u),
                 }
+                service
             }
         };
-        let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
-        match service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux)) {
-            Ok(delay) => higher_out = higher_out.add(&alphas[k].shift_left(delay)),
-            Err(_) if unbounded_above.is_none() => {
-                unbounded_above = Some(Unbounded::new("a higher priority level has no bound"))
-            }
-            Err(_) => {}
-        }
+        above.arrivals = above.arrivals.add(&alphas[k]);
         out.push(service);
     }
     out
+}
+
+/// A level of a port with credit-based shapers, after [`schedulers::cbs`]: a shaped class gets
+/// β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit from the token bucket that bounds the
+/// higher classes' output, and its output is within (hiCredit − loCredit, I); an unshaped level
+/// gets the link minus the higher classes' output curves (their arrival curves when no shaped
+/// class is above it: the levels above then serve whenever they hold frames) and one lower frame.
+fn credit_based_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    slopes: &'a BTreeMap<String, crate::units::DataRate>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    use schedulers::cbs;
+    let link = net.ports[p].rate;
+    let beta = Curve::rate_latency(link, latency);
+    let cx = &lay.crossings;
+    move |k, lmax, above| {
+        let q = lay.port_queues[p][k];
+        let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
+        let class = flows().find_map(|f| f.class).map_or("", |c| net.classes[c].name.as_str());
+        let rate: f64 = flows().map(|f| f.rate).sum();
+        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            let higher = if above.shaped { &above.out } else { &above.arrivals };
+            return (curves::static_priority_residual(&beta, higher, lower), None);
+        };
+        if rate > idle * (1.0 + 1e-12) {
+            let why = format!(
+                "class '{class}' offered {} > idle slope {}",
+                rate_text(net, rate),
+                rate_text(net, idle)
+            );
+            return (Err(Unbounded::new(why)), None);
+        }
+        match cbs::hi_credit(idle, link, lower, above.tb) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (its idle slope and the higher \
+                     classes' rates exceed the link)"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = cbs::lo_credit(idle, link, lmax[k]);
+                let lr = cbs::latency_rate(idle, hi, lo);
+                (
+                    Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
+                    Some(cbs::output_bucket(idle, hi, lo)),
+                )
+            }
+        }
+    }
+}
+
+/// A level of a port with a time-aware shaper, after [`schedulers::tas`]: the rate-latency bound
+/// of the supply of its gate's usable windows (each window less the largest frame of another
+/// level whose gate is open across the window's start, and the level's largest frame at its end),
+/// minus the higher levels' output (arrival curves advanced by their delay bounds) and the largest
+/// frame of another level whose gate is open during one of the level's windows (a frame of a
+/// level whose gate closes at the window's start, or never opens inside the window, has ended
+/// before it: frames end before their gate closes).
+fn time_aware_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    tas: &'a schedulers::tas::TasDiscipline<'a>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    let link = net.ports[p].rate;
+    move |k, lmax, above| {
+        // The classes of the level: every class of the network at its priority.
+        let level = lay.queues[lay.port_queues[p][k]].priority;
+        let names: Vec<&str> =
+            net.classes.iter().filter(|c| Some(c.priority) == level).map(|c| c.name.as_str()).collect();
+        // The other levels at the port: their largest frame and their classes.
+        let others: Vec<(f64, Vec<&str>)> = (0..lmax.len())
+            .filter(|&j| j != k)
+            .map(|j| {
+                let prio = lay.queues[lay.port_queues[p][j]].priority;
+                (
+                    lmax[j],
+                    net.classes
+                        .iter()
+                        .filter(|c| Some(c.priority) == prio)
+                        .map(|c| c.name.as_str())
+                        .collect(),
+                )
+            })
+            .collect();
+        let largest = |open: &dyn Fn(&[&str]) -> bool| {
+            others.iter().filter(|(_, n)| open(n)).map(|&(l, _)| l).fold(0.0, f64::max)
+        };
+        let (supply, other) = match tas.windows(&names) {
+            None => (Some((1.0, 0.0)), largest(&|_| true)),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> = windows
+                    .iter()
+                    .map(|&(o, c)| (o + largest(&|n| tas.open_across(n, o)) / link, c - lmax[k] / link))
+                    .filter(|(a, b)| b > a)
+                    .collect();
+                let inside = largest(&|n| windows.iter().any(|&(o, c)| tas.open_within(n, o, c)));
+                (schedulers::tas::supply_bound(&usable, tas.cycle.secs()), inside)
+            }
+        };
+        let service = match supply {
+            None => Err(Unbounded::new(format!(
+                "the gate windows of priority {} leave no time for its frames after the guard band \
+                 and a frame of another level",
+                level.map_or("-".to_string(), |l| l.to_string())
+            ))),
+            Some((rho, theta)) => {
+                let beta = Curve::rate_latency(link * rho, theta + latency);
+                curves::static_priority_residual(&beta, &above.out, other)
+            }
+        };
+        (service, None)
+    }
 }
 
 /// The least burst b with `c(t) ≤ b + r·t`, r the tail slope of the concave curve `c`.
@@ -1407,8 +1517,17 @@ fn run_candidates(
             let mut best: Option<(f64, f64, &'static str)> = None;
             let mut backlog_only = f64::INFINITY;
             let mut reason = None;
+            // An interleaved regulator's delay is free only hop by hop, with the queue before it
+            // (TFA's sum); it has no service curve to convolve along the route.
+            let through_regulator = r.ports.iter().any(|&p| {
+                let c = lay.crossing(f, p);
+                lay.regulated[c] && lay.crossings[c].upstream.is_some()
+            });
             for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
                 let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
+                    Method::Sfa | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
+                        "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
+                    ))],
                     Method::Tfa => {
                         // Either state's backlog bounds the same quantity: keep the smaller.
                         let backlog = std::iter::once(&st)

@@ -513,15 +513,16 @@ fn credit_based_shaper_example_by_hand() {
 /// The time-aware shaper example (examples/tsn/tas_gates.yaml) by hand. 1 Gb/s (C), no
 /// latencies, frames of L = 12304 bits on the wire (12.304 µs), one per ms per flow; each
 /// talker's FIFO port: 12.304 µs, burst unchanged. At the gated port (module schedulers::tas):
-/// * control, gate open [0, 100) µs of each 1 ms: usable [0 + 12.304, 100 − 12.304] (a frame of
-///   the other level at the start, the guard band at the end) = 75.392 µs, ρ = 0.075392; the
-///   worst start, at 87.696, waits until 1012.304: θ = 924.608 µs. Service [75.392 Mb/s·(t − θ)
-///   − 12304]^+: latency 924.608 + 163.200 = 1087.808 µs, delay + 163.200 = 1251.009 µs; end to
-///   end + 12.304 = 1263.313 µs.
-/// * best effort, gate open [100, 1000) µs: usable 875.392 µs, ρ = 0.875392, θ = 1112.304 −
-///   987.696 = 124.608 µs. Minus control's output 12304 + 12.304 Mb/s·(τ + 1251.009 µs) and one
-///   frame: rate 863.088 Mb/s, latency (875.392·124.608 + 27696.41 + 12304)/863.088 = 172.730 µs;
-///   delay + 14.256 = 186.986 µs; end to end + 12.304 = 199.290 µs.
+/// * control, gate open [0, 100) µs of each 1 ms: best effort's gate closes at 0 (its frames end
+///   before, guard band) and never opens inside the window, so no other frame is on the wire
+///   there: usable [0, 100 − 12.304] = 87.696 µs, ρ = 0.087696; the worst start, at 87.696, waits
+///   until 1000: θ = 912.304 µs. Service 87.696 Mb/s·[t − θ]^+: delay 912.304 + 12304/87.696 =
+///   912.304 + 140.303 = 1052.607 µs; end to end + 12.304 = 1064.911 µs.
+/// * best effort, gate open [100, 1000) µs (control's closes at 100 and never opens inside):
+///   usable [100, 987.696] = 887.696 µs, ρ = 0.887696, θ = 1100 − 987.696 = 112.304 µs. Minus
+///   control's output 12304 + 12.304 Mb/s·(τ + 1052.607 µs) = 25255.3 + 12.304 Mb/s·τ: rate
+///   875.392 Mb/s, latency (887.696·112.304 + 25255.3)/875.392 = 142.733 µs; delay + 12304/875.392
+///   = 156.789 µs; end to end + 12.304 = 169.093 µs.
 #[test]
 fn time_aware_shaper_example_by_hand() {
     let text = include_str!("../../../../examples/tsn/tas_gates.yaml");
@@ -530,7 +531,7 @@ fn time_aware_shaper_example_by_hand() {
         crate::model::load_text(text, crate::model::parse::Format::Yaml, "tas_gates.yaml", &limits);
     let n = n.unwrap_or_else(|| panic!("{:?}", diags.0));
     let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
-    for (name, us) in [("setpoints", 1263.313), ("logs", 199.290)] {
+    for (name, us) in [("setpoints", 1064.911), ("logs", 169.093)] {
         let row = r.flows.iter().find(|x| n.flows[x.flow].name == name).unwrap();
         assert!((row.delay_us - us).abs() < 1e-3, "{name}: {} vs {us} ({})", row.delay_us, row.method);
     }

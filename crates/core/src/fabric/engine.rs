@@ -881,5 +881,5 @@ impl<'a> Fabric<'a> {
 }
 
 fn queued(id: u32, pk: &Packet) -> Queued {
-    Queued { frame: id, class: pk.vc, wire_bits: pk.bytes * 8, frame_bits: pk.bytes * 8 }
+    Queued { flow: u32::MAX, frame: id, class: pk.vc, wire_bits: pk.bytes * 8, frame_bits: pk.bytes * 8 }
 }

@@ -266,6 +266,12 @@ pub enum SchedulerConfig {
         base_time: Duration,
         entries: Vec<GateEntry>,
     },
+    /// Asynchronous traffic shaping (IEEE 802.1Qcr): the frames of the listed classes pass
+    /// interleaved regulators, one FIFO per input port and class, whose head frame waits until
+    /// its own flow's token bucket (the flow's rate and burst on the wire) allows it; eligible
+    /// frames then go by non-preemptive static priority between classes (class `priority`,
+    /// lower first), as do the frames of the classes not listed.
+    Ats { classes: Vec<String> },
     /// Token-bucket shaper on the port's output, with a FIFO (or the named scheduler) inside.
     TokenBucket {
         rate: DataRate,
@@ -290,6 +296,7 @@ impl SchedulerConfig {
             SchedulerConfig::TokenBucket { .. } => "token_bucket",
             SchedulerConfig::Cbs { .. } => "cbs",
             SchedulerConfig::Tas { .. } => "tas",
+            SchedulerConfig::Ats { .. } => "ats",
         }
     }
 }

@@ -1114,7 +1114,7 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
             crate::schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
         let shares = match discipline.service() {
             crate::schedulers::Service::Fifo => continue,
-            crate::schedulers::Service::StaticPriority => None,
+            crate::schedulers::Service::StaticPriority | crate::schedulers::Service::Asynchronous(_) => None,
             crate::schedulers::Service::PerClass(shares) => Some(shares),
             crate::schedulers::Service::TimeAware(tas) => {
                 if !over_subscribed.contains(&port.scheduler_name)

@@ -291,7 +291,13 @@ mod tests {
     }
 
     fn frame(id: u32, class: u16, wire_bytes: u32) -> Queued {
-        Queued { frame: id, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+        Queued {
+            flow: u32::MAX,
+            frame: id,
+            class,
+            wire_bits: wire_bytes * 8,
+            frame_bits: (wire_bytes - 20) * 8,
+        }
     }
 
     /// Runs the port on a link of 1 bit per ns with frames given as (arrival ns, class, wire

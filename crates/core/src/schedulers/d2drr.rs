@@ -186,7 +186,10 @@ mod tests {
         let mut s = super::behaviour(8000.0, &[Some(6.0), Some(3.0), Some(1.0)]);
         for id in 0..60u32 {
             let class = (id % 3) as u16;
-            s.enqueue(Queued { frame: id, class, wire_bits: 1020 * 8, frame_bits: 1000 * 8 }, 0);
+            s.enqueue(
+                Queued { flow: u32::MAX, frame: id, class, wire_bits: 1020 * 8, frame_bits: 1000 * 8 },
+                0,
+            );
         }
         let first_round: Vec<u16> = (0..10).map(|_| s.dequeue(0).unwrap().class).collect();
         assert_eq!(first_round, [0, 0, 0, 0, 0, 0, 1, 1, 1, 2]);

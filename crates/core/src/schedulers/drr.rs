@@ -205,7 +205,7 @@ mod tests {
     use super::*;
 
     fn frame(frame: u32, class: u16, bytes: u32) -> Queued {
-        Queued { frame, class, wire_bits: (bytes + 20) * 8, frame_bits: bytes * 8 }
+        Queued { flow: u32::MAX, frame, class, wire_bits: (bytes + 20) * 8, frame_bits: bytes * 8 }
     }
 
     fn drain(s: &mut dyn Behaviour) -> Vec<Queued> {

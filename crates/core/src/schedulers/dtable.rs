@@ -217,7 +217,13 @@ mod tests {
 
     /// A frame of `credits` 64-byte credits (frame bits; wire bits add 20 B).
     fn credits(id: u32, class: u16, credits: u32) -> Queued {
-        Queued { frame: id, class, wire_bits: credits * CREDIT + 160, frame_bits: credits * CREDIT }
+        Queued {
+            flow: u32::MAX,
+            frame: id,
+            class,
+            wire_bits: credits * CREDIT + 160,
+            frame_bits: credits * CREDIT,
+        }
     }
 
     /// TV-003-6 (catalogue §4(e)): table e0 = (A, 4), e1 = (B, 4), e2 = (A, 4), e3 = (C, 8)

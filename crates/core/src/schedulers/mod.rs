@@ -4,6 +4,7 @@
 //! errors, so users can compare; see shared/spec/seed-catalogue.md).
 
 pub mod as_table;
+pub mod ats;
 pub mod cbs;
 pub mod d2drr;
 pub mod drr;
@@ -50,6 +51,9 @@ pub struct Queued {
     pub frame: u32,
     /// The frame's class index in the network (`u16::MAX` without a class).
     pub class: u16,
+    /// The frame's flow index in the network (`u32::MAX` when unknown): what per-flow regulators
+    /// key on ([`ats`]).
+    pub flow: u32,
     /// Length on the wire, preamble and gap included (what the link spends), bits.
     pub wire_bits: u32,
     /// Length of the Ethernet frame (what deficits and weights count), bits.
@@ -150,6 +154,11 @@ pub trait Discipline {
     /// The behaviour the simulator runs, over the network's classes (by class index), at a port
     /// whose link sends `link_rate` bits per second (what a fluid reference needs).
     fn behaviour(&self, classes: &[TrafficClass], link_rate: f64) -> Box<dyn Behaviour>;
+    /// The behaviour at egress port `p` of `net`: [`Self::behaviour`] over the network's classes
+    /// at the port's rate, unless the discipline keeps state per flow crossing the port.
+    fn port_behaviour(&self, net: &crate::model::Network, p: crate::model::PortId) -> Box<dyn Behaviour> {
+        self.behaviour(&net.classes, net.ports[p].rate)
+    }
 }
 
 /// The worst-case service model of a discipline, as the analysis applies it to a port.
@@ -166,6 +175,8 @@ pub enum Service<'a> {
     CreditBased(&'a BTreeMap<String, crate::units::DataRate>),
     /// One FIFO queue per priority level behind the gates of a time-aware shaper ([`tas`]).
     TimeAware(&'a tas::TasDiscipline<'a>),
+    /// Interleaved regulators per input port and class in front of static priority ([`ats`]).
+    Asynchronous(&'a ats::AtsDiscipline<'a>),
 }
 
 /// The worst-case model of a discipline that shares the link between classes.
@@ -212,6 +223,7 @@ pub const KINDS: &[&str] = &[
     "token_bucket",
     "cbs",
     "tas",
+    "ats",
 ];
 
 /// The registry: the one match on a scheduler configuration.
@@ -239,6 +251,7 @@ pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
         S::Tas { cycle, base_time, entries } => {
             Box::new(tas::TasDiscipline { cycle: *cycle, base_time: *base_time, entries })
         }
+        S::Ats { classes } => Box::new(ats::AtsDiscipline { classes }),
         S::TokenBucket { rate, burst, inner } => {
             return Registered::Shaper(token_bucket::ShaperConfig {
                 rate: *rate,
@@ -299,25 +312,23 @@ impl Resolved {
     /// The behaviour the simulator runs on a link of `link_rate` bit/s: the discipline, behind
     /// the shaper if there is one.
     pub fn behaviour(&self, classes: &[TrafficClass], link_rate: f64) -> Box<dyn Behaviour> {
-        shaped_behaviour(&self.discipline, self.shaper, classes, link_rate)
+        let inner = discipline(&self.discipline)
+            .expect("a resolved discipline is no shaper")
+            .behaviour(classes, link_rate);
+        shaped(inner, self.shaper)
     }
 }
 
-/// The behaviour the simulator runs at an egress port (its discipline and shaper, both resolved
+/// The behaviour the simulator runs at egress port `p` (its discipline and shaper, both resolved
 /// at validation).
-pub fn port_behaviour(port: &crate::model::EgressPort, classes: &[TrafficClass]) -> Box<dyn Behaviour> {
-    shaped_behaviour(&port.discipline, port.shaper, classes, port.rate)
+pub fn port_behaviour(net: &crate::model::Network, p: crate::model::PortId) -> Box<dyn Behaviour> {
+    let port = &net.ports[p];
+    let inner =
+        discipline(&port.discipline).expect("a resolved discipline is no shaper").port_behaviour(net, p);
+    shaped(inner, port.shaper)
 }
 
-fn shaped_behaviour(
-    discipline_config: &SchedulerConfig,
-    shaper: Option<Shaper>,
-    classes: &[TrafficClass],
-    link_rate: f64,
-) -> Box<dyn Behaviour> {
-    let inner = discipline(discipline_config)
-        .expect("a resolved discipline is no shaper")
-        .behaviour(classes, link_rate);
+fn shaped(inner: Box<dyn Behaviour>, shaper: Option<Shaper>) -> Box<dyn Behaviour> {
     match shaper {
         Some(s) => Box::new(token_bucket::TokenBucket::new(s.rate, s.burst, inner)),
         None => inner,
@@ -357,6 +368,21 @@ pub(crate) fn check_class_values(
     out
 }
 
+/// [`check_class_values`] for weights by class (WF2Q, SCFQ): each within the weight rule.
+pub(crate) fn check_weights(
+    place: &str,
+    weights: &BTreeMap<String, f64>,
+    class_known: &dyn Fn(&str) -> bool,
+) -> Vec<ConfigProblem> {
+    check_class_values(
+        place,
+        "weights",
+        weights.iter().map(|(c, &w)| (c.clone(), w)),
+        &crate::units::weight_rule,
+        class_known,
+    )
+}
+
 /// The rule of a per-class size (a DRR quantum): positive.
 pub(crate) fn positive_size(bits: f64) -> Result<(), String> {
     if bits > 0.0 {
@@ -381,7 +407,7 @@ pub(crate) mod testing {
 
     /// A frame of `wire_bytes` on the wire (20 B of them preamble and gap).
     pub fn frame(frame: u32, class: u16, wire_bytes: u32) -> Queued {
-        Queued { frame, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+        Queued { flow: u32::MAX, frame, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
     }
 
     /// Four always-backlogged classes with weights 1 : 2 : 3 : 4 and unequal frame sizes receive
@@ -534,6 +560,7 @@ mod tests {
                         };
                         let bytes = rng.gen_range(64..=1518u32);
                         let q = Queued {
+                            flow: u32::MAX,
                             frame: next_id,
                             class,
                             wire_bits: (bytes + 20) * 8,

@@ -4,7 +4,7 @@
 //! Θ_i = L_i / ρ_i + Σ_{j≠i} L_j / C (Stiliadis & Varma 1998: (V − 1)·L_max / C for V sessions,
 //! written here with each other class's own largest frame). Wire lengths, as for WF²Q.
 
-use super::{by_class_index, check_class_values, ClassShares, ConfigProblem, Discipline, Service};
+use super::{by_class_index, ClassShares, ConfigProblem, Discipline, Service};
 use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 use crate::model::TrafficClass;
 use std::collections::BTreeMap;
@@ -101,13 +101,7 @@ impl Discipline for ScfqDiscipline<'_> {
         "scfq"
     }
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
-        check_class_values(
-            place,
-            "weights",
-            self.weights.iter().map(|(c, &w)| (c.clone(), w)),
-            &crate::units::weight_rule,
-            class_known,
-        )
+        super::check_weights(place, self.weights, class_known)
     }
     fn service(&self) -> Service<'_> {
         Service::PerClass(self)

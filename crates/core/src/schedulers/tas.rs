@@ -9,8 +9,9 @@
 //! highest open level whose head frame fits goes first.
 //!
 //! **Service model.** A level's gate is open in windows [o, c) of each cycle. While the level is
-//! backlogged, from o + B (B the largest frame of another level, which may have started before
-//! o, over C) to c − L/C (L the level's largest frame: past it the head may not fit), no lower
+//! backlogged, from o + B (B the largest frame, over C, of another level whose gate is open across
+//! o: only such a frame may have started before o and still be on the wire, since a frame ends
+//! before its gate closes) to c − L/C (L the level's largest frame: past it the head may not fit), no lower
 //! frame starts and the link sends the level or higher levels: in any interval of length τ the
 //! link has at least C·S(τ) of such time, S the least supply of these usable intervals over any
 //! start. S is bounded below by the rate-latency curve of rate ρ = Σ usable / cycle and latency
@@ -19,8 +20,9 @@
 //! gates, Zhao, Pop & Craciunas, "Worst-case latency analysis for IEEE 802.1Qbv time sensitive
 //! networks using network calculus", IEEE Access 2018). The level's service is then
 //! [C·ρ·(t − θ − T) − Σ higher levels' output − L_other]^+, the higher levels' output bounded by
-//! their arrival curves advanced by their delay bounds, L_other one frame of another level in
-//! transmission when the backlog starts.
+//! their arrival curves advanced by their delay bounds, L_other one frame in transmission when the
+//! backlog starts, of another level whose gate is open inside one of the level's windows (the
+//! others' frames occupy only time outside the windows, which the supply does not count).
 
 use super::{Behaviour, ConfigProblem, Queued};
 use crate::model::{GateEntry, TrafficClass};
@@ -258,6 +260,26 @@ impl TasDiscipline<'_> {
         }
         Some(out)
     }
+
+    /// Whether the gate of a level holding `classes` is open both just before and at time `t` of
+    /// the cycle (seconds): only then may one of its frames be on the wire at `t` (a frame ends
+    /// before its gate closes).
+    pub fn open_across(&self, classes: &[&str], t: f64) -> bool {
+        let gcl = Gcl::new(self.cycle.as_ns(), 0, self.entries, &[classes.to_vec()]);
+        let t = (t * 1e9).round() as i64;
+        gcl.open_until(0, t - 1).is_some() && gcl.open_until(0, t).is_some()
+    }
+
+    /// Whether the gate of a level holding `classes` is open at some time in [a, b) of the cycle
+    /// (seconds; `b` may pass the cycle's end).
+    pub fn open_within(&self, classes: &[&str], a: f64, b: f64) -> bool {
+        let gcl = Gcl::new(self.cycle.as_ns(), 0, self.entries, &[classes.to_vec()]);
+        let (a, b) = ((a * 1e9).round() as i64, (b * 1e9).round() as i64);
+        let open = std::iter::once(a)
+            .chain(gcl.boundaries_after(a).take_while(|&t| t < b))
+            .any(|t| gcl.open_until(0, t).is_some());
+        open
+    }
 }
 
 /// The rate-latency lower bound (ρ as a fraction of the time, θ in seconds) of the supply of
@@ -305,7 +327,13 @@ mod tests {
     }
 
     fn frame(id: u32, class: u16, wire_bytes: u32) -> Queued {
-        Queued { frame: id, class, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+        Queued {
+            flow: u32::MAX,
+            frame: id,
+            class,
+            wire_bits: wire_bytes * 8,
+            frame_bits: (wire_bytes - 20) * 8,
+        }
     }
 
     /// Cycle 100 µs: a open for 20 µs, then b for 80 µs, on a 1 Gb/s link (1 bit per ns). A frame
@@ -334,6 +362,11 @@ mod tests {
         // Windows: a's [0, 20) µs, b's [20, 100).
         assert_eq!(d.windows(&["a"]).unwrap(), vec![(0.0, 20e-6)]);
         assert_eq!(d.windows(&["b"]).unwrap(), vec![(20e-6, 100e-6)]);
+        // b's gate closes at 0 (the cycle's end), so none of its frames is on the wire at a's
+        // window start; a's is open across 10 µs; b never opens inside [0, 20) µs, a does.
+        assert!(!d.open_across(&["b"], 0.0) && d.open_across(&["a"], 10e-6));
+        assert!(!d.open_within(&["b"], 0.0, 20e-6) && d.open_within(&["a"], 10e-6, 30e-6));
+        assert!(d.open_within(&["b"], 10e-6, 30e-6) && d.open_across(&["b"], 50e-6));
     }
 
     /// One usable interval of 20 in a cycle of 100: ρ = 0.2, θ = 80 (the gap; after it the supply

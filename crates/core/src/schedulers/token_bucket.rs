@@ -132,7 +132,13 @@ mod tests {
     use super::*;
 
     fn frame(frame: u32, wire_bytes: u32) -> Queued {
-        Queued { frame, class: 0, wire_bits: wire_bytes * 8, frame_bits: (wire_bytes - 20) * 8 }
+        Queued {
+            flow: u32::MAX,
+            frame,
+            class: 0,
+            wire_bits: wire_bytes * 8,
+            frame_bits: (wire_bytes - 20) * 8,
+        }
     }
 
     /// Sends whenever allowed, waking at `next_ready` otherwise (a link of infinite rate):

@@ -5,7 +5,7 @@
 //! Table I). Lengths are wire lengths: the scheduler is assumed to account for the per-frame
 //! overhead, as a link-rate scheduler must.
 
-use super::{by_class_index, check_class_values, ClassShares, ConfigProblem, Discipline, Service};
+use super::{by_class_index, ClassShares, ConfigProblem, Discipline, Service};
 use super::{Behaviour, ClassAtPort, ClassQueues, LatencyRate, Queued};
 use crate::model::TrafficClass;
 use std::collections::BTreeMap;
@@ -151,13 +151,7 @@ impl Discipline for Wf2qDiscipline<'_> {
         "wf2q"
     }
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
-        check_class_values(
-            place,
-            "weights",
-            self.weights.iter().map(|(c, &w)| (c.clone(), w)),
-            &crate::units::weight_rule,
-            class_known,
-        )
+        super::check_weights(place, self.weights, class_known)
     }
     fn service(&self) -> Service<'_> {
         Service::PerClass(self)

@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     fn frame(frame: u32, class: u16) -> Queued {
-        Queued { frame, class, wire_bits: 840 * 8, frame_bits: 820 * 8 }
+        Queued { flow: u32::MAX, frame, class, wire_bits: 840 * 8, frame_bits: 820 * 8 }
     }
 
     fn classes(s: &mut Wrr, n: usize) -> Vec<u16> {

@@ -173,7 +173,8 @@ impl Simulator {
                 let c = &self.copies[copy as usize];
                 let class = self.hot.flow_class[c.flow as usize];
                 let frame_bits = c.frame_bits;
-                s.behaviour.enqueue(Queued { frame: packet, class, wire_bits: wire, frame_bits }, now);
+                s.behaviour
+                    .enqueue(Queued { frame: packet, class, flow: c.flow, wire_bits: wire, frame_bits }, now);
                 if !s.busy {
                     self.try_start(port);
                 }

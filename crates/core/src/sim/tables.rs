@@ -224,13 +224,13 @@ impl Simulator {
             s.apply(&mut net);
         }
         let mut ports = Vec::with_capacity(net.ports.len());
-        for port in net.ports.iter() {
+        for (p, port) in net.ports.iter().enumerate() {
             let plain_fifo = port.shaper.is_none()
                 && schedulers::discipline(&port.discipline).is_some_and(|d| d.kind() == "fifo");
             let discipline = match plain_fifo && !generic_fifo {
                 true => Discipline::Fifo { waiting: VecDeque::new() },
                 false => Discipline::Scheduled(Scheduled {
-                    behaviour: schedulers::port_behaviour(port, &net.classes),
+                    behaviour: schedulers::port_behaviour(&net, p),
                     busy: false,
                     current: 0,
                     tx_end: 0,

@@ -796,7 +796,10 @@ mod tests {
             for _ in 0..3000 {
                 // Each class's frames at its MTU.
                 let bits = classes[c as usize].mtu * 512;
-                s.enqueue(Queued { frame: id, class: c, wire_bits: bits, frame_bits: bits }, 0);
+                s.enqueue(
+                    Queued { flow: u32::MAX, frame: id, class: c, wire_bits: bits, frame_bits: bits },
+                    0,
+                );
                 id += 1;
             }
         }
