@@ -127,7 +127,7 @@ def slrm_sl_next(
 def slrm_simulate_json(scenario_json: str) -> str:
     """SL-aware applications under the RM simulated (a `cloud::slsim::Scenario`), JSON text."""
 
-def admit_json(infra_json: str, requests_json: str) -> str:
+def admit_json(infra_json: str, requests_json: str, incremental: bool = True) -> str:
     """Online admission of virtual service networks on an infrastructure, the decisions as JSON text."""
 
 def partition_latency_json(

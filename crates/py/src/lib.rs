@@ -545,8 +545,10 @@ fn slrm_simulate_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 /// Online admission of VSN requests (seed 001F) on an infrastructure, both JSON text (a
 /// `cloud::vsn::Infrastructure`, a `cloud::vsn::Requests`); the report as JSON text.
 /// ValueError (argument, "place: rule") on bad input; the GIL is released while it runs.
+/// `incremental=False` re-validates the whole description for every trial (the reference).
 #[pyfunction]
-fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str) -> PyResult<String> {
+#[pyo3(signature = (infra_json, requests_json, incremental=true))]
+fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str, incremental: bool) -> PyResult<String> {
     use rtnetlab_core::cloud::{admission, vsn};
     let bad = |which: &str, e: String| pyo3::exceptions::PyValueError::new_err((which.to_string(), e));
     let de = &mut serde_json::Deserializer::from_str(infra_json);
@@ -556,7 +558,7 @@ fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str) -> PyResult
     let requests: vsn::Requests = serde_path_to_error::deserialize(de)
         .map_err(|e| bad("requests", format!("{}: {}", e.path(), e.inner())))?;
     requests.check().map_err(|e| bad("requests", e))?;
-    let report = py.allow_threads(|| admission::run(infra, &requests)).map_err(|e| {
+    let report = py.allow_threads(|| admission::run_with(infra, &requests, incremental)).map_err(|e| {
         let which = if e.starts_with("requests[") { "requests" } else { "infrastructure" };
         bad(which, e)
     })?;

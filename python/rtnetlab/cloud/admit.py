@@ -43,11 +43,16 @@ def read_requests(path: Path) -> dict:
 
 
 def admit(
-    infra: dict, requests: dict, infra_name: str = "infrastructure", requests_name: str = "requests"
+    infra: dict,
+    requests: dict,
+    infra_name: str = "infrastructure",
+    requests_name: str = "requests",
+    incremental: bool = True,
 ) -> dict:
-    """Runs the admission; a bad input is a UserError naming the file and the place."""
+    """Runs the admission; a bad input is a UserError naming the file and the place.
+    `incremental=False`: every trial loads and validates the whole description (the reference)."""
     try:
-        return json.loads(_core.admit_json(json.dumps(infra), json.dumps(requests)))
+        return json.loads(_core.admit_json(json.dumps(infra), json.dumps(requests), incremental))
     except ValueError as e:
         which, message = e.args if len(e.args) == 2 else ("infrastructure", str(e))
         raise UserError(f"{infra_name if which == 'infrastructure' else requests_name}: {message}") from None
