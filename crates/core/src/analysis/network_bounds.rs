@@ -1422,9 +1422,9 @@ fn report_candidates(
             Method::Tfa | Method::Pmoo => Vec::new(),
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
-                let mut v = vec![sfa_services(net, &lay, &st, &opt)];
+                let mut v = vec![sfa_services(net, lay, st, &opt)];
                 if let Some(st_u) = ungrouped {
-                    v.push(sfa_services(net, &lay, st_u, &Options { grouping: false, ..opt }));
+                    v.push(sfa_services(net, lay, st_u, &Options { grouping: false, ..opt }));
                 }
                 v
             }
@@ -1435,7 +1435,7 @@ fn report_candidates(
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
         .collect();
     let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
-    let mut pmoo_scratch = pmoo::Scratch::new(&lay);
+    let mut pmoo_scratch = pmoo::Scratch::new(lay);
     for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
@@ -1456,10 +1456,10 @@ fn report_candidates(
                         backlog_only = backlog_only.min(backlog);
                         std::iter::once(st)
                             .chain(ungrouped)
-                            .map(|st| tfa_route(&lay, st, f, &r.ports).map(|d| (d, backlog)))
+                            .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
                             .collect()
                     }
-                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, &lay, s, f, &r.ports)).collect(),
+                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, lay, s, f, &r.ports)).collect(),
                     // Its interferers as token buckets (the ungrouped curves, in closed form):
                     // with the links' lines they cost three times more for a bound that, on
                     // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
@@ -1467,12 +1467,12 @@ fn report_candidates(
                     Method::Pmoo => {
                         let st = ungrouped.unwrap_or(st);
                         let hopeless = best.is_some_and(|(b, _, _)| {
-                            pmoo::pmoo_lower_bound(net, &lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
+                            pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
                         });
                         if hopeless {
                             Vec::new()
                         } else {
-                            vec![pmoo::pmoo_route(net, &lay, st, f, &r.ports, &mut pmoo_scratch)]
+                            vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
                         }
                     }
                 };
