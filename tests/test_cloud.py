@@ -262,6 +262,25 @@ def test_admission_constraints_and_release(rtnetlab_cli, tmp_path):
     assert rows and all(row["status"] == "ok" for row in rows)
     sh = (tmp_path / "out" / "sched_deadline.sh").read_text()
     assert "--sched-runtime 6000000 --sched-deadline 10000000 --sched-period 10000000" in sh
+    # Policing per VSN: v6's one link, at its source host, at its contract. The request's 10 Mbps
+    # and 1500 B burst of packets of 64 B at least are 10·(64 + 20)/64 = 13.125 Mbit/s and
+    # 1500·84/64 = 1968.75 B on the wire (preamble, delimiter and gap per frame), as the analysis
+    # counts them; the exporter rounds the burst up to whole bytes.
+    source = {p["component"]: p["host"] for p in doc["decisions"][5]["placement"]}["c0"]
+    decisions = json.loads((tmp_path / "out" / "decisions.json").read_text())
+    assert decisions["policing"] == [
+        {
+            "vsn": "v6",
+            "links": [
+                {"flow": "v6.l", "host": source, "rate": "10Mbps", "burst": "1500B", "class": "bulk"}
+            ],
+        }
+    ]
+    tc_sh = (tmp_path / "out" / "tc_policing.sh").read_text()
+    branch = tc_sh.split(f"\n{source})\n", 1)[1].split(";;", 1)[0]
+    assert "# v6.l (token_bucket" in branch
+    assert "htb rate 13125000bit ceil 13125000bit burst 1969b cburst 1969b" in branch
+    assert subprocess.run(["sh", "-n"], input=tc_sh, text=True).returncode == 0
 
 
 def test_admission_bad_reference_is_one_line(rtnetlab_cli, tmp_path):

@@ -122,10 +122,21 @@ def slrm_step(
 ) -> list[float]:
     """One step of seed 001G's RM law (Eq. 3, clamped and renormalised): the new shares."""
 
+def slrm_sl_next(
+    sl: float,
+    matching: float,
+    previous_matching: float,
+    kp: float = 0.1,
+    ki: float = 0.3,
+    min_sl: float = 0.0,
+    max_sl: float = 1.0,
+) -> float:
+    """One step of an application's SL controller g_i (the PI rule of docs/CLOUD.md): the next SL."""
+
 def slrm_simulate_json(scenario_json: str) -> str:
     """SL-aware applications under the RM simulated (a `cloud::slsim::Scenario`), JSON text."""
 
-def admit_json(infra_json: str, requests_json: str) -> str:
+def admit_json(infra_json: str, requests_json: str, incremental: bool = True) -> str:
     """Online admission of virtual service networks on an infrastructure, the decisions as JSON text."""
 
 def partition_latency_json(

@@ -530,6 +530,30 @@ fn slrm_step(shares: Vec<f64>, matching: Vec<f64>, epsilon: f64, min_share: f64)
     Ok(rm::step(&shares, &matching, &settings))
 }
 
+/// One step of an application's SL controller g_i (seed 001G, Eq. 2; the PI rule of
+/// `cloud::sl`): the next service level. ValueError "argument: rule" on bad gains or range.
+#[pyfunction]
+#[pyo3(signature = (sl, matching, previous_matching, kp=0.1, ki=0.3, min_sl=0.0, max_sl=1.0))]
+fn slrm_sl_next(
+    sl: f64,
+    matching: f64,
+    previous_matching: f64,
+    kp: f64,
+    ki: f64,
+    min_sl: f64,
+    max_sl: f64,
+) -> PyResult<f64> {
+    use rtnetlab_core::cloud::sl::SlController;
+    let g = SlController { kp, ki, min_sl, max_sl };
+    g.check().map_err(pyo3::exceptions::PyValueError::new_err)?;
+    if !(sl.is_finite() && matching.is_finite() && previous_matching.is_finite()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "sl, matching: must be finite, got {sl}, {matching}, {previous_matching}"
+        )));
+    }
+    Ok(g.next(sl, matching, previous_matching))
+}
+
 /// Simulates SL-aware applications under the RM (`scenario_json`: a `cloud::slsim::Scenario`),
 /// JSON text; ValueError with the place and the rule; the GIL is released while it runs.
 #[pyfunction]
@@ -546,8 +570,10 @@ fn slrm_simulate_json(py: Python<'_>, scenario_json: &str) -> PyResult<String> {
 /// Online admission of VSN requests (seed 001F) on an infrastructure, both JSON text (a
 /// `cloud::vsn::Infrastructure`, a `cloud::vsn::Requests`); the report as JSON text.
 /// ValueError (argument, "place: rule") on bad input; the GIL is released while it runs.
+/// `incremental=False` re-validates the whole description for every trial (the reference).
 #[pyfunction]
-fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str) -> PyResult<String> {
+#[pyo3(signature = (infra_json, requests_json, incremental=true))]
+fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str, incremental: bool) -> PyResult<String> {
     use rtnetlab_core::cloud::{admission, vsn};
     let bad = |which: &str, e: String| pyo3::exceptions::PyValueError::new_err((which.to_string(), e));
     let de = &mut serde_json::Deserializer::from_str(infra_json);
@@ -557,7 +583,7 @@ fn admit_json(py: Python<'_>, infra_json: &str, requests_json: &str) -> PyResult
     let requests: vsn::Requests = serde_path_to_error::deserialize(de)
         .map_err(|e| bad("requests", format!("{}: {}", e.path(), e.inner())))?;
     requests.check().map_err(|e| bad("requests", e))?;
-    let report = py.allow_threads(|| admission::run(infra, &requests)).map_err(|e| {
+    let report = py.allow_threads(|| admission::run_with(infra, &requests, incremental)).map_err(|e| {
         let which = if e.starts_with("requests[") { "requests" } else { "infrastructure" };
         bad(which, e)
     })?;
@@ -590,6 +616,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(slrm_step, m)?)?;
     m.add_function(wrap_pyfunction!(admit_json, m)?)?;
     m.add_function(wrap_pyfunction!(slrm_simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(slrm_sl_next, m)?)?;
     m.add_function(wrap_pyfunction!(partition_latency_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -43,11 +43,16 @@ def read_requests(path: Path) -> dict:
 
 
 def admit(
-    infra: dict, requests: dict, infra_name: str = "infrastructure", requests_name: str = "requests"
+    infra: dict,
+    requests: dict,
+    infra_name: str = "infrastructure",
+    requests_name: str = "requests",
+    incremental: bool = True,
 ) -> dict:
-    """Runs the admission; a bad input is a UserError naming the file and the place."""
+    """Runs the admission; a bad input is a UserError naming the file and the place.
+    `incremental=False`: every trial loads and validates the whole description (the reference)."""
     try:
-        return json.loads(_core.admit_json(json.dumps(infra), json.dumps(requests)))
+        return json.loads(_core.admit_json(json.dumps(infra), json.dumps(requests), incremental))
     except ValueError as e:
         which, message = e.args if len(e.args) == 2 else ("infrastructure", str(e))
         raise UserError(f"{infra_name if which == 'infrastructure' else requests_name}: {message}") from None
@@ -84,6 +89,72 @@ def sched_deadline_text(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def policing(report: dict) -> list[dict]:
+    """Per admitted VSN, what its virtual links' source hosts police: each flow at its contract
+    (rate, burst) on the host's port."""
+    origin = {}
+    for d in report["decisions"]:
+        for link in d["links"]:
+            if link.get("flow"):
+                origin[link["flow"]] = (d["request"], link["path"][0])
+    by_vsn: dict[str, list[dict]] = {}
+    for f in report["admitted"].get("flows", []):
+        if f["name"] in origin:
+            vsn, host = origin[f["name"]]
+            by_vsn.setdefault(vsn, []).append(
+                {
+                    "flow": f["name"],
+                    "host": host,
+                    "rate": f["rate"],
+                    "burst": f["burst"],
+                    "class": f.get("class"),
+                }
+            )
+    return [{"vsn": v, "links": links} for v, links in by_vsn.items()]
+
+
+def tc_policing_text(report: dict, dev: str = "eth0") -> str:
+    """The `export tc` script of every source host of an admitted VSN's virtual links, in one file
+    (`HOST=H DEV=eth0 sh tc_policing.sh` on host H): the host's port as an HTB tree with one class
+    per virtual link at its contract (rate, burst), chosen by the flow's destination address. Each
+    class is named after its flow, `<vsn>.<link>`. The exporter's own notes follow each host."""
+    import tempfile
+
+    from rtnetlab.testbed import run as tb
+    from rtnetlab.testbed import tc
+
+    vsns = policing(report)
+    hosts = sorted({link["host"] for v in vsns for link in v["links"]})
+    head = [
+        "#!/bin/sh",
+        "# Policing of the admitted VSNs' virtual links at their source hosts (the `rtnetlab export tc`",
+        "# exporter on the admitted state): run as root on each host, HOST=<host> DEV=<interface>.",
+        "# VSNs per host: "
+        + "; ".join(
+            f"{h}: " + ", ".join(v["vsn"] for v in vsns if any(x["host"] == h for x in v["links"]))
+            for h in hosts
+        ),
+        "set -e",
+        f'DEV="${{DEV:-{dev}}}"',
+        'case "${HOST:-}" in',
+    ]
+    if not hosts:
+        return "\n".join([*head[:3], "# No admitted VSN has a virtual link between two hosts."]) + "\n"
+    with tempfile.TemporaryDirectory(prefix="rtnetlab-admit-") as tmp:
+        desc = Path(tmp) / "admitted.json"
+        desc.write_text(json.dumps(report["admitted"]))
+        plan = tb.plan_of(desc)
+    body: list[str] = []
+    for h in hosts:
+        script, _ = tc.export_script(plan, h, dev, None, "admitted.yaml")
+        lines = script.splitlines()
+        # The exporter's header and settings are the file's own; its commands go under the host.
+        keep = [x for x in lines[3:] if not x.startswith(("set -e", "DEV=", "# Run as root"))]
+        body += [f"{h})", *(f"    {x}" for x in keep), "    ;;"]
+    body += [f'*) echo "HOST: one of {" ".join(hosts)}" >&2; exit 2 ;;', "esac"]
+    return "\n".join(head + body) + "\n"
+
+
 def plot_png(report: dict, title: str) -> bytes:
     import matplotlib
 
@@ -108,7 +179,14 @@ def plot_png(report: dict, title: str) -> bytes:
 
 
 def outputs(out_dir: Path) -> dict[str, Path]:
-    names = ("decisions.json", "admitted.yaml", "sched_deadline.sh", "acceptance.csv", "acceptance.png")
+    names = (
+        "decisions.json",
+        "admitted.yaml",
+        "sched_deadline.sh",
+        "tc_policing.sh",
+        "acceptance.csv",
+        "acceptance.png",
+    )
     return {n: out_dir / n for n in names}
 
 
@@ -117,12 +195,14 @@ def files(out_dir: Path, report: dict, title: str) -> dict[Path, Any]:
 
     o = outputs(out_dir)
     decisions = {k: v for k, v in report.items() if k not in ("admitted",)}
+    decisions["policing"] = policing(report)
     return {
         o["decisions.json"]: json.dumps(decisions, indent=1, allow_nan=False) + "\n",
         o["admitted.yaml"]: yaml.safe_dump(
             report["admitted"], sort_keys=False, allow_unicode=True, width=100
         ),
         o["sched_deadline.sh"]: sched_deadline_text(report),
+        o["tc_policing.sh"]: tc_policing_text(report),
         o["acceptance.csv"]: timeline_csv(report),
         o["acceptance.png"]: plot_png(report, title),
     }

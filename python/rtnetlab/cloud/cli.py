@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rtnetlab.errors import UserError
+from rtnetlab.errors import Terminated, UserError
 
 slrm = typer.Typer(help="Seed 001G's service-level-aware resource manager.", no_args_is_help=True)
 
@@ -132,6 +132,78 @@ def slrm_simulate(
         )
     out.print(t)
     out.print(f"largest |sum of caps - capacity| over {s['periods']} periods: {s['max_cap_sum_error']:.2e}")
+    _wrote(files)
+
+
+@slrm.command("run")
+def slrm_run(
+    apps: Annotated[
+        str,
+        typer.Option(
+            "--apps",
+            help="A scenario file (.yaml/.json, the keys of `slrm simulate --scenario`) or a preset: "
+            "overload (two identical overloaded apps from shares 0.8/0.2), pair (one app's users triple).",
+        ),
+    ],
+    duration: Annotated[float, typer.Option("--duration", help="Seconds of the run (2 to 3600).")] = 20.0,
+    capacity: Annotated[
+        float | None, typer.Option("--capacity", help="Cores shared by the apps (default: the scenario's).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the think times and SL draws.")] = 1,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write slrm.json, slrm.csv and slrm.png (caps, SL, response times) here."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Real SL-aware HTTP services on this machine, capped by cgroups, under the RM (needs root)."""
+    from rtnetlab.cloud import slrm as law
+    from rtnetlab.cloud import slrmrun
+    from rtnetlab.io import output as outfiles
+
+    if seed < 0:
+        raise UserError(f"--seed: must be at least 0, got {seed}")
+    if capacity is not None and not (capacity > 0 and capacity != float("inf")):
+        raise UserError(f"--capacity: must be a positive number, got {capacity}")
+    sc, source = slrmrun.scenario(apps, duration, capacity)
+    if out_dir is not None:
+        outfiles.check({f"--out ({k})": v for k, v in law.outputs(out_dir).items()})
+
+    def started(prefix: str, kind: str) -> None:
+        err.print(f"run {prefix}: caps on {kind}", markup=False)
+
+    try:
+        report = slrmrun.run(sc, seed, started)
+    except Terminated:
+        # click turns every KeyboardInterrupt into an abort (exit 130): SIGTERM keeps its 143.
+        err.print("terminated", markup=False)
+        raise typer.Exit(143) from None
+    title = f"SL-aware RM on this machine: {source}, {sc['capacity']:g} cores"
+    files = slrmrun.write(out_dir, report, title) if out_dir is not None else []
+    s = slrmrun.summary(report)
+    if as_json:
+        _emit({"summary": s, **report})
+        outfiles.created_directories.clear()
+        return
+    t = Table(title=f"{title} (cap in cores / SL / max response time)")
+    t.add_column("time", justify="right")
+    for name in report["apps"]:
+        t.add_column(name, justify="right")
+    for p in report["periods"]:
+        t.add_row(
+            f"{p['time']:g}",
+            *[f"{a['cap']:.2f} / {a['sl']:.2f} / {a['response_time']:.3f}s" for a in p["apps"]],
+        )
+    out.print(t)
+    noise = report["host_noise"]
+    share = noise["spinner_share_alone"]
+    out.print(
+        f"{report['cgroup']}; largest |sum of caps - capacity| {s['max_cap_sum_error']:.2e}, of the quotas "
+        f"read back {s['max_quota_sum_error_us']} us; host noise: a spinner alone got "
+        f"{'?' if share is None else f'{share:.2f}'} of a CPU, load {noise['loadavg_1min_before']:.2f}, "
+        f"control ticks late by up to {noise['max_tick_lateness_s'] * 1e3:.1f} ms",
+        markup=False,
+    )
     _wrote(files)
 
 

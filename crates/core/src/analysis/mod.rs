@@ -90,6 +90,20 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
     Ok(report)
 }
 
+/// `run` with the method `tfa` (no grouping, FIFO multiplexing) on a network that extends the
+/// one `prev` was computed on by flows appended after it: only the ports those flows affect are
+/// analysed again ([`network_bounds::incremental`]). Also returns the cache of `net` and the
+/// number of ports analysed.
+pub fn tfa_after(
+    net: &Network,
+    prev: Option<&network_bounds::incremental::TfaCache>,
+) -> Result<(AnalysisReport, network_bounds::incremental::TfaCache, usize), String> {
+    network_bounds::applies(net)?;
+    let (mut report, cache, analysed) = network_bounds::incremental::tfa_after(net, prev);
+    finish(net, &mut report);
+    Ok((report, cache, analysed))
+}
+
 /// Where flow `flow`'s bounds come from under `req` ([`network_bounds::explain`]): the report
 /// `run` gives, and per route the hops' terms. afdx-naive's own rules are TFA's with WOPANet's
 /// rounding: it is explained by TFA's terms.

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 
 pub mod explain;
 mod fifo_pass;
+pub mod incremental;
 mod pmoo;
 pub(crate) use fifo_pass::PortTables;
 
@@ -405,6 +406,39 @@ fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
 
 /// TFA with the given output rule.
 fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> (TfaState, Vec<String>) {
+    let mut st = tfa_start(net, lay, opt, growth);
+    let (order, acyclic) = (&net.port_order().order, net.port_order().acyclic);
+    let mut notes = Vec::new();
+    let passes = if acyclic { 1 } else { 1000 };
+    let mut converged = acyclic;
+    for _ in 0..passes {
+        let mut change: f64 = 0.0;
+        for &p in order {
+            change = change.max(tfa_port(net, lay, opt, growth, p, &mut st));
+        }
+        if !acyclic && change < 1e-12 {
+            converged = true;
+            break;
+        }
+    }
+    if !acyclic {
+        if converged {
+            notes.push(
+                "cyclic port dependencies: bounds are the fixed point of the TFA equations".to_string(),
+            );
+        } else {
+            notes.push("cyclic port dependencies: TFA does not converge; bounds are infinite".to_string());
+            let why = || Err(Unbounded::new("cyclic port dependencies: TFA does not converge"));
+            st.delay.iter_mut().for_each(|d| *d = why());
+            st.port_delay.iter_mut().for_each(|d| *d = why());
+            st.port_backlog.iter_mut().for_each(|d| *d = why());
+        }
+    }
+    (st, notes)
+}
+
+/// TFA's state before any port is analysed: the source bursts, and the groups of every queue.
+fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> TfaState {
     let cx = &lay.crossings;
     let nq = lay.queues.len();
     let mut st = TfaState {
@@ -450,59 +484,48 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
         st.group_agg[q] = vec![None; st.groups[q].len()];
         st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
     }
-    let (order, acyclic) = (&net.port_order().order, net.port_order().acyclic);
-    let mut notes = Vec::new();
-    let passes = if acyclic { 1 } else { 1000 };
-    let mut converged = acyclic;
-    for _ in 0..passes {
-        let mut change: f64 = 0.0;
-        for &p in order {
-            // Bursts entering p: what the flows' ports upstream let out.
-            for &q in &lay.port_queues[p] {
-                for &c in &lay.queues[q].crossings {
-                    if lay.regulated[c] {
-                        // Out of its regulator with its own token bucket, whatever came in.
-                        st.burst[c] = net.flows[cx[c].flow].burst;
-                        continue;
-                    }
-                    if let Some(u) = cx[c].upstream {
-                        let entering = st.out_burst[u];
-                        if entering.is_finite() && st.burst[c].is_finite() {
-                            change = change.max((entering - st.burst[c]).abs() / entering.max(1.0));
-                        } else if entering.is_finite() != st.burst[c].is_finite() {
-                            change = f64::INFINITY;
-                        }
-                        st.burst[c] = entering;
-                    }
-                }
-                if growth == BurstGrowth::Tightest {
-                    for k in 0..st.groups[q].len() {
-                        st.group_agg[q][k] = aggregate_from_upstream(net, lay, &st, opt, q, k);
-                    }
-                }
+    st
+}
+
+/// TFA at port `p`: the bursts entering it (what the flows' ports upstream let out), its queues'
+/// bounds and the bursts leaving it. Returns the largest relative change of an entering burst
+/// (the fixed point's test on cyclic dependencies).
+fn tfa_port(
+    net: &Network,
+    lay: &Layout,
+    opt: &Options,
+    growth: BurstGrowth,
+    p: PortId,
+    st: &mut TfaState,
+) -> f64 {
+    let cx = &lay.crossings;
+    let mut change: f64 = 0.0;
+    for &q in &lay.port_queues[p] {
+        for &c in &lay.queues[q].crossings {
+            if lay.regulated[c] {
+                // Out of its regulator with its own token bucket, whatever came in.
+                st.burst[c] = net.flows[cx[c].flow].burst;
+                continue;
             }
-            analyse_port(net, lay, p, opt, &mut st);
-            output_bursts(net, lay, p, opt, growth, &mut st);
+            if let Some(u) = cx[c].upstream {
+                let entering = st.out_burst[u];
+                if entering.is_finite() && st.burst[c].is_finite() {
+                    change = change.max((entering - st.burst[c]).abs() / entering.max(1.0));
+                } else if entering.is_finite() != st.burst[c].is_finite() {
+                    change = f64::INFINITY;
+                }
+                st.burst[c] = entering;
+            }
         }
-        if !acyclic && change < 1e-12 {
-            converged = true;
-            break;
-        }
-    }
-    if !acyclic {
-        if converged {
-            notes.push(
-                "cyclic port dependencies: bounds are the fixed point of the TFA equations".to_string(),
-            );
-        } else {
-            notes.push("cyclic port dependencies: TFA does not converge; bounds are infinite".to_string());
-            let why = || Err(Unbounded::new("cyclic port dependencies: TFA does not converge"));
-            st.delay.iter_mut().for_each(|d| *d = why());
-            st.port_delay.iter_mut().for_each(|d| *d = why());
-            st.port_backlog.iter_mut().for_each(|d| *d = why());
+        if growth == BurstGrowth::Tightest {
+            for k in 0..st.groups[q].len() {
+                st.group_agg[q][k] = aggregate_from_upstream(net, lay, st, opt, q, k);
+            }
         }
     }
-    (st, notes)
+    analyse_port(net, lay, p, opt, st);
+    output_bursts(net, lay, p, opt, growth, st);
+    change
 }
 
 /// The left-over service of a queue's `service` to some of its flows when `cross` is the rest,
@@ -1482,21 +1505,36 @@ fn run_candidates(
 ) -> AnalysisReport {
     let lay = layout(net);
     let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: tfa_mux };
-    let (st, mut notes) = tfa(net, &lay, &tfa_opt);
+    let (st, notes) = tfa(net, &lay, &tfa_opt);
     // The θ-family choice of FIFO left-over service is not monotone in the cross traffic, so
     // grouping can make a bound larger (through an output bound upstream, or SFA's left-over).
     // Both bounds are valid: with grouping, every route is also evaluated on the ungrouped curves
     // and the smaller bound kept.
     let ungrouped = grouping.then(|| tfa(net, &lay, &Options { grouping: false, ..tfa_opt }).0);
+    report_candidates(net, &lay, &st, ungrouped.as_ref(), notes, grouping, candidates, name)
+}
+
+/// [`run_candidates`]' bounds from TFA's states already computed.
+#[allow(clippy::too_many_arguments)]
+fn report_candidates(
+    net: &Network,
+    lay: &Layout,
+    st: &TfaState,
+    ungrouped: Option<&TfaState>,
+    mut notes: Vec<String>,
+    grouping: bool,
+    candidates: &[(Method, Multiplexing)],
+    name: &'static str,
+) -> AnalysisReport {
     let services: Vec<Vec<Vec<Result<Curve, Unbounded>>>> = candidates
         .iter()
         .map(|&(method, mux)| match method {
             Method::Tfa | Method::Pmoo => Vec::new(),
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
-                let mut v = vec![sfa_services(net, &lay, &st, &opt)];
-                if let Some(st_u) = &ungrouped {
-                    v.push(sfa_services(net, &lay, st_u, &Options { grouping: false, ..opt }));
+                let mut v = vec![sfa_services(net, lay, st, &opt)];
+                if let Some(st_u) = ungrouped {
+                    v.push(sfa_services(net, lay, st_u, &Options { grouping: false, ..opt }));
                 }
                 v
             }
@@ -1507,7 +1545,7 @@ fn run_candidates(
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
         .collect();
     let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
-    let mut pmoo_scratch = pmoo::Scratch::new(&lay);
+    let mut pmoo_scratch = pmoo::Scratch::new(lay);
     for (f, flow) in net.flows.iter().enumerate() {
         for r in &flow.routes {
             let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
@@ -1530,30 +1568,30 @@ fn run_candidates(
                     ))],
                     Method::Tfa => {
                         // Either state's backlog bounds the same quantity: keep the smaller.
-                        let backlog = std::iter::once(&st)
-                            .chain(&ungrouped)
+                        let backlog = std::iter::once(st)
+                            .chain(ungrouped)
                             .map(|st| tfa_backlog(st, &r.ports))
                             .fold(f64::INFINITY, f64::min);
                         backlog_only = backlog_only.min(backlog);
-                        std::iter::once(&st)
-                            .chain(&ungrouped)
-                            .map(|st| tfa_route(&lay, st, f, &r.ports).map(|d| (d, backlog)))
+                        std::iter::once(st)
+                            .chain(ungrouped)
+                            .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
                             .collect()
                     }
-                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, &lay, s, f, &r.ports)).collect(),
+                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, lay, s, f, &r.ports)).collect(),
                     // Its interferers as token buckets (the ungrouped curves, in closed form):
                     // with the links' lines they cost three times more for a bound that, on
                     // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
                     // the whole route).
                     Method::Pmoo => {
-                        let st = ungrouped.as_ref().unwrap_or(&st);
+                        let st = ungrouped.unwrap_or(st);
                         let hopeless = best.is_some_and(|(b, _, _)| {
-                            pmoo::pmoo_lower_bound(net, &lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
+                            pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
                         });
                         if hopeless {
                             Vec::new()
                         } else {
-                            vec![pmoo::pmoo_route(net, &lay, st, f, &r.ports, &mut pmoo_scratch)]
+                            vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
                         }
                     }
                 };
@@ -1575,8 +1613,8 @@ fn run_candidates(
     if candidates.iter().all(|&(_, m)| m == Multiplexing::Blind) {
         notes.push("blind multiplexing: no assumption on the order of frames inside a queue".to_string());
     }
-    let (port_delay, port_backlog) = match &ungrouped {
-        None => (st.port_delay, st.port_backlog),
+    let (port_delay, port_backlog) = match ungrouped {
+        None => (st.port_delay.clone(), st.port_backlog.clone()),
         Some(u) => (smaller(&st.port_delay, &u.port_delay), smaller(&st.port_backlog, &u.port_backlog)),
     };
     AnalysisReport::new(net, name, flows, port_bounds(net, &port_delay, &port_backlog), notes)

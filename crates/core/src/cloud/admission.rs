@@ -11,16 +11,24 @@
 //!
 //! Path choice: all links on their first candidate path, one analysis; if that fails, link by
 //! link in the request's order, each on the first candidate that passes with the links before
-//! it (at most k analyses per link). Every analysis re-analyses the whole network: the engine's
-//! analyses are whole-network passes; per-decision times are reported (docs/CLOUD.md).
+//! it (at most k analyses per link).
+//!
+//! The network is validated once: admitted flows join and leave a validated network
+//! ([`LiveNetwork`]), and a trial validates only its new flows (on the topology alone) before the
+//! analysis; with `tfa`, only the ports the new flows affect are analysed again
+//! ([`crate::analysis::network_bounds::incremental`]). `incremental = false` loads and
+//! validates the whole description for every trial instead (the reference the tests compare
+//! with, and the benchmark's "before").
 
+use super::live::LiveNetwork;
 use super::placement::{self, Cores, Place};
 use super::vsn::{self, Infrastructure, Requests, Reservation};
-use crate::analysis;
+use crate::analysis::{self, results::AnalysisReport};
 use crate::model::{self, Network, NodeId, NodeKind};
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ComponentPlace {
@@ -121,6 +129,11 @@ pub struct Admission {
     class_use: HashMap<(NodeId, NodeId), HashMap<String, usize>>,
     group_of: HashMap<String, usize>,
     request: analysis::Request,
+    /// The base network with every admitted flow, validated (trials add their flows and take
+    /// them away again).
+    live: RefCell<LiveNetwork>,
+    /// Trials on `live` (true) or on the whole description loaded again (false).
+    pub incremental: bool,
 }
 
 fn load(doc: Value) -> Result<Network, String> {
@@ -204,10 +217,15 @@ impl Admission {
         if base.get("flows").is_none() {
             base["flows"] = json!([]);
         }
+        let mut live = LiveNetwork::new(base_net.clone(), &base);
+        live.settle(&request).map_err(|e| format!("method: {e}"))?;
+        let live = RefCell::new(live);
         Ok(Admission {
             infra,
             base,
             base_net,
+            live,
+            incremental: true,
             hosts,
             cores,
             active: Vec::new(),
@@ -241,8 +259,31 @@ impl Admission {
     /// Analyses the network with the active flows and `extra`; Ok((delay, jitter) per extra
     /// flow, µs) or Err((constraint, reason)).
     fn check(&self, extra: &[Value], jitter: &[(String, f64)]) -> Result<Vec<(f64, f64)>, (String, String)> {
-        let net = load(self.description(extra)).map_err(|e| ("network".to_string(), e))?;
-        let report = analysis::run(&net, &self.request).map_err(|e| ("network".to_string(), e))?;
+        if !self.incremental {
+            let net = load(self.description(extra)).map_err(|e| ("network".to_string(), e))?;
+            let report = analysis::run(&net, &self.request).map_err(|e| ("network".to_string(), e))?;
+            return self.judge(&net, &report, extra.len(), jitter);
+        }
+        let mut live = self.live.borrow_mut();
+        let before = live.len();
+        live.add(extra).map_err(|e| ("network".to_string(), e))?;
+        let verdict = live
+            .analyse(&self.request)
+            .map_err(|e| ("network".to_string(), e))
+            .and_then(|report| self.judge(&live.net, &report, extra.len(), jitter));
+        live.truncate(before);
+        verdict
+    }
+
+    /// Judges the analysis `report` of `net`, whose last `new` flows are the trial's, against
+    /// the deadlines and jitter limits.
+    fn judge(
+        &self,
+        net: &Network,
+        report: &AnalysisReport,
+        new: usize,
+        jitter: &[(String, f64)],
+    ) -> Result<Vec<(f64, f64)>, (String, String)> {
         let limits: HashMap<&str, f64> = self
             .active
             .iter()
@@ -250,8 +291,8 @@ impl Admission {
             .chain(jitter.iter())
             .map(|(n, j)| (n.as_str(), *j))
             .collect();
-        let mut new = vec![(0.0, 0.0); extra.len()];
-        let first_new = net.flows.len() - extra.len();
+        let first_new = net.flows.len() - new;
+        let mut new = vec![(0.0, 0.0); new];
         for row in report.flows.iter() {
             let name = &net.flows[row.flow].name;
             let whose = if row.flow >= first_new { "new" } else { "admitted" };
@@ -292,6 +333,7 @@ impl Admission {
 
     fn release_until(&mut self, t: f64) -> Vec<String> {
         let mut released = Vec::new();
+        let mut gone = HashSet::new();
         let mut k = 0;
         while k < self.active.len() {
             if self.active[k].end <= t {
@@ -304,10 +346,17 @@ impl Admission {
                         *n -= 1;
                     }
                 }
+                gone.extend(a.flows.iter().filter_map(|f| f["name"].as_str().map(String::from)));
                 released.push(a.name);
             } else {
                 k += 1;
             }
+        }
+        if self.incremental && !gone.is_empty() {
+            let live = self.live.get_mut();
+            live.remove(&gone);
+            // The whole network once (the flows' indices moved); a failure shows at the next trial.
+            let _ = live.settle(&self.request);
         }
         released
     }
@@ -469,12 +518,18 @@ impl Admission {
             }
         }
         // Admitted: record the state.
+        let flows = flows_for(&chosen, remote.len());
+        if self.incremental {
+            let live = self.live.get_mut();
+            live.add(&flows).map_err(|e| ("network".to_string(), e))?;
+            live.settle(&self.request).map_err(|e| ("network".to_string(), e))?;
+        }
         let mut a = Active {
             name: r.name.clone(),
             end: r.arrival.secs() + r.lifetime.secs(),
             places: Vec::new(),
             components: Vec::new(),
-            flows: flows_for(&chosen, remote.len()),
+            flows,
             class_use: Vec::new(),
             jitter,
         };
@@ -579,8 +634,18 @@ fn check_classes(adm: &Admission, reqs: &Requests) -> Result<(), String> {
 
 /// Runs the whole stream: requests in arrival order (ties in the file's order).
 pub fn run(infra: Infrastructure, reqs: &Requests) -> Result<AdmissionReport, String> {
+    run_with(infra, reqs, true)
+}
+
+/// [`run`], the trials on the live network (`incremental`) or on the whole description.
+pub fn run_with(
+    infra: Infrastructure,
+    reqs: &Requests,
+    incremental: bool,
+) -> Result<AdmissionReport, String> {
     reqs.check()?;
     let mut adm = Admission::new(infra)?;
+    adm.incremental = incremental;
     check_classes(&adm, reqs)?;
     let mut order: Vec<usize> = (0..reqs.requests.len()).collect();
     order.sort_by(|&a, &b| reqs.requests[a].arrival.0.total_cmp(&reqs.requests[b].arrival.0));
@@ -612,4 +677,176 @@ pub fn run(infra: Infrastructure, reqs: &Requests) -> Result<AdmissionReport, St
         admitted: adm.admitted(),
         sched_deadline: adm.sched_deadline(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A leaf-spine data centre (`python/rtnetlab/cloud/experiment.py`'s, smaller links so that
+    /// streams also meet `bandwidth`, `latency` and `jitter` rejections), carrying background
+    /// flows of its own when `background` > 0.
+    fn infrastructure(background: usize, rng: &mut ChaCha8Rng) -> Infrastructure {
+        let (leaves, per_leaf, spines) = (3, 2, 2);
+        let hosts: Vec<String> =
+            (1..=leaves).flat_map(|l| (1..=per_leaf).map(move |h| format!("H{l}{h}"))).collect();
+        let mut links: Vec<Value> = (1..=leaves)
+            .flat_map(|l| {
+                (1..=spines)
+                    .map(move |s| json!({"from": format!("L{l}"), "to": format!("S{s}"), "rate": "200Mbps"}))
+            })
+            .collect();
+        links.extend(hosts.iter().map(|h| json!({"from": h, "to": format!("L{}", &h[1..2])})));
+        let flows: Vec<Value> = (0..background)
+            .map(|i| {
+                let a = &hosts[rng.gen_range(0..hosts.len())];
+                let mut b = &hosts[rng.gen_range(0..hosts.len())];
+                while b == a {
+                    b = &hosts[rng.gen_range(0..hosts.len())];
+                }
+                json!({"name": format!("bg{i}"), "type": "token_bucket", "source": a, "destinations": [b],
+                       "class": if i % 2 == 0 { "control" } else { "video" }, "rate": "1Mbps",
+                       "burst": "1500B", "max_packet": "1500B", "min_packet": "64B"})
+            })
+            .collect();
+        let network = json!({
+            "name": "leaf-spine",
+            "defaults": {"link_rate": "100Mbps", "technological_latency": "10us", "scheduler": "static_priority"},
+            "classes": [{"name": "control", "priority": 0}, {"name": "video", "priority": 1}, {"name": "bulk", "priority": 2}],
+            "end_systems": hosts.iter().map(|h| json!({"name": h})).collect::<Vec<_>>(),
+            "switches": (1..=leaves).map(|l| json!({"name": format!("L{l}")}))
+                .chain((1..=spines).map(|s| json!({"name": format!("S{s}")}))).collect::<Vec<_>>(),
+            "links": links,
+            "flows": flows,
+        });
+        serde_json::from_value(json!({
+            "network": network,
+            "hosts": hosts.iter().map(|h| json!({"name": h, "cores": 2})).collect::<Vec<_>>(),
+            "compatible_classes": [["control", "video"], ["bulk"]],
+        }))
+        .unwrap()
+    }
+
+    /// `n` requests: Poisson arrivals, lifetimes of a few arrivals, chains of 2-4 components,
+    /// links of 1-40 Mbps with latency limits of 0.1-2 ms.
+    fn requests(n: usize, rng: &mut ChaCha8Rng) -> Requests {
+        let mut t = 0.0;
+        let classes = ["control", "video", "bulk"];
+        let requests: Vec<Value> = (0..n)
+            .map(|i| {
+                t += -(1.0 - rng.gen::<f64>()).ln();
+                let k = rng.gen_range(2..=4);
+                let comps: Vec<Value> = (0..k)
+                    .map(|j| json!({"name": format!("c{j}"), "utilisation": rng.gen_range(0.05..0.9)}))
+                    .collect();
+                let links: Vec<Value> = (0..k - 1)
+                    .map(|j| {
+                        let latency = rng.gen_range(100..2000);
+                        json!({"name": format!("l{j}"), "from": format!("c{j}"), "to": format!("c{}", j + 1),
+                               "bandwidth": format!("{}Mbps", rng.gen_range(1..40)), "burst": "3000B",
+                               "latency": format!("{latency}us"), "jitter": format!("{}us", latency / 2),
+                               "class": classes[rng.gen_range(0..3)]})
+                    })
+                    .collect();
+                json!({"name": format!("vsn{i}"), "arrival": format!("{}us", (t * 1e6).round()),
+                       "lifetime": format!("{}us", (rng.gen_range(1.0..8.0) * 1e6f64).round()),
+                       "components": comps, "links": links})
+            })
+            .collect();
+        serde_json::from_value(json!({ "requests": requests })).unwrap()
+    }
+
+    fn same_decision(a: &Decision, b: &Decision) -> bool {
+        let strip = |d: &Decision| {
+            let mut v = serde_json::to_value(d).unwrap();
+            v["decision_ms"] = json!(0);
+            v
+        };
+        strip(a) == strip(b)
+    }
+
+    /// Incremental admission against the whole-description reference, on random streams: after
+    /// every decision the live network's analysis equals, to the bit, that of the admitted state
+    /// loaded from scratch, and both admissions took the same decisions.
+    #[test]
+    fn live_network_equals_a_fresh_analysis_after_every_decision() {
+        let mut verdicts = HashMap::new();
+        let (mut ports_analysed, mut ports_total) = (0, 0);
+        for seed in 0..4u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let infra = infrastructure(if seed % 2 == 0 { 0 } else { 30 }, &mut rng);
+            let reqs = requests(40, &mut rng);
+            reqs.check().unwrap();
+            let mut live = Admission::new(infra.clone()).unwrap();
+            let mut whole = Admission::new(infra).unwrap();
+            whole.incremental = false;
+            for r in &reqs.requests {
+                let a = live.decide(r);
+                let b = whole.decide(r);
+                assert!(same_decision(&a, &b), "seed {seed}, {}: {a:?} != {b:?}", r.name);
+                *verdicts.entry(a.constraint.clone().unwrap_or_else(|| "admitted".into())).or_insert(0) += 1;
+                let fresh = load(live.admitted()).unwrap();
+                let of = |report: AnalysisReport| serde_json::to_value(report).unwrap();
+                let mut state = live.live.borrow_mut();
+                assert_eq!(state.net.flows.len(), fresh.flows.len());
+                assert_eq!(
+                    of(state.analyse(&live.request).unwrap()),
+                    of(analysis::run(&fresh, &live.request).unwrap()),
+                    "seed {seed}, after {}",
+                    r.name
+                );
+                // A trial of 1-3 random flows on the admitted state: TFA again on the ports they
+                // affect only, against the whole network analysed from scratch.
+                let n = state.len();
+                let trial: Vec<Value> = (0..rng.gen_range(1..=3))
+                    .map(|k| {
+                        let (a, b) = (rng.gen_range(1..=3), rng.gen_range(1..=3));
+                        let class = ["control", "video", "bulk"][k % 3];
+                        json!({"name": format!("trial{k}"), "type": "token_bucket", "source": format!("H{a}1"),
+                               "destinations": [format!("H{}2", b)], "class": class,
+                               "rate": format!("{}Mbps", rng.gen_range(1..30)), "burst": "3000B",
+                               "max_packet": "1500B", "min_packet": "64B"})
+                    })
+                    .collect();
+                state.add(&trial).unwrap();
+                let incremental = of(state.analyse(&live.request).unwrap());
+                let analysed = state.last_analysed_ports;
+                assert_eq!(
+                    incremental,
+                    of(analysis::run(&state.net, &live.request).unwrap()),
+                    "seed {seed}, {}",
+                    r.name
+                );
+                ports_analysed += analysed;
+                ports_total += state.net.ports.len();
+                state.truncate(n);
+            }
+        }
+        // The trials left some ports alone.
+        assert!(ports_analysed < ports_total, "{ports_analysed} of {ports_total}");
+        // The streams exercise admissions, releases and the network's rejections.
+        for kind in ["admitted", "cpu", "latency"] {
+            assert!(verdicts.get(kind).copied().unwrap_or(0) > 0, "no '{kind}' decision: {verdicts:?}");
+        }
+    }
+
+    /// A flow named like one already in the network is refused, and the network is unchanged.
+    #[test]
+    fn live_network_refuses_a_duplicate_name_and_keeps_its_flows() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let infra = infrastructure(3, &mut rng);
+        let net = load(infra.network.clone()).unwrap();
+        let mut live = LiveNetwork::new(net, &infra.network);
+        let dup = infra.network["flows"][1].clone();
+        let err = live.add(&[dup]).unwrap_err();
+        assert!(err.starts_with("flows[0].name: 'bg1' is already the name"), "{err}");
+        assert_eq!(live.len(), 3);
+        let mut bad = infra.network["flows"][0].clone();
+        bad["name"] = json!("new");
+        bad["class"] = json!("nosuch");
+        assert!(live.add(&[bad]).unwrap_err().contains("class"));
+        assert_eq!(live.net.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["bg0", "bg1", "bg2"]);
+    }
 }

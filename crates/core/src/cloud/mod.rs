@@ -7,11 +7,12 @@
 //!   users with exponential think times, a processor-sharing queue per application.
 //! * [`cbs`]: a CBS/EDF reservation simulator (Abeni–Buttazzo rules).
 //! * [`vsn`]: seed 001F's virtual service networks: the infrastructure and the requests.
-//! * [`placement`], [`admission`]: online admission of VSNs (components on cores under EDF,
+//! * [`placement`], [`admission`], [`live`]: online admission of VSNs (components on cores under EDF,
 //!   virtual links on paths, bounds from the network analysis).
 
 pub mod admission;
 pub mod cbs;
+pub mod live;
 pub mod placement;
 pub mod rm;
 pub mod sl;

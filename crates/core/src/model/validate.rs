@@ -1100,6 +1100,13 @@ fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) ->
     via
 }
 
+/// The rules that hold between flows, at the ports they share (per-class shares, time-aware
+/// windows, credit-based slopes): for a network whose flows were validated in groups, one group
+/// on the topology alone at a time (the incremental admission of `crate::cloud::live`).
+pub fn check_flows_together(net: &Network, diags: &mut Diagnostics) {
+    check_port_schedulers(net, diags);
+}
+
 /// Class-based schedulers need every crossing flow to carry a class they give something to;
 /// a share that is legal but slow for a class's frames (a DRR quantum or a DTable entry below a
 /// frame) is a warning, once per scheduler and class.
