@@ -30,7 +30,7 @@ from rtnetlab.middleware.backends import BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import Workers
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
 #: name: (period ms, published topic, subscribed topics)
 MODULES: dict[str, tuple[int, str, tuple[str, ...]]] = {
@@ -99,12 +99,14 @@ def _run_mapping(ws: Workers, place, tmp: Path, backend: str, mapping: int, seco
     workers["AVI"].expect("done", seconds * 2 + 60, what)
     lat = np.load(tmp / f"avi-{backend}-{mapping}.npy")
     s = summary(lat.tolist())
+    sketch = quantile_sketch(lat.tolist())
     return {
         "backend": backend,
         "mapping": mapping,
         "placement": place.kind,
         "count": s["count"],
         **{k: s[k] for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")},
+        "quantiles_us": sketch,
     }
 
 

@@ -15,7 +15,7 @@ from rtnetlab.middleware.backends import NAMES, BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import Workers
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
 ROW_KEYS = (
     "backend",
@@ -108,6 +108,7 @@ def run_one(
     row.update({"count": s["count"], "lost": messages * subs - s["count"]})
     row.update({k: s[k] for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")})
     row["period_us"] = period_ns / 1000
+    row["quantiles_us"] = quantile_sketch(pooled.tolist())
     return row
 
 
