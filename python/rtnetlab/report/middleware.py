@@ -99,7 +99,7 @@ def _figures(kind: str, result: dict) -> list[dict]:
             {
                 "id": "cdf",
                 "title": "Round-trip CDFs per scenario",
-                "svg": plots.plot_cdfs(rows, "scenario", lambda r: "measured"),
+                "svg": plots.plot_cdfs(rows, "scenario", lambda r: f"{r['count']:,} round trips"),
                 "caption": "Per scenario: the fraction of round trips at or below a latency "
                 "(quantile sketch).",
             }

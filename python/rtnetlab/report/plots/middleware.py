@@ -146,7 +146,8 @@ def plot_partition_timeline(result: dict, frames: int = 2) -> str:
     lanes = {n: k for k, n in enumerate(reversed(names))}
     top = len(names)
     a = result.get("analysis")
-    part = next((r for r in result["rows"] if r.get("worst_request")), None)
+    routed = [r for r in result["rows"] if r["scenario"] == "PARTITIONED DDS WITH ROUTING"]
+    part = next((r for r in routed if r.get("worst_request")), None)
     pieces = []
     if a:
         work_ns = round(a["stage_work_bound_us"] * 1000)
