@@ -571,6 +571,11 @@ def test_quantile_sketch_by_hand():
     assert len(sk) == 103
     assert sk[:3] == [[0.001, 0.001], [0.01, 0.01], [0.02, 0.02]]
     assert sk[-3:] == [[0.995, 0.995], [0.999, 0.999], [1.0, 1.0]]
+    # Nearest rank rounds up: 1..150 ns at level 0.01 is rank ceil(1.5) = 2 (never 1), at 0.99 rank
+    # ceil(148.5) = 149.
+    sk = quantile_sketch(range(1, 151))
+    assert sk[1] == [2 / 150, 0.002]
+    assert [149 / 150, 0.149] in sk and [148 / 150, 0.148] not in sk
     assert quantile_sketch([]) == []
 
 
