@@ -232,8 +232,7 @@ def run(
         placed("two-boards", rate="1gbit") as place,
     ):
         tmp = Path(tmpname)
-        with Workers(tmp) as ws:
-            host.update(measure_noise(ws, noise_s, rt))
+        host.update(measure_noise(tmp, noise_s, rt))
         for name in SCENARIOS:
             try:
                 with Workers(tmp) as ws:

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rtnetlab.middleware.backends import BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
-from rtnetlab.middleware.procs import Workers
+from rtnetlab.middleware.procs import measure_cases
 from rtnetlab.middleware.pubsub import measure_noise
 from rtnetlab.middleware.stats import quantile_sketch, summary
 
@@ -155,22 +154,19 @@ def run(
         placed("two-boards", guest=True) as place,
     ):
         tmp = Path(tmpname)
-        with Workers(tmp) as ws:
-            host.update(measure_noise(ws, noise_s, rt))
+        host.update(measure_noise(tmp, noise_s, rt))
         with cgroup.cpu_cap(f"rtnl-{place.token}", cpu_cap) as procs_file:
             for backend in backends:
-                try:
-                    for payload in payloads:
-                        # The kernel's echo does no busy work: one row per payload and server.
-                        for busy in busy_list if backend != "icmp-echo" else [0.0]:
-                            for server in SERVERS:
-                                with Workers(tmp) as ws:
-                                    row = _one(
-                                        ws, place, tmp, procs_file, backend, payload, busy, server, args
-                                    )
-                                rows.append(row)
-                                if progress:
-                                    progress(row)
-                except BackendUnavailable as e:
-                    skipped.append(str(e).splitlines()[0])
+                # The kernel's echo does no busy work: one row per payload and server.
+                busy_times = busy_list if backend != "icmp-echo" else [0.0]
+                measure_cases(
+                    tmp,
+                    [(p, b, server) for p in payloads for b in busy_times for server in SERVERS],
+                    lambda ws, payload, busy, server, backend=backend: _one(
+                        ws, place, tmp, procs_file, backend, payload, busy, server, args
+                    ),
+                    rows,
+                    skipped,
+                    progress,
+                )
     return {"host": host, "rows": rows, "ratios": ratios(rows), "skipped": skipped}
