@@ -636,3 +636,59 @@ def test_report_refuses_what_is_not_middleware_results(rtnetlab_cli, tmp_path, t
     src.write_text(text)
     refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}: {message}")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_of_results_without_samples(rtnetlab_cli, tmp_path):
+    # Results written before rows kept their quantiles, and a partitions run whose routed
+    # scenarios were skipped (no analysis, no measured request): the page is drawn with what
+    # there is, the CDF panel saying why it is empty.
+    row = {
+        "backend": "udp",
+        "subscribers": 1,
+        "payload_bytes": 16,
+        "placement": "local",
+        "count": 10,
+        "lost": 0,
+        "min_us": 10.0,
+        "mean_us": 12.0,
+        "stdev_us": 1.0,
+        "p99_us": 15.0,
+        "max_us": 16.0,
+    }
+    (tmp_path / "old.json").write_text(json.dumps({"host": {"kernel": "6", "cpus": 2}, "rows": [row]}))
+    part = {
+        "scenario": "NETWORK",
+        "count": 5,
+        "lost": 0,
+        "min_us": 1.0,
+        "mean_us": 2.0,
+        "max_us": 3.0,
+        "stdev_us": 0.5,
+        "p99_us": 3.0,
+        "quantiles_us": [[0.2, 1.0], [1.0, 3.0]],
+    }
+    doc = {
+        "host": {"kernel": "6", "cpus": 2},
+        "rows": [part],
+        "skipped": [],
+        "major_frame_us": 1500.0,
+        "windows_us": {"routing": 800.0, "recorder": 700.0},
+    }
+    (tmp_path / "part.json").write_text(json.dumps(doc))
+    p = middleware(
+        rtnetlab_cli, "report", str(tmp_path / "old.json"), str(tmp_path / "part.json"), timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    old = (tmp_path / "old.html").read_text()
+    assert ">no quantiles in these results (written by an older version?)<" in old
+    assert ">udp mean<" in old
+    page = (tmp_path / "part.html").read_text()
+    assert ">routing window<" in page and ">worst request's stages (analysis)<" not in page
+
+
+def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):
+    (tmp_path / "f").write_text("")
+    p = pubsub(rtnetlab_cli, "--backends", "udp", "--out", str(tmp_path / "f"))
+    refused(p, f"--out: {tmp_path / 'f' / 'pubsub.json'}: {tmp_path / 'f'} is not a directory")
+    p = middleware(rtnetlab_cli, "report", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", "x.html")
+    refused(p, "-o: names one page, but 2 results files are given")
