@@ -692,3 +692,27 @@ def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):
     refused(p, f"--out: {tmp_path / 'f' / 'pubsub.json'}: {tmp_path / 'f'} is not a directory")
     p = middleware(rtnetlab_cli, "report", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", "x.html")
     refused(p, "-o: names one page, but 2 results files are given")
+
+
+@needs_root
+def test_reqresp_without_raw_sockets_names_icmp_and_runs_the_others(rtnetlab_cli, clean_host):
+    # capsh drops CAP_NET_RAW from the bounding set: namespaces can still be made (CAP_SYS_ADMIN,
+    # CAP_NET_ADMIN), a raw socket cannot be opened.
+    import shutil
+
+    if shutil.which("capsh") is None:
+        pytest.skip("capsh (libcap2-bin) is not installed")
+    cmd = f"{rtnetlab_cli} middleware reqresp --backends udp-echo,icmp-echo --requests 20 --payload 64 "
+    p = subprocess.run(
+        ["capsh", "--drop=cap_net_raw", "--", "-c", cmd + "--busy 0us --noise 0s --json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    doc = results(p)
+    line = "icmp-echo: raw sockets are not allowed (needs CAP_NET_RAW: root); not run"
+    assert doc["skipped"] == [line] and p.stderr.strip().splitlines()[0] == line
+    assert [(r["backend"], r["server"]) for r in doc["rows"]] == [
+        ("udp-echo", "native"),
+        ("udp-echo", "virtualised"),
+    ]
