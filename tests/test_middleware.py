@@ -684,6 +684,7 @@ def test_report_of_results_without_samples(rtnetlab_cli, tmp_path):
     assert ">udp mean<" in old
     page = (tmp_path / "part.html").read_text()
     assert ">routing window<" in page and ">worst request's stages (analysis)<" not in page
+    assert "The routed scenarios were not both measured: no request is drawn." in page
 
 
 def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):

@@ -92,7 +92,12 @@ def _figures(kind: str, result: dict) -> list[dict]:
                     "caption": "The routing and recorder windows over the major frames a request needs; red: "
                     "the analysis's worst request on node 2 (routing → recorder → routing, each stage the "
                     "bound's work, from the worst arrival phase); black: the slowest measured request of "
-                    "the partitioned scenario, from its send phase in the dispatcher's frame to its reply.",
+                    "the partitioned scenario, from its send phase in the dispatcher's frame to its reply."
+                    + (
+                        ""
+                        if result.get("analysis")
+                        else " The routed scenarios were not both measured: no request is drawn."
+                    ),
                 }
             )
         figs.append(
