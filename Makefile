@@ -104,7 +104,7 @@ bench-ns3: build
 
 # The middleware laboratory's full runs (root: namespaces, cgroups): seed 001A's pub/sub sweep on
 # one host and on two boards and its cWalker Table I, seed 001B's five scenarios, seed 001C's
-# request/response; JSON in out/middleware/ (docs/MIDDLEWARE.md).
+# request/response; JSON and their HTML pages in out/middleware/ (docs/MIDDLEWARE.md).
 .PHONY: middleware-full
 middleware-full: build
 	mkdir -p out/middleware
@@ -113,6 +113,7 @@ middleware-full: build
 	$(VENV)/bin/rtnetlab middleware cwalker --duration 30s --backends udp,zeromq,dds,zenoh --json > out/middleware/cwalker.json
 	$(VENV)/bin/rtnetlab middleware partitions --requests 10000 --json > out/middleware/partitions.json
 	$(VENV)/bin/rtnetlab middleware reqresp --requests 10000 --json > out/middleware/reqresp.json
+	$(VENV)/bin/rtnetlab middleware report out/middleware/*.json
 
 clean:
 	rm -rf $(VENV) target

@@ -113,13 +113,46 @@ def clean_host():
     assert after_p - before_p == set()
 
 
-def pubsub(cli: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def middleware(
+    cli: Path, command: str, *args: str, timeout: float = 300, env=None
+) -> subprocess.CompletedProcess:
+    """`rtnetlab middleware COMMAND ARGS...`, its output captured."""
     return subprocess.run(
-        [str(cli), "middleware", "pubsub", "--noise", "0.2s", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+        [str(cli), "middleware", command, *args], capture_output=True, text=True, timeout=timeout, env=env
     )
+
+
+def pubsub(cli: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return middleware(cli, "pubsub", "--noise", "0.2s", *args, timeout=timeout)
+
+
+def results(p: subprocess.CompletedProcess) -> dict:
+    """The --json results of a run that must have succeeded."""
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def refused(p: subprocess.CompletedProcess, message: str) -> None:
+    """Bad input: one line starting with `message`, exit code 2, no traceback, nothing on stdout."""
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith(message), p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def interrupt_when(cli: Path, args: list[str], started) -> None:
+    """Runs `rtnetlab middleware ARGS`, sends Ctrl-C (SIGINT) 1.5 s after `started(pid)` holds
+    (within 60 s): it must end with exit code 130."""
+    p = subprocess.Popen(
+        [str(cli), "middleware", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not started(p.pid):
+        time.sleep(0.1)
+    assert started(p.pid)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
 
 
 def check_rows(doc: dict, placement: str, messages: int) -> None:
@@ -132,7 +165,7 @@ def check_rows(doc: dict, placement: str, messages: int) -> None:
         assert 0 < r["min_us"] <= r["mean_us"] <= r["p99_us"] <= r["max_us"]
 
 
-def test_pubsub_every_backend_local(rtnetlab_cli, clean_host):
+def test_pubsub_every_backend_local(rtnetlab_cli, clean_host, tmp_path):
     p = pubsub(
         rtnetlab_cli,
         "--backends",
@@ -146,15 +179,35 @@ def test_pubsub_every_backend_local(rtnetlab_cli, clean_host):
         "--period",
         "500us",
         "--json",
+        "--out",
+        str(tmp_path / "out"),
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert {"kernel", "cpus", "rt_granted", "noise_us"} <= set(doc["host"])
     assert doc["skipped"] == [], doc["skipped"]
     assert [(r["backend"], r["subscribers"], r["payload_bytes"]) for r in doc["rows"]] == [
         (b, s, n) for b in ("udp", "zeromq", "zeromq-ipc", "dds", "zenoh") for s in (1, 2) for n in (16, 1000)
     ]
     check_rows(doc, "local", 300)
+    # --out: the same results, and the page with the plots drawn from them.
+    assert json.loads((tmp_path / "out" / "pubsub.json").read_text())["rows"] == doc["rows"]
+    page = (tmp_path / "out" / "pubsub.html").read_text()
+    for figure in ("vs-subscribers", "vs-payload", "cdf"):
+        assert f'data-figure="{figure}"><svg' in page
+    backends = ("udp", "zeromq", "zeromq-ipc", "dds", "zenoh")
+    # Legends (one entry per backend and statistic), panel titles and CDF lines are the page's text.
+    for label in [f"{b} mean" for b in backends] + [f"{b} p99" for b in backends]:
+        # In the legend of each panel: 2 payload sizes + 2 subscriber counts.
+        assert page.count(f">{label}<") == 4, label
+    for label in ("payload 16 B", "payload 1,000 B", "1 subscriber(s)", "2 subscriber(s)"):
+        assert f">{label}<" in page, label
+    assert page.count(">2 sub, 1,000 B<") == len(backends)  # a CDF line in each backend's panel
+    # The `report` command draws the same page from the saved results.
+    p = middleware(
+        rtnetlab_cli, "report", str(tmp_path / "out" / "pubsub.json"), "-o", str(tmp_path / "again.html")
+    )
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "again.html").read_text().count("<svg") == page.count("<svg") == 3
 
 
 @needs_root
@@ -177,8 +230,7 @@ def test_pubsub_two_boards_shaped_link(rtnetlab_cli, clean_host):
         "two-boards",
         "--json",
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert doc["skipped"] and doc["skipped"][0].startswith("zeromq-ipc:")
     check_rows(doc, "two-boards", 200)
     big = [r for r in doc["rows"] if r["payload_bytes"] == 10000]
@@ -196,21 +248,17 @@ def test_pubsub_two_boards_shaped_link(rtnetlab_cli, clean_host):
     ],
 )
 def test_pubsub_refuses_bad_options(rtnetlab_cli, args, message):
-    p = pubsub(rtnetlab_cli, *args)
-    assert p.returncode == 2
-    assert p.stderr.strip().startswith(message), p.stderr
-    assert "Traceback" not in p.stderr and p.stdout == ""
+    refused(pubsub(rtnetlab_cli, *args), message)
 
 
 def test_a_failing_backend_is_named_and_the_others_run(rtnetlab_cli, clean_host, tmp_path):
     # A stand-in `zmq` module that fails on import hides pyzmq: zeromq is reported in one line.
     (tmp_path / "zmq.py").write_text("raise ImportError('hidden by the test')\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    p = subprocess.run(
-        [
-            str(rtnetlab_cli),
-            "middleware",
-            "pubsub",
+    p = middleware(
+        rtnetlab_cli,
+        "pubsub",
+        *[
             "--backends",
             "zeromq,udp",
             "--subscribers",
@@ -223,13 +271,10 @@ def test_a_failing_backend_is_named_and_the_others_run(rtnetlab_cli, clean_host,
             "0s",
             "--json",
         ],
-        capture_output=True,
-        text=True,
         timeout=120,
         env=env,
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert [r["backend"] for r in doc["rows"]] == ["udp"]
     assert len(doc["skipped"]) == 1 and doc["skipped"][0].startswith("zeromq: pyzmq is not installed")
     assert "zeromq: pyzmq is not installed" in p.stderr
@@ -237,10 +282,10 @@ def test_a_failing_backend_is_named_and_the_others_run(rtnetlab_cli, clean_host,
 
 @needs_root
 def test_ctrl_c_leaves_nothing_behind(rtnetlab_cli, clean_host):
-    p = subprocess.Popen(
+    # Interrupted while it measures (namespaces up, workers running).
+    interrupt_when(
+        rtnetlab_cli,
         [
-            str(rtnetlab_cli),
-            "middleware",
             "pubsub",
             "--backends",
             "udp",
@@ -255,19 +300,8 @@ def test_ctrl_c_leaves_nothing_behind(rtnetlab_cli, clean_host):
             "--noise",
             "0s",
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        children_of,
     )
-    # Interrupted while it measures (namespaces up, workers running).
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not children_of(p.pid):
-        time.sleep(0.1)
-    assert children_of(p.pid)
-    time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
 
 
 def test_partition_analysis_through_the_binding():
@@ -286,15 +320,14 @@ def test_partition_analysis_through_the_binding():
 
 
 @needs_root
-def test_partitions_five_scenarios_and_the_bound(rtnetlab_cli, clean_host):
-    p = subprocess.run(
-        [str(rtnetlab_cli), "middleware", "partitions", "--requests", "200", "--noise", "0.3s", "--json"],
-        capture_output=True,
-        text=True,
+def test_partitions_five_scenarios_and_the_bound(rtnetlab_cli, clean_host, tmp_path):
+    p = middleware(
+        rtnetlab_cli,
+        "partitions",
+        *["--requests", "200", "--noise", "0.3s", "--json", "--out", str(tmp_path)],
         timeout=400,
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert [r["scenario"] for r in doc["rows"]] == [
         "NETWORK",
         "TRADITIONAL DDS",
@@ -310,6 +343,20 @@ def test_partitions_five_scenarios_and_the_bound(rtnetlab_cli, clean_host):
     assert part["max_us"] <= part["bound_us"] + part["noise_us"], part
     assert "bound_us" not in doc["rows"][0]
     assert doc["dispatcher"]["switches"] > 0
+    # The slowest measured request, placed in the dispatcher's major frame (1,500 us).
+    w = part["worst_request"]
+    assert 0 <= w["phase_us"] < 1500 and w["rtt_us"] == pytest.approx(part["max_us"])
+    # The page: the windows, the analysis's worst request through them, the measured one, the CDFs.
+    page = (tmp_path / "partitions.html").read_text()
+    assert 'data-figure="timeline"><svg' in page and 'data-figure="cdf"><svg' in page
+    for label in (
+        ">routing window<",
+        ">recorder window<",
+        ">worst request's stages (analysis)<",
+        ">slowest measured request (send to reply)<",
+        ">PARTITIONED DDS WITH ROUTING<",
+    ):
+        assert label in page, label
 
 
 @pytest.mark.parametrize(
@@ -328,12 +375,7 @@ def test_partitions_five_scenarios_and_the_bound(rtnetlab_cli, clean_host):
     ],
 )
 def test_partitions_refuses_bad_options(rtnetlab_cli, args, message):
-    p = subprocess.run(
-        [str(rtnetlab_cli), "middleware", "partitions", *args], capture_output=True, text=True, timeout=60
-    )
-    assert p.returncode == 2
-    assert p.stderr.strip().startswith(message), p.stderr
-    assert "Traceback" not in p.stderr
+    refused(middleware(rtnetlab_cli, "partitions", *args, timeout=60), message)
 
 
 def test_reqresp_ratios_by_hand():
@@ -372,13 +414,12 @@ def cgroups_left() -> list[str]:
 
 
 @needs_root
-def test_reqresp_native_and_virtualised(rtnetlab_cli, clean_host):
+def test_reqresp_native_and_virtualised(rtnetlab_cli, clean_host, tmp_path):
     before = cgroups_left()
-    p = subprocess.run(
-        [
-            str(rtnetlab_cli),
-            "middleware",
-            "reqresp",
+    p = middleware(
+        rtnetlab_cli,
+        "reqresp",
+        *[
             "--requests",
             "100",
             "--payload",
@@ -388,31 +429,41 @@ def test_reqresp_native_and_virtualised(rtnetlab_cli, clean_host):
             "--noise",
             "0s",
             "--json",
+            "--out",
+            str(tmp_path),
         ],
-        capture_output=True,
-        text=True,
         timeout=400,
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert doc["skipped"] == []
-    assert len(doc["rows"]) == 2 * 2 * 2 * 2
+    # udp-echo and dds: 2 payloads x 2 busy times x 2 servers; icmp-echo (the kernel answers, no
+    # busy work): 2 payloads x 2 servers.
+    assert len(doc["rows"]) == 2 * (2 * 2 * 2) + 2 * 2
+    icmp = [r for r in doc["rows"] if r["backend"] == "icmp-echo"]
+    assert sorted((r["payload_bytes"], r["server"], r["busy_us"]) for r in icmp) == [
+        (n, server, 0.0) for n in (64, 512) for server in ("native", "virtualised")
+    ]
     for r in doc["rows"]:
         assert r["count"] + r["lost"] == 100 and r["count"] >= 95, r
         # A reply waits at least for the server's busy work.
         assert r["min_us"] >= r["busy_us"]
     assert {d["payload_bytes"] for d in doc["ratios"]} == {64, 512}
     assert all("middleware_share_native" in d and "dds_overhead" in d for d in doc["ratios"])
+    assert all("icmp-echo_overhead" in d for d in doc["ratios"] if d["busy_us"] == 0)
     assert cgroups_left() == before
+    page = (tmp_path / "reqresp.html").read_text()
+    assert 'data-figure="cdf"><svg' in page
+    for backend in ("udp-echo", "icmp-echo", "dds"):
+        assert f">{backend}<" in page  # a CDF panel's title and a table cell
+    assert ">virtualised, 512 B, busy 0 µs<" in page
 
 
 @needs_root
 def test_reqresp_ctrl_c_removes_the_cgroup(rtnetlab_cli, clean_host):
     before = cgroups_left()
-    p = subprocess.Popen(
+    interrupt_when(
+        rtnetlab_cli,
         [
-            str(rtnetlab_cli),
-            "middleware",
             "reqresp",
             "--requests",
             "100000",
@@ -421,18 +472,8 @@ def test_reqresp_ctrl_c_removes_the_cgroup(rtnetlab_cli, clean_host):
             "--noise",
             "0s",
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        lambda _pid: cgroups_left() != before,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and cgroups_left() == before:
-        time.sleep(0.1)
-    assert cgroups_left() != before
-    time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
     assert cgroups_left() == before
 
 
@@ -440,11 +481,10 @@ def test_reqresp_ctrl_c_removes_the_cgroup(rtnetlab_cli, clean_host):
 def test_cwalker_mappings(rtnetlab_cli, clean_host):
     # AVI receives guidance, brake and haptic every 10 ms and route every 100 ms: 310 messages a
     # second, so about 310 in the 1 s measured after the 1 s warm-up of a 2 s run.
-    p = subprocess.run(
-        [
-            str(rtnetlab_cli),
-            "middleware",
-            "cwalker",
+    p = middleware(
+        rtnetlab_cli,
+        "cwalker",
+        *[
             "--backends",
             "udp,zeromq",
             "--mappings",
@@ -453,12 +493,9 @@ def test_cwalker_mappings(rtnetlab_cli, clean_host):
             "2s",
             "--json",
         ],
-        capture_output=True,
-        text=True,
         timeout=300,
     )
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = results(p)
     assert [(r["backend"], r["mapping"]) for r in doc["rows"]] == [
         ("udp", 1),
         ("udp", 3),
@@ -472,10 +509,9 @@ def test_cwalker_mappings(rtnetlab_cli, clean_host):
 
 
 def test_cwalker_refuses_bad_mapping(rtnetlab_cli):
-    p = subprocess.run(
-        [str(rtnetlab_cli), "middleware", "cwalker", "--mappings", "4"], capture_output=True, text=True
-    )
-    assert p.returncode == 2 and p.stderr.strip() == "--mappings: expected 1, 2 or 3, got 4"
+    p = middleware(rtnetlab_cli, "cwalker", "--mappings", "4")
+    refused(p, "--mappings: expected 1, 2 or 3, got 4")
+    assert p.stderr.strip() == "--mappings: expected 1, 2 or 3, got 4"
 
 
 def test_ddsperf_output_parsed_by_hand():
@@ -516,9 +552,168 @@ def test_ddsperf_cross_check_beside_the_dds_rows(rtnetlab_cli, clean_host):
         "200",
         "--json",
     )
-    assert p.returncode == 0, p.stderr
-    cross = json.loads(p.stdout)["ddsperf"]
+    cross = results(p)["ddsperf"]
     assert cross["available"], cross
     [row] = cross["rows"]
     assert row["payload_bytes"] == 16 and row["count"] > 0
     assert 0 < row["rtt_min_us"] <= row["rtt_mean_us"] <= row["rtt_max_us"]
+
+
+def test_quantile_sketch_by_hand():
+    from rtnetlab.middleware.stats import quantile_sketch
+
+    # Four samples 0.1..0.4 us: every level falls on one of ranks 1-4 (level 0 on rank 1), each
+    # point the fraction rank/4 at or below the rank's sample.
+    assert quantile_sketch([400, 100, 300, 200]) == [[0.25, 0.1], [0.5, 0.2], [0.75, 0.3], [1.0, 0.4]]
+    # 1..1000 ns: level k/100 → rank 10k (level 0 → rank 1), 0.995 → 995, 0.999 → 999, 0.9999 →
+    # ceil(999.9) = 1000 = level 1's: 1 + 99 + 2 + 1 = 103 points.
+    sk = quantile_sketch(range(1, 1001))
+    assert len(sk) == 103
+    assert sk[:3] == [[0.001, 0.001], [0.01, 0.01], [0.02, 0.02]]
+    assert sk[-3:] == [[0.995, 0.995], [0.999, 0.999], [1.0, 1.0]]
+    # Nearest rank rounds up: 1..150 ns at level 0.01 is rank ceil(1.5) = 2 (never 1), at 0.99 rank
+    # ceil(148.5) = 149.
+    sk = quantile_sketch(range(1, 151))
+    assert sk[1] == [2 / 150, 0.002]
+    assert [149 / 150, 0.149] in sk and [148 / 150, 0.148] not in sk
+    assert quantile_sketch([]) == []
+
+
+def test_icmp_checksum_and_echo_by_hand():
+    from rtnetlab.middleware.rrworker import icmp_checksum, icmp_echo_data, icmp_echo_request
+
+    # RFC 1071's own example (section 3): 00 01 f2 03 f4 f5 f6 f7 sums to 0x2ddf0, folded
+    # 0xddf0 + 2 = 0xddf2, checksum its complement 0x220d.
+    assert icmp_checksum(bytes.fromhex("0001f203f4f5f6f7")) == 0x220D
+    # An echo request, identifier 0x1234, sequence 1, data "abcd": words 0x0800 + 0x0000 (the
+    # checksum's place) + 0x1234 + 0x0001 + 0x6162 + 0x6364 = 0xdefb (no carry); ~ = 0x2104.
+    req = icmp_echo_request(0x1234, 1, b"abcd")
+    assert req == bytes.fromhex("080021041234000161626364")
+    # Odd length: "abc" pads to 0x6300: 0x1a35 + 0x6162 + 0x6300 = 0xde97; ~ = 0x2168.
+    assert icmp_echo_request(0x1234, 1, b"abc")[2:4] == bytes.fromhex("2168")
+    # The sequence field is 16 bits: the warm-up's -1 goes as 0xffff.
+    assert icmp_echo_request(0x1234, -1, b"")[6:8] == b"\xff\xff"
+    # Its reply (type 0): 0x1234 + 0x0001 + 0x6162 + 0x6364 = 0xd6fb; ~ = 0x2904; behind a
+    # 20-byte IPv4 header as a raw socket reads it.
+    ip = b"\x45" + bytes(19)
+    reply = bytes.fromhex("000029041234000161626364")
+    assert icmp_echo_data(ip + reply, 0x1234) == b"abcd"
+    assert icmp_echo_data(ip + reply, 0x4321) is None  # someone else's ping
+    assert icmp_echo_data(ip + reply[:-1] + b"\x00", 0x1234) is None  # damaged: checksum fails
+    assert icmp_echo_data(ip + req, 0x1234) is None  # a request, not a reply
+
+
+def test_request_path_through_the_windows():
+    # Seed 001B's windows (routing [0, 800 us), recorder [800, 1500 us)), stages of 1 us from
+    # phase 799.001 us: the hand derivation of test_partition_analysis_through_the_binding, piece
+    # by piece; the path ends where the core's worst case does (two engines agree).
+    from rtnetlab.middleware.partitions import analysis, path_through_windows
+
+    windows = [("routing", 800_000), ("recorder", 700_000)]
+    stages = [("routing", 1000), ("recorder", 1000), ("routing", 1000)]
+    assert path_through_windows(799_001, 1_500_000, windows, stages) == [
+        ("routing", 799_001, 800_000),
+        ("routing", 1_500_000, 1_500_001),
+        ("recorder", 2_300_000, 2_301_000),
+        ("routing", 3_000_000, 3_001_000),
+    ]
+    for work in (1000, 150_000, 400_000):
+        chain = analysis(1_500_000, windows, work)["chain"]
+        path = path_through_windows(chain["worst_phase"], 1_500_000, windows, [(n, work) for n, _ in stages])
+        assert path[-1][2] - chain["worst_phase"] == chain["worst"], work
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"rows": []}', "not middleware results"),
+        ('{"host": {}, "rows": [{"flow": 1}]}', "rows of no known middleware experiment"),
+        ("[1, 2", "not JSON"),
+    ],
+)
+def test_report_refuses_what_is_not_middleware_results(rtnetlab_cli, tmp_path, text, message):
+    src = tmp_path / "r.json"
+    src.write_text(text)
+    refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}: {message}")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_report_of_results_without_samples(rtnetlab_cli, tmp_path):
+    # Results written before rows kept their quantiles, and a partitions run whose routed
+    # scenarios were skipped (no analysis, no measured request): the page is drawn with what
+    # there is, the CDF panel saying why it is empty.
+    row = {
+        "backend": "udp",
+        "subscribers": 1,
+        "payload_bytes": 16,
+        "placement": "local",
+        "count": 10,
+        "lost": 0,
+        "min_us": 10.0,
+        "mean_us": 12.0,
+        "stdev_us": 1.0,
+        "p99_us": 15.0,
+        "max_us": 16.0,
+    }
+    (tmp_path / "old.json").write_text(json.dumps({"host": {"kernel": "6", "cpus": 2}, "rows": [row]}))
+    part = {
+        "scenario": "NETWORK",
+        "count": 5,
+        "lost": 0,
+        "min_us": 1.0,
+        "mean_us": 2.0,
+        "max_us": 3.0,
+        "stdev_us": 0.5,
+        "p99_us": 3.0,
+        "quantiles_us": [[0.2, 1.0], [1.0, 3.0]],
+    }
+    doc = {
+        "host": {"kernel": "6", "cpus": 2},
+        "rows": [part],
+        "skipped": [],
+        "major_frame_us": 1500.0,
+        "windows_us": {"routing": 800.0, "recorder": 700.0},
+    }
+    (tmp_path / "part.json").write_text(json.dumps(doc))
+    p = middleware(
+        rtnetlab_cli, "report", str(tmp_path / "old.json"), str(tmp_path / "part.json"), timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    old = (tmp_path / "old.html").read_text()
+    assert ">no quantiles in these results (written by an older version?)<" in old
+    assert ">udp mean<" in old
+    page = (tmp_path / "part.html").read_text()
+    assert ">routing window<" in page and ">worst request's stages (analysis)<" not in page
+    assert "The routed scenarios were not both measured: no request is drawn." in page
+
+
+def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):
+    (tmp_path / "f").write_text("")
+    p = pubsub(rtnetlab_cli, "--backends", "udp", "--out", str(tmp_path / "f"))
+    refused(p, f"--out: {tmp_path / 'f' / 'pubsub.json'}: {tmp_path / 'f'} is not a directory")
+    p = middleware(rtnetlab_cli, "report", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "-o", "x.html")
+    refused(p, "-o: names one page, but 2 results files are given")
+
+
+@needs_root
+def test_reqresp_without_raw_sockets_names_icmp_and_runs_the_others(rtnetlab_cli, clean_host):
+    # capsh drops CAP_NET_RAW from the bounding set: namespaces can still be made (CAP_SYS_ADMIN,
+    # CAP_NET_ADMIN), a raw socket cannot be opened.
+    import shutil
+
+    if shutil.which("capsh") is None:
+        pytest.skip("capsh (libcap2-bin) is not installed")
+    cmd = f"{rtnetlab_cli} middleware reqresp --backends udp-echo,icmp-echo --requests 20 --payload 64 "
+    p = subprocess.run(
+        ["capsh", "--drop=cap_net_raw", "--", "-c", cmd + "--busy 0us --noise 0s --json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    doc = results(p)
+    line = "icmp-echo: raw sockets are not allowed (needs CAP_NET_RAW: root); not run"
+    assert doc["skipped"] == [line] and p.stderr.strip().splitlines()[0] == line
+    assert [(r["backend"], r["server"]) for r in doc["rows"]] == [
+        ("udp-echo", "native"),
+        ("udp-echo", "virtualised"),
+    ]

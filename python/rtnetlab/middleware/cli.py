@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -57,7 +58,7 @@ def _f(x) -> str:
     return "-" if x is None else f"{x:,.1f}"
 
 
-def _host_line(h: dict) -> str:
+def host_line(h: dict) -> str:
     noise = (
         f"timer noise max {_f(h.get('noise_us'))} us (p99 {_f(h.get('noise_p99_us'))} us)"
         if "noise_us" in h
@@ -65,6 +66,77 @@ def _host_line(h: dict) -> str:
     )
     sched = "; " + ", ".join(h["scheduling"]) if h.get("scheduling") else ""
     return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}{sched}"
+
+
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Directory for the results: <command>.json (as --json) and <command>.html (tables and plots).",
+    ),
+]
+
+
+def backend_list(text: str, known, refused=()) -> list[str]:
+    """`--backends`: comma-separated names among `known` (less `refused`), each once, at least one."""
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    allowed = [b for b in known if b not in refused]
+    for b in names:
+        if b not in allowed:
+            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(allowed)})")
+    if not names or len(set(names)) != len(names):
+        raise UserError("--backends: give each backend once, at least one")
+    return names
+
+
+def at_least(option: str, value: int, minimum: int) -> None:
+    if value < minimum:
+        rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
+        raise UserError(f"{option}: {rule}, got {value}")
+
+
+def out_paths(out_dir: Path | None, kind: str) -> dict[str, Path] | None:
+    """The files of `--out DIR`, checked before anything runs."""
+    if out_dir is None:
+        return None
+    from rtnetlab.io import output as outfiles
+
+    paths = {"json": Path(out_dir) / f"{kind}.json", "html": Path(out_dir) / f"{kind}.html"}
+    outfiles.check({"--out": paths["json"], "--out (its page)": paths["html"]})
+    return paths
+
+
+def progress_printer(as_json: bool, line):
+    """The per-row progress on stderr (none with --json): `line(row)` is its text."""
+
+    def progress(row):
+        if not as_json:
+            err.print(line(row), markup=False)
+
+    return progress
+
+
+def finish(kind: str, report: dict, as_json: bool, paths: dict[str, Path] | None, print_tables) -> None:
+    """What every command does with its results: the skipped lines on stderr, the JSON or the
+    tables on stdout, the files of --out (written whole, the page with its plots), and exit code 1
+    when no row was measured."""
+    report = {**report, "experiment": kind}
+    for line in report["skipped"]:
+        err.print(line, markup=False)
+    if as_json:
+        _emit(report)
+    else:
+        print_tables(report)
+        out.print(host_line(report["host"]), markup=False)
+    if paths is not None:
+        from rtnetlab.io import output as outfiles
+        from rtnetlab.report.middleware import render
+
+        text = json.dumps(report, indent=2, allow_nan=False) + "\n"
+        outfiles.write_all({paths["json"]: text, paths["html"]: render(report, str(paths["json"]))})
+        err.print(f"wrote {paths['json']} and {paths['html']}", markup=False)
+    if not report["rows"]:
+        raise typer.Exit(1)
 
 
 @app.command("pubsub")
@@ -101,6 +173,7 @@ def pubsub_cmd(
         ),
     ] = True,
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
     """Publish/subscribe latency (seed 001A): a publisher and N subscriber processes per backend,
     subscriber count and payload size."""
@@ -108,24 +181,15 @@ def pubsub_cmd(
     from rtnetlab.middleware.backends import NAMES
     from rtnetlab.middleware.placement import PLACEMENTS
 
-    names = [b.strip() for b in backends.split(",") if b.strip()]
-    for b in names:
-        if b not in NAMES:
-            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(NAMES)})")
-    if not names:
-        raise UserError("--backends: give at least one backend")
-    if len(set(names)) != len(names):
-        raise UserError("--backends: a backend is named twice")
+    names = backend_list(backends, NAMES)
     subs = int_list("--subscribers", subscribers)
     if max(subs) > 16:
         raise UserError(f"--subscribers: at most 16 subscriber processes, got {max(subs)}")
     sizes = int_list("--payload", payload, pubsub.MIN_PAYLOAD)
     if max(sizes) > 60000:
         raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
-    if messages < 1:
-        raise UserError(f"--messages: must be at least 1, got {messages}")
-    if warmup < 0:
-        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    at_least("--messages", messages, 1)
+    at_least("--warmup", warmup, 0)
     period_us = duration_us("--period", period)
     if not period_us >= 10:
         raise UserError(f"--period: must be at least 10us, got {period}")
@@ -134,15 +198,14 @@ def pubsub_cmd(
         raise UserError(f"--noise: must not be negative, got {noise}")
     if placement not in PLACEMENTS:
         raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
-
-    def progress(row):
-        if not as_json:
-            err.print(
-                f"  {row['backend']:<11} {row['subscribers']} sub, {row['payload_bytes']:>5} B: "
-                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us, lost {row['lost']}",
-                markup=False,
-            )
-
+    paths = out_paths(out_dir, "pubsub")
+    progress = progress_printer(
+        as_json,
+        lambda row: (
+            f"  {row['backend']:<11} {row['subscribers']} sub, {row['payload_bytes']:>5} B: "
+            f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us, lost {row['lost']}"
+        ),
+    )
     report = pubsub.run(
         names,
         subs,
@@ -159,11 +222,8 @@ def pubsub_cmd(
     cross = report.get("ddsperf")
     if cross is not None and not cross["available"]:
         err.print(f"ddsperf: not run: {cross['reason']}", markup=False)
-    for line in report["skipped"]:
-        err.print(line, markup=False)
-    if as_json:
-        _emit(report)
-    else:
+
+    def tables(report):
         t = Table(
             title=f"publish/subscribe latency ({placement}), us, generation to arrival at each subscriber"
         )
@@ -197,9 +257,8 @@ def pubsub_cmd(
                 f"p99 {_f(c['rtt_p99_us'])} us",
                 markup=False,
             )
-        out.print(_host_line(report["host"]), markup=False)
-    if not report["rows"]:
-        raise typer.Exit(1)
+
+    finish("pubsub", report, as_json, paths, tables)
 
 
 def parse_windows(text: str) -> list[tuple[str, int]]:
@@ -239,6 +298,7 @@ def partitions_cmd(
     noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
     """Partitioned DDS (seed 001B): the five scenarios of Tables 1-2 on two emulated nodes, the
     partitions run by a SIGSTOP/SIGCONT window dispatcher, the window analysis's bound beside."""
@@ -254,24 +314,19 @@ def partitions_cmd(
         raise UserError(
             f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
         )
-    if requests < 1:
-        raise UserError(f"--requests: must be at least 1, got {requests}")
+    at_least("--requests", requests, 1)
     if not 16 <= payload <= 1400:
         raise UserError(
             f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
         )
-    if warmup < 0:
-        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    at_least("--warmup", warmup, 0)
     noise_us = duration_us("--noise", noise)
+    paths = out_paths(out_dir, "partitions")
     netns.check_privileges()
-
-    def progress(row):
-        if not as_json:
-            err.print(
-                f"  {row['scenario']:<29} mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
-                markup=False,
-            )
-
+    progress = progress_printer(
+        as_json,
+        lambda row: f"  {row['scenario']:<29} mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
+    )
     report = partitions.run(
         wins,
         frame_ns,
@@ -283,11 +338,8 @@ def partitions_cmd(
         seed=seed,
         progress=progress,
     )
-    for line in report["skipped"]:
-        err.print(line, markup=False)
-    if as_json:
-        _emit(report)
-    else:
+
+    def tables(report):
         t = Table(title="request/response round trip (us), measured | paper's Tables 1-2")
         for c in (
             "scenario",
@@ -329,16 +381,19 @@ def partitions_cmd(
                 f"(bound), {_f(a['stage_work_typical_us'])} us (mean)",
                 markup=False,
             )
-        out.print(_host_line(report["host"]), markup=False)
-    if not report["rows"]:
-        raise typer.Exit(1)
+
+    finish("partitions", report, as_json, paths, tables)
 
 
 @app.command("reqresp")
 def reqresp_cmd(
     backends: Annotated[
-        str, typer.Option("--backends", help="udp-echo (the ideal baseline) and/or dds.")
-    ] = "udp-echo,dds",
+        str,
+        typer.Option(
+            "--backends",
+            help="udp-echo (the ideal baseline), icmp-echo (the server's kernel answers, raw socket), dds.",
+        ),
+    ] = "udp-echo,icmp-echo,dds",
     payload: Annotated[
         str, typer.Option("--payload", help="Request and reply sizes in bytes, e.g. 64,512.")
     ] = "64,512",
@@ -359,18 +414,15 @@ def reqresp_cmd(
     ] = True,
     noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
-    """Request/response on a native and a "virtualised" server (seed 001C): UDP echo (ideal) and DDS,
-    the server busy-working per request; min/avg/max/stdev/p99 and the derived ratios."""
+    """Request/response on a native and a "virtualised" server (seed 001C): UDP echo (ideal), ICMP
+    echo (the kernel's, when raw sockets are allowed) and DDS, the server busy-working per request;
+    min/avg/max/stdev/p99 and the derived ratios."""
     from rtnetlab.middleware import reqresp
     from rtnetlab.testbed import netns
 
-    names = [b.strip() for b in backends.split(",") if b.strip()]
-    for b in names:
-        if b not in reqresp.BACKENDS:
-            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(reqresp.BACKENDS)})")
-    if not names or len(set(names)) != len(names):
-        raise UserError("--backends: give each backend once, at least one")
+    names = backend_list(backends, reqresp.BACKENDS)
     sizes = int_list("--payload", payload, 16)
     if max(sizes) > 1400:
         raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
@@ -380,27 +432,23 @@ def reqresp_cmd(
         if not 0 <= us <= 100_000:
             raise UserError(f"--busy: must be in [0, 100ms], got {word.strip()}")
         busy_us.append(us)
-    if requests < 1:
-        raise UserError(f"--requests: must be at least 1, got {requests}")
+    at_least("--requests", requests, 1)
     if not 0 < cpu_cap <= 1:
         raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
-    if warmup < 0:
-        raise UserError(f"--warmup: must not be negative, got {warmup}")
+    at_least("--warmup", warmup, 0)
     gap_us = duration_us("--gap", gap)
     if gap_us < 0:
         raise UserError(f"--gap: must not be negative, got {gap}")
     noise_us = duration_us("--noise", noise)
+    paths = out_paths(out_dir, "reqresp")
     netns.check_privileges()
-
-    def progress(row):
-        if not as_json:
-            err.print(
-                f"  {row['backend']:<8} {row['server']:<11} {row['payload_bytes']:>4} B, "
-                f"busy {row['busy_us']:g} us: "
-                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
-                markup=False,
-            )
-
+    progress = progress_printer(
+        as_json,
+        lambda row: (
+            f"  {row['backend']:<9} {row['server']:<11} {row['payload_bytes']:>4} B, "
+            f"busy {row['busy_us']:g} us: mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us"
+        ),
+    )
     report = reqresp.run(
         names,
         sizes,
@@ -413,11 +461,8 @@ def reqresp_cmd(
         noise_s=noise_us / 1e6,
         progress=progress,
     )
-    for line in report["skipped"]:
-        err.print(line, markup=False)
-    if as_json:
-        _emit(report)
-    else:
+
+    def tables(report):
         t = Table(
             title=f"request/response round trip (us); virtualised = guest namespace, {cpu_cap:g} of a CPU"
         )
@@ -452,6 +497,7 @@ def reqresp_cmd(
             "busy us",
             "dds overhead",
             "udp-echo overhead",
+            "icmp-echo overhead",
             "mw share native",
             "mw share virt.",
             "dds deadline share 10 ms",
@@ -469,15 +515,15 @@ def reqresp_cmd(
                 f"{d['busy_us']:g}",
                 pct(d.get("dds_overhead")),
                 pct(d.get("udp-echo_overhead")),
+                pct(d.get("icmp-echo_overhead")),
                 pct(d.get("middleware_share_native")),
                 pct(d.get("middleware_share_virtualised")),
                 pct(d.get("dds_deadline_share_10ms")),
                 pct(d.get("dds_deadline_share_100ms")),
             )
         out.print(t)
-        out.print(_host_line(report["host"]), markup=False)
-    if not report["rows"]:
-        raise typer.Exit(1)
+
+    finish("reqresp", report, as_json, paths, tables)
 
 
 @app.command("cwalker")
@@ -499,6 +545,7 @@ def cwalker_cmd(
         bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and pinning when allowed.")
     ] = True,
     as_json: JsonOpt = False,
+    out_dir: OutOpt = None,
 ) -> None:
     """The cognitive walker's eight periodic modules (seed 001A, Table I): latency at the AVI per
     backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
@@ -506,12 +553,7 @@ def cwalker_cmd(
     from rtnetlab.middleware.backends import NAMES
     from rtnetlab.middleware.placement import PLACEMENTS
 
-    names = [b.strip() for b in backends.split(",") if b.strip()]
-    for b in names:
-        if b not in NAMES or b == "zeromq-ipc":
-            raise UserError(f"--backends: unknown backend '{b}' (known: udp, zeromq, dds, zenoh)")
-    if not names or len(set(names)) != len(names):
-        raise UserError("--backends: give each backend once, at least one")
+    names = backend_list(backends, NAMES, refused=("zeromq-ipc",))
     maps = int_list("--mappings", mappings)
     if any(m not in cwalker.MAPPINGS for m in maps):
         raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
@@ -520,21 +562,17 @@ def cwalker_cmd(
         raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
     if placement not in PLACEMENTS:
         raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
-
-    def progress(row):
-        if not as_json:
-            err.print(
-                f"  {row['backend']:<7} M{row['mapping']}: "
-                f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
-                markup=False,
-            )
-
+    paths = out_paths(out_dir, "cwalker")
+    progress = progress_printer(
+        as_json,
+        lambda row: (
+            f"  {row['backend']:<7} M{row['mapping']}: "
+            f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us"
+        ),
+    )
     report = cwalker.run(names, maps, seconds, placement=placement, rt=rt, progress=progress)
-    for line in report["skipped"]:
-        err.print(line, markup=False)
-    if as_json:
-        _emit(report)
-    else:
+
+    def tables(report):
         t = Table(title=f"cWalker latency at AVI (us), {placement}; Table I format")
         for c in ("mapping", "protocol", "count", "max", "avg", "stdev", "p99"):
             t.add_column(c, justify="left" if c == "protocol" else "right")
@@ -557,6 +595,41 @@ def cwalker_cmd(
                 style="dim",
             )
         out.print(t)
-        out.print(_host_line(report["host"]), markup=False)
-    if not report["rows"]:
-        raise typer.Exit(1)
+
+    finish("cwalker", report, as_json, paths, tables)
+
+
+@app.command("report")
+def report_cmd(
+    results: Annotated[
+        list[Path], typer.Argument(help="Results of `rtnetlab middleware ... --json` (or --out's .json).")
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="The page (one results file only; default: beside it, .html)."),
+    ] = None,
+) -> None:
+    """The HTML page (tables and plots) of saved middleware results: one page per results file,
+    written beside it (x.json -> x.html) unless -o names it."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.report.middleware import kind_of, render
+
+    if output is not None and len(results) != 1:
+        raise UserError(f"-o: names one page, but {len(results)} results files are given")
+    pages = {}
+    for src in results:
+        try:
+            doc = json.loads(Path(src).read_text())
+        except OSError as e:
+            raise UserError(f"{src}: cannot be read ({e.strerror or e})") from None
+        except ValueError as e:
+            raise UserError(f"{src}: not JSON ({e})") from None
+        kind_of(doc, str(src))
+        dest = output if output is not None else Path(src).with_suffix(".html")
+        pages[dest] = (doc, src)
+    outfiles.check(
+        {("-o" if output is not None else f"page of {src}"): d for d, (_, src) in pages.items()}, results
+    )
+    outfiles.write_all({dest: render(doc, str(src)) for dest, (doc, src) in pages.items()})
+    for dest in pages:
+        err.print(f"wrote {dest}", markup=False)

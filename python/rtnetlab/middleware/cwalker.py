@@ -26,11 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from rtnetlab.middleware.backends import BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
-from rtnetlab.middleware.procs import Workers
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.procs import Workers, measure_cases
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
 #: name: (period ms, published topic, subscribed topics)
 MODULES: dict[str, tuple[int, str, tuple[str, ...]]] = {
@@ -99,12 +98,14 @@ def _run_mapping(ws: Workers, place, tmp: Path, backend: str, mapping: int, seco
     workers["AVI"].expect("done", seconds * 2 + 60, what)
     lat = np.load(tmp / f"avi-{backend}-{mapping}.npy")
     s = summary(lat.tolist())
+    sketch = quantile_sketch(lat.tolist())
     return {
         "backend": backend,
         "mapping": mapping,
         "placement": place.kind,
         "count": s["count"],
         **{k: s[k] for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")},
+        "quantiles_us": sketch,
     }
 
 
@@ -121,15 +122,14 @@ def run(
     with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
         tmp = Path(tmpname)
         for backend in backends:
-            try:
-                for m in mappings:
-                    with Workers(tmp) as ws:
-                        row = _run_mapping(ws, place, tmp, backend, m, seconds, rt)
-                    rows.append(row)
-                    if progress:
-                        progress(row)
-            except BackendUnavailable as e:
-                skipped.append(str(e).splitlines()[0])
+            measure_cases(
+                tmp,
+                [(m,) for m in mappings],
+                lambda ws, m, backend=backend: _run_mapping(ws, place, tmp, backend, m, seconds, rt),
+                rows,
+                skipped,
+                progress,
+            )
     return {
         "host": host,
         "rows": rows,

@@ -35,7 +35,7 @@ from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import Workers
 from rtnetlab.middleware.pubsub import measure_noise
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
 SCENARIOS = (
     "NETWORK",
@@ -67,6 +67,34 @@ def analysis(major_frame_ns: int, windows: list[tuple[str, int]], stage_work_ns:
         (idx["routing"], stage_work_ns, 0),
     ]
     return json.loads(_core.partition_latency_json(major_frame_ns, windows, stages, stage_work_ns))
+
+
+def path_through_windows(
+    phase_ns: int, major_frame_ns: int, windows: list[tuple[str, int]], stages: list[tuple[str, int]]
+) -> list[tuple[str, int, int]]:
+    """The stages (window name, work in ns) of a request reaching node 2 at `phase_ns` of the major
+    frame, each run only inside its own window (back to back from offset 0, repeated every frame)
+    after the previous stage ends: [(name, start, end)] in ns from the frame's start, where a stage
+    split across windows has one piece per window."""
+    slots, off = {}, 0
+    for name, length in windows:
+        slots[name] = (off, off + length)
+        off += length
+    t, pieces = phase_ns, []
+    for name, work in stages:
+        lo, hi = slots[name]
+        while work > 0:
+            frame = t // major_frame_ns * major_frame_ns
+            if t < frame + lo:
+                t = frame + lo
+            elif t >= frame + hi:
+                t = frame + major_frame_ns + lo
+            run = min(work, frame + hi - t) if frame + lo <= t < frame + hi else 0
+            if run:
+                pieces.append((name, t, t + run))
+                t += run
+                work -= run
+    return pieces
 
 
 def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dict, dict | None]:
@@ -140,6 +168,7 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
             "request_bytes": args["payload"],
             "gap_ns": args["major_frame_ns"],
             "out": str(out),
+            "out_sent": str(out.with_suffix(".sent.npy")),
             "cpu": 0,
             "rt": args["rt"],
             "below_max": 1,
@@ -158,6 +187,14 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
     s = summary(rtt[rtt >= 0].tolist())
     row = {"scenario": name, "count": s["count"], "lost": int((rtt < 0).sum())}
     row.update({k: s[k] for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")})
+    row["quantiles_us"] = quantile_sketch(rtt[rtt >= 0].tolist())
+    if dispatch is not None and s["count"]:
+        # The slowest measured request, placed in the windows: its send stamp's phase in the
+        # dispatcher's major frame (both stamps are this host's CLOCK_MONOTONIC).
+        sent = np.load(out.with_suffix(".sent.npy"))
+        k = int(np.argmax(rtt))
+        phase = (int(sent[k]) - dispatch["start_ns"]) % dispatch["major_frame_ns"]
+        row["worst_request"] = {"phase_us": phase / 1000, "rtt_us": int(rtt[k]) / 1000}
     return row, dispatch
 
 
@@ -195,8 +232,7 @@ def run(
         placed("two-boards", rate="1gbit") as place,
     ):
         tmp = Path(tmpname)
-        with Workers(tmp) as ws:
-            host.update(measure_noise(ws, noise_s, rt))
+        host.update(measure_noise(tmp, noise_s, rt))
         for name in SCENARIOS:
             try:
                 with Workers(tmp) as ws:
@@ -245,5 +281,8 @@ def run(
             "extra_mean_us": (t["chain"]["mean"] - unpart) / 1000,
             "extra_quantiles_us": {str(q): v / 1000 for q, v in t["chain"]["extra_quantiles"]},
             "measured_extra_mean_us": part["mean_us"] - routed["mean_us"],
+            # For the timeline: where the worst request reaches node 2, and the network's share.
+            "worst_phase_us": a["chain"]["worst_phase"] / 1000,
+            "network_min_us": net_min,
         }
     return result

@@ -105,3 +105,21 @@ class Workers:
             for w in self.all:
                 w.stop()
         return False
+
+
+def measure_cases(
+    tmp: Path, cases, measure, rows: list, skipped: list, progress=None, label: str = ""
+) -> None:
+    """Measures each case (a tuple of arguments) as `measure(ws, *case)` in a block of workers of
+    its own (all stopped after it, whatever happens), appending the row it returns and reporting
+    it to `progress`. A backend that is unavailable or fails (BackendUnavailable) ends the cases:
+    its one-line reason goes to `skipped`."""
+    try:
+        for case in cases:
+            with Workers(tmp) as ws:
+                row = measure(ws, *case)
+            rows.append(row)
+            if progress:
+                progress(row)
+    except BackendUnavailable as e:
+        skipped.append(str(e).splitlines()[0])

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
-from rtnetlab.middleware.backends import NAMES, BackendUnavailable
+from rtnetlab.middleware.backends import NAMES
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
-from rtnetlab.middleware.procs import Workers
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.procs import Workers, measure_cases
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
 ROW_KEYS = (
     "backend",
@@ -108,14 +108,17 @@ def run_one(
     row.update({"count": s["count"], "lost": messages * subs - s["count"]})
     row.update({k: s[k] for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")})
     row["period_us"] = period_ns / 1000
+    row["quantiles_us"] = quantile_sketch(pooled.tolist())
     return row
 
 
-def measure_noise(ws: Workers, seconds: float, rt: bool) -> dict:
+def measure_noise(tmp: Path, seconds: float, rt: bool) -> dict:
+    """The host's timer noise (the `host` figures), probed by a worker of its own."""
     if seconds <= 0:
         return {}
-    w = ws.start([], {"role": "noise", "seconds": seconds, "cpu": _cpu(1), "rt": rt}, "noise")
-    m = w.expect("noise", seconds * 3 + 30, "timer noise probe")
+    with Workers(tmp) as ws:
+        w = ws.start([], {"role": "noise", "seconds": seconds, "cpu": _cpu(1), "rt": rt}, "noise")
+        m = w.expect("noise", seconds * 3 + 30, "timer noise probe")
     return {
         "noise_us": m["noise"]["max_us"],
         "noise_p99_us": m["noise"]["p99_us"],
@@ -142,26 +145,23 @@ def run(
     host = describe()
     with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
         tmp = Path(tmpname)
-        with Workers(tmp) as ws:
-            host.update(measure_noise(ws, noise_s, rt))
+        host.update(measure_noise(tmp, noise_s, rt))
         for backend in backends:
             if backend == "zeromq-ipc" and placement == "two-boards":
                 skipped.append(
                     "zeromq-ipc: a Unix socket does not cross boards; not run with --placement two-boards"
                 )
                 continue
-            try:
-                for subs in subscribers:
-                    for payload in payloads:
-                        with Workers(tmp) as ws:
-                            row = run_one(
-                                ws, place, tmp, backend, subs, payload, messages, warmup, period_ns, rt, sched
-                            )
-                        rows.append(row)
-                        if progress:
-                            progress(row)
-            except BackendUnavailable as e:
-                skipped.append(str(e).splitlines()[0])
+            measure_cases(
+                tmp,
+                [(subs, payload) for subs in subscribers for payload in payloads],
+                lambda ws, subs, payload, backend=backend: run_one(
+                    ws, place, tmp, backend, subs, payload, messages, warmup, period_ns, rt, sched
+                ),
+                rows,
+                skipped,
+                progress,
+            )
         if ddsperf and "dds" in backends and placement == "local":
             from rtnetlab.middleware.ddsperf import cross_check
 

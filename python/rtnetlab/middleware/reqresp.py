@@ -1,6 +1,9 @@
 """Seed 001C's request/response benchmark: a client on board 1 writes an array on a request
 topic, the server busy-works and replies on a second topic; the client measures the round trip.
-The "ideal" baseline is a UDP echo (no middleware, no serialisation). The server runs either
+The "ideal" baseline is a UDP echo (no middleware, no serialisation); the ICMP echo is a second
+one below it: the server's kernel answers (no server process, no socket, no busy work, and no
+CPU cap: the reply is sent in the kernel's softirq), the client reads it on a raw socket, so it
+needs CAP_NET_RAW (root). The server runs either
 natively on board 2, or "virtualised": in its own namespace (a guest) behind a link from board 2,
 in a per-run cgroup capped to a share of one CPU (a VM's vCPU as the host's scheduler sees it).
 
@@ -10,19 +13,19 @@ payload and busy time."""
 
 from __future__ import annotations
 
+import socket
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from rtnetlab.middleware.backends import BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
-from rtnetlab.middleware.procs import Workers
+from rtnetlab.middleware.procs import measure_cases
 from rtnetlab.middleware.pubsub import measure_noise
-from rtnetlab.middleware.stats import summary
+from rtnetlab.middleware.stats import quantile_sketch, summary
 
-BACKENDS = ("udp-echo", "dds")
+BACKENDS = ("udp-echo", "icmp-echo", "dds")
 SERVERS = ("native", "virtualised")
 DEADLINES_MS = (10, 100, 1000)
 RRW = "rrworker"
@@ -44,6 +47,8 @@ def _one(ws, place, tmp, procs_file, backend, payload, busy_us, server, args) ->
     if backend == "udp-echo":
         srv = ws.start(prefix, {**spec, "role": "echo_server"}, "server", RRW)
         peer = srv.expect("ready", 30, what)["endpoint"]
+    elif backend == "icmp-echo":
+        peer = place.settings(board)["address"]  # the server's namespace: its kernel answers
     else:
         srv = ws.start(prefix, {**spec, "role": "server", "backend": "dds"}, "server", RRW)
         srv.expect("ready", 60, what)
@@ -82,7 +87,17 @@ def _one(ws, place, tmp, procs_file, backend, payload, busy_us, server, args) ->
         "lost": int((rtt < 0).sum()),
     }
     row.update({k: s[k] for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")})
+    row["quantiles_us"] = quantile_sketch(rtt[rtt >= 0].tolist())
     return row
+
+
+def raw_sockets_allowed() -> bool:
+    """Whether this process may open a raw ICMP socket (CAP_NET_RAW), as the ICMP client will."""
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close()
+    except PermissionError:
+        return False
+    return True
 
 
 def ratios(rows: list[dict]) -> list[dict]:
@@ -130,27 +145,28 @@ def run(
     ]
     host["cpu_cap"] = cpu_cap
     rows, skipped = [], []
+    if "icmp-echo" in backends and not raw_sockets_allowed():
+        skipped.append("icmp-echo: raw sockets are not allowed (needs CAP_NET_RAW: root); not run")
+        backends = [b for b in backends if b != "icmp-echo"]
     cgroup.sweep_leftovers()
     with (
         tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname,
         placed("two-boards", guest=True) as place,
     ):
         tmp = Path(tmpname)
-        with Workers(tmp) as ws:
-            host.update(measure_noise(ws, noise_s, rt))
+        host.update(measure_noise(tmp, noise_s, rt))
         with cgroup.cpu_cap(f"rtnl-{place.token}", cpu_cap) as procs_file:
             for backend in backends:
-                try:
-                    for payload in payloads:
-                        for busy in busy_list:
-                            for server in SERVERS:
-                                with Workers(tmp) as ws:
-                                    row = _one(
-                                        ws, place, tmp, procs_file, backend, payload, busy, server, args
-                                    )
-                                rows.append(row)
-                                if progress:
-                                    progress(row)
-                except BackendUnavailable as e:
-                    skipped.append(str(e).splitlines()[0])
+                # The kernel's echo does no busy work: one row per payload and server.
+                busy_times = busy_list if backend != "icmp-echo" else [0.0]
+                measure_cases(
+                    tmp,
+                    [(p, b, server) for p in payloads for b in busy_times for server in SERVERS],
+                    lambda ws, payload, busy, server, backend=backend: _one(
+                        ws, place, tmp, procs_file, backend, payload, busy, server, args
+                    ),
+                    rows,
+                    skipped,
+                    progress,
+                )
     return {"host": host, "rows": rows, "ratios": ratios(rows), "skipped": skipped}

@@ -1,10 +1,12 @@
 """Processes of the request/response measurements (`python -m rtnetlab.middleware.rrworker SPEC`):
-a UDP echo pair (the NETWORK baseline), a DDS client and server (the server busy-works, then
+a UDP echo pair (the NETWORK baseline), an ICMP echo client (raw socket; the server's kernel
+answers), a DDS client and server (the server busy-works, then
 replies on a second topic), a routing process bridging two DDS domains, and the window
 dispatcher that lets the processes of a partition run only inside its windows.
 
 The request carries its sequence number and the client's CLOCK_MONOTONIC stamp; the reply copies
-them, so the client measures the round trip."""
+them, so the client measures the round trip (ICMP: in the echo request's data, which the echo
+reply returns unchanged)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import os
 import random
 import signal
 import socket
+import struct
 import sys
 import threading
 import time
@@ -34,6 +37,40 @@ def busy(us: float) -> None:
     end = _now() + int(us * 1000)
     while _now() < end:
         pass
+
+
+ICMP_ECHO_REPLY, ICMP_ECHO_REQUEST = 0, 8
+#: type, code, checksum, identifier, sequence number (RFC 792), network byte order.
+ICMP_HEADER = struct.Struct("!BBHHH")
+
+
+def icmp_checksum(data: bytes) -> int:
+    """The Internet checksum (RFC 1071): the one's complement of the one's complement sum of the
+    16-bit big-endian words (an odd last byte padded with a zero byte)."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def icmp_echo_request(ident: int, seq: int, data: bytes) -> bytes:
+    """An ICMP echo request (type 8, code 0) with its checksum over header and data."""
+    blank = ICMP_HEADER.pack(ICMP_ECHO_REQUEST, 0, 0, ident, seq & 0xFFFF)
+    return ICMP_HEADER.pack(ICMP_ECHO_REQUEST, 0, icmp_checksum(blank + data), ident, seq & 0xFFFF) + data
+
+
+def icmp_echo_data(packet: bytes, ident: int) -> bytes | None:
+    """The data of an echo reply to `ident` in an IPv4 packet as a raw socket reads it, or None
+    (another ICMP message, someone else's, or a bad checksum)."""
+    icmp = packet[(packet[0] & 0x0F) * 4 :]
+    if len(icmp) < ICMP_HEADER.size:
+        return None
+    kind, _code, _sum, who, _seq = ICMP_HEADER.unpack_from(icmp)
+    if kind != ICMP_ECHO_REPLY or who != ident or icmp_checksum(icmp) != 0:
+        return None
+    return icmp[ICMP_HEADER.size :]
 
 
 def _reply(data: bytes, size: int) -> bytes:
@@ -104,6 +141,28 @@ def client(spec: dict) -> None:
                 return s.recv(65536)
             except TimeoutError:
                 return None
+    elif spec["backend"] == "icmp-echo":
+        # The server's kernel answers: the request's data (sequence number, send stamp, padding
+        # to the payload size) comes back in the reply. Same IP packet size as the UDP echo's
+        # (both headers are 8 bytes). connect() makes the socket see only the server's packets.
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        s.connect((spec["peer"], 0))
+        ident = os.getpid() & 0xFFFF
+
+        def send(buf: bytes) -> None:
+            s.send(icmp_echo_request(ident, HEADER.unpack_from(buf)[0], buf))
+
+        def wait() -> bytes | None:
+            end = time.monotonic() + timeout
+            while (left := end - time.monotonic()) > 0:
+                s.settimeout(left)
+                try:
+                    data = icmp_echo_data(s.recv(65536), ident)
+                except TimeoutError:
+                    return None
+                if data is not None:
+                    return data
+            return None
     else:
         be = _backend(spec)
         pub = be.publisher("rtnetlab_request", [])
@@ -135,10 +194,14 @@ def client(spec: dict) -> None:
             _say({"error": f"{spec['backend']}: no reply within {spec.get('discovery_s', 30)} s"})
             os._exit(1)
     rtt = np.full(n, -1, dtype=np.int64)
+    sent = np.zeros(n, dtype=np.int64)  # each request's send stamp (its phase in the windows)
     gap_ns = spec.get("gap_ns", 0)
     for seq in range(-spec["warmup"], n):
         time.sleep((spec.get("min_gap_ns", 200_000) + rng.random() * gap_ns) / 1e9)
-        HEADER.pack_into(buf, 0, seq, _now())
+        stamp = _now()
+        if seq >= 0:
+            sent[seq] = stamp
+        HEADER.pack_into(buf, 0, seq, stamp)
         send(bytes(buf))
         while True:
             data = wait()
@@ -149,9 +212,11 @@ def client(spec: dict) -> None:
                 if seq >= 0:
                     rtt[seq] = _now() - stamp
                 break
-            if spec["backend"] != "udp-echo":
+            if spec["backend"] == "dds":
                 got.clear()
     np.save(spec["out"], rtt)
+    if spec.get("out_sent"):
+        np.save(spec["out_sent"], sent)
     _say({"done": True})
     os._exit(0)
 
@@ -208,6 +273,8 @@ def dispatcher(spec: dict) -> None:
         {
             "dispatch": {
                 "switches": s["count"],
+                "start_ns": start,  # CLOCK_MONOTONIC: the first major frame's start
+                "major_frame_ns": frame,
                 "mean_us": s["mean_us"],
                 "p99_us": s["p99_us"],
                 "max_us": s["max_us"],

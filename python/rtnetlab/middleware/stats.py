@@ -32,3 +32,21 @@ def summary(samples_ns: Sequence[float]) -> dict:
         "p99_us": percentile_nearest_rank(xs, 99.0),
         "max_us": xs[-1],
     }
+
+
+#: The probability levels of a row's quantile sketch: every percent, and the tail finer (the CDF
+#: plots are drawn from it; the raw samples are not kept in the results).
+SKETCH_LEVELS = (*(k / 100 for k in range(0, 100)), 0.995, 0.999, 0.9999, 1.0)
+
+
+def quantile_sketch(samples_ns: Sequence[float]) -> list[list[float]]:
+    """[[fraction, latency_us], ...]: for each of `SKETCH_LEVELS`, its nearest-rank sample (an
+    observed one; level 0 gives the minimum) and the fraction of the samples ranked at or below it
+    (rank / count: a point of the empirical CDF, exact). Levels that few samples cannot tell apart
+    fall on one rank and are kept once. Empty without samples."""
+    xs = sorted(float(x) / 1000.0 for x in samples_ns)
+    n = len(xs)
+    if n == 0:
+        return []
+    ranks = sorted({max(1, math.ceil(q * n - 1e-9)) for q in SKETCH_LEVELS})
+    return [[r / n, xs[r - 1]] for r in ranks]

@@ -89,3 +89,77 @@ def style_axes(ax: Any) -> None:
     ax.set_axisbelow(True)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
+
+
+def strip_width(n: int) -> float:
+    """Width (inches) of a plot with one column per item (flow, port): readable, never huge."""
+    return min(16.0, max(7.0, 0.17 * n + 1.5))
+
+
+def item_axis(ax: Any, labels: list[str]) -> None:
+    """The x axis of a plot with one column per item: each labelled, vertically."""
+    ax.set_xticks(list(range(len(labels))))
+    ax.set_xticklabels(labels, rotation=90, fontsize=6.5)
+    ax.set_xlim(-0.7, max(len(labels), 1) - 0.3)
+
+
+def log_y(ax: Any, bottom: float, top: float) -> None:
+    """A log y axis from `bottom` to `top`, plain numbers."""
+    ax.set_yscale("log")
+    ax.set_ylim(bottom, top)
+    log_labels(ax.yaxis, bottom, top)
+
+
+def legend_right(ax: Any) -> None:
+    """The legend outside, right of the axes."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+
+
+def value_bars(ax: Any, points: list[tuple[int, float]], colour: Any, alpha: float, label: str) -> None:
+    """Faint bars with an outline (a bound, a load) at (column, value) points."""
+    ax.bar(
+        [i for i, _ in points],
+        [v for _, v in points],
+        width=0.75,
+        color=colour,
+        alpha=alpha,
+        edgecolor=colour,
+        linewidth=0.6,
+        label=label,
+    )
+
+
+def alarm_bars(ax: Any, points: list[tuple[int, float]], alpha: float, label: str) -> None:
+    """Red bars over the columns at fault (a deadline miss, a bound over the buffer)."""
+    if points:
+        columns, values = [i for i, _ in points], [v for _, v in points]
+        ax.bar(columns, values, width=0.75, color="#c62828", alpha=alpha, label=label)
+
+
+def unbounded_bars(ax: Any, columns: list[int], top: float) -> None:
+    """Hatched red outlines up to the top of the plot over the unbounded columns."""
+    if columns:
+        ax.bar(
+            columns,
+            [top] * len(columns),
+            width=0.75,
+            color="none",
+            edgecolor="#c62828",
+            hatch="///",
+            label="unbounded",
+        )
+
+
+def limit_ticks(ax: Any, points: list[tuple[int, float]], label: str) -> None:
+    """Black horizontal ticks at (column, limit) points (a deadline, a buffer)."""
+    if points:
+        ax.scatter(
+            [i for i, _ in points],
+            [v for _, v in points],
+            marker="_",
+            s=90,
+            color="black",
+            linewidths=1.6,
+            label=label,
+            zorder=3,
+        )

@@ -4,7 +4,21 @@ against the buffer, log scale.
 
 from __future__ import annotations
 
-from rtnetlab.report.plots.common import MAX_PLOT_PORTS, PLANE_COLOURS, figure, log_labels, style_axes, svg
+from rtnetlab.report.plots.common import (
+    MAX_PLOT_PORTS,
+    PLANE_COLOURS,
+    alarm_bars,
+    figure,
+    item_axis,
+    legend_right,
+    limit_ticks,
+    log_y,
+    strip_width,
+    style_axes,
+    svg,
+    unbounded_bars,
+    value_bars,
+)
 
 
 def _plotted_ports(data: dict) -> list[dict]:
@@ -25,21 +39,11 @@ def plot_ports(data: dict) -> tuple[str, str]:
         caption = f" The {MAX_PLOT_PORTS} most loaded of {loaded} loaded ports are drawn; the table has all."
     planes = list(dict.fromkeys(p["plane"] for p in data["ports"]))
     n = max(len(ports), 1)
-    width = min(16.0, max(7.0, 0.17 * n + 1.5))
-    fig = figure(width, 6.6)
+    fig = figure(strip_width(n), 6.6)
     ax1, ax2 = fig.subplots(2, 1, sharex=True)
-    x = list(range(len(ports)))
     colours = [PLANE_COLOURS[planes.index(p["plane"]) % len(PLANE_COLOURS)] for p in ports]
-    ax1.bar(
-        x,
-        [100 * p["load"] for p in ports],
-        width=0.75,
-        color=colours,
-        alpha=0.35,
-        edgecolor=colours,
-        linewidth=0.6,
-        label="contract load (analysis)",
-    )
+    loads = [(i, 100 * p["load"]) for i, p in enumerate(ports)]
+    value_bars(ax1, loads, colours, 0.35, "contract load (analysis)")
     sim_u = [(i, 100 * p["sim_utilisation"]) for i, p in enumerate(ports) if p["sim_utilisation"] is not None]
     ax1.scatter(
         [i for i, _ in sim_u],
@@ -57,56 +61,19 @@ def plot_ports(data: dict) -> tuple[str, str]:
     ax1.set_ylabel("utilisation (%)")
     ax1.set_title("utilisation", loc="left", fontsize=10)
     style_axes(ax1)
-    ax1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    legend_right(ax1)
 
     bounded = [(i, p["backlog_bytes"]) for i, p in enumerate(ports) if p["backlog_bytes"] is not None]
-    ax2.bar(
-        [i for i, _ in bounded],
-        [b for _, b in bounded],
-        width=0.75,
-        color=[colours[i] for i, _ in bounded],
-        alpha=0.35,
-        edgecolor=[colours[i] for i, _ in bounded],
-        linewidth=0.6,
-        label="backlog bound",
-    )
+    value_bars(ax2, bounded, [colours[i] for i, _ in bounded], 0.35, "backlog bound")
     buffers = [(i, p["buffer_bytes"]) for i, p in enumerate(ports) if p["buffer_bytes"]]
     values = [b for _, b in bounded if b] + [b for _, b in buffers]
     values += [p["sim_max_backlog_bytes"] for p in ports if p["sim_max_backlog_bytes"]]
     top = max(values, default=1e4) * 2.0
     bottom = max(min(values, default=10.0) / 2.0, 1.0)
-    unb = [i for i, p in enumerate(ports) if p["backlog_bytes"] is None]
-    if unb:
-        ax2.bar(
-            unb,
-            [top] * len(unb),
-            width=0.75,
-            color="none",
-            edgecolor="#c62828",
-            hatch="///",
-            label="unbounded",
-        )
+    unbounded_bars(ax2, [i for i, p in enumerate(ports) if p["backlog_bytes"] is None], top)
     over = [(i, p["backlog_bytes"]) for i, p in enumerate(ports) if p["over_buffer"] and p["backlog_bytes"]]
-    if over:
-        ax2.bar(
-            [i for i, _ in over],
-            [b for _, b in over],
-            width=0.75,
-            color="#c62828",
-            alpha=0.5,
-            label="bound over buffer",
-        )
-    if buffers:
-        ax2.scatter(
-            [i for i, _ in buffers],
-            [b for _, b in buffers],
-            marker="_",
-            s=90,
-            color="black",
-            linewidths=1.6,
-            label="buffer",
-            zorder=3,
-        )
+    alarm_bars(ax2, over, 0.5, "bound over buffer")
+    limit_ticks(ax2, buffers, "buffer")
     sim_b = [(i, p["sim_max_backlog_bytes"]) for i, p in enumerate(ports) if p["sim_max_backlog_bytes"]]
     ax2.scatter(
         [i for i, _ in sim_b],
@@ -118,15 +85,11 @@ def plot_ports(data: dict) -> tuple[str, str]:
         linewidths=0,
         label="simulated max backlog",
     )
-    ax2.set_yscale("log")
-    ax2.set_ylim(bottom, top)
-    log_labels(ax2.yaxis, bottom, top)
+    log_y(ax2, bottom, top)
     ax2.set_ylabel("bytes")
     ax2.set_title("backlog against buffer", loc="left", fontsize=10)
     style_axes(ax2)
-    ax2.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    ax2.set_xticks(x)
-    ax2.set_xticklabels([f"{p['node']}:{p['port']}" for p in ports], rotation=90, fontsize=6.5)
-    ax2.set_xlim(-0.7, max(len(ports), 1) - 0.3)
+    legend_right(ax2)
+    item_axis(ax2, [f"{p['node']}:{p['port']}" for p in ports])
     fig.tight_layout()
     return svg(fig, "ports"), caption
