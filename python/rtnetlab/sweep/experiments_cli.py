@@ -102,3 +102,7 @@ def register(experiment_app: typer.Typer) -> None:
 
     experiment_app.command("soundness")(soundness)
     figures.register(experiment_app)
+    from rtnetlab.sweep import fig_seed001d, fig_seed003
+
+    fig_seed001d.register(experiment_app)
+    fig_seed003.register(experiment_app)
