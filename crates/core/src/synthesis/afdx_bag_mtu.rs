@@ -803,7 +803,7 @@ impl<'a> Engine<'a> {
     /// Counts a node; true once the time cap has passed (the search then unwinds).
     fn visit(&mut self) -> bool {
         self.nodes += 1;
-        if self.nodes % DEADLINE_CHECK == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(DEADLINE_CHECK) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.gave_up = true;
         }
         self.gave_up
