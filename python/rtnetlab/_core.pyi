@@ -167,5 +167,9 @@ def dopa_fig6(
 def nss_overhead_json(mean_gaps_ms: list[int], budgets: list[int], packets: int, seeds: int) -> str:
     """Seed 004's Table 4: CPU overhead of the network sporadic server, JSON rows."""
 
+def afdx_search_compare(vls: int, mtc_lo_ms: int, mtc_hi_ms: int, seed: int, cap_s: float) -> str:
+    """Seed 001D Table II: branch and bound against exhaustive search on one random instance
+    (nodes, time, answers), each search capped at cap_s s (0: none); JSON; GIL released."""
+
 def fabric_run(scenario_json: str) -> str:
     """Runs a lossless-fabric scenario (seed 003), JSON in, JSON out; GIL released."""

@@ -422,6 +422,31 @@ fn nss_overhead_json(
     Ok(to_json(&rows))
 }
 
+/// Seed 001D's Table II at one size: the branch and bound against the exhaustive search on
+/// random instance `seed` of `vls` VLs with MTCs in [mtc_lo_ms, mtc_hi_ms], each search capped
+/// at `cap_s` seconds (0: none). JSON (`experiments::afdx_table2::Comparison`); the GIL is
+/// released.
+#[pyfunction]
+fn afdx_search_compare(
+    py: Python<'_>,
+    vls: usize,
+    mtc_lo_ms: u64,
+    mtc_hi_ms: u64,
+    seed: u64,
+    cap_s: f64,
+) -> PyResult<String> {
+    use rtnetlab_core::experiments::afdx_table2::compare;
+    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+    if vls == 0 || mtc_lo_ms == 0 || mtc_lo_ms > mtc_hi_ms || !cap_s.is_finite() || cap_s < 0.0 {
+        return Err(bad("vls >= 1, 1 <= mtc_lo_ms <= mtc_hi_ms and a finite cap_s >= 0 are required".into()));
+    }
+    let cap = (cap_s > 0.0).then(|| std::time::Duration::from_secs_f64(cap_s));
+    let c = py
+        .allow_threads(|| compare(vls, (mtc_lo_ms, mtc_hi_ms), seed, cap))
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(to_json(&c))
+}
+
 /// Runs a lossless-fabric scenario (`rtnetlab experiment fabric`), JSON in, JSON out; the GIL
 /// is released while it runs.
 #[pyfunction]
@@ -609,6 +634,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
     m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_run, m)?)?;
+    m.add_function(wrap_pyfunction!(afdx_search_compare, m)?)?;
     m.add_function(wrap_pyfunction!(random_network, m)?)?;
     m.add_function(wrap_pyfunction!(random_sample_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(random_port_scheduler, m)?)?;

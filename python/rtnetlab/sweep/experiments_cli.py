@@ -98,8 +98,10 @@ def soundness(
 
 
 def register(experiment_app: typer.Typer) -> None:
-    from rtnetlab.sweep import fig_seed000, figures
+    from rtnetlab.sweep import fig_seed000, fig_seed001d, fig_seed003, figures
 
     experiment_app.command("soundness")(soundness)
     figures.register(experiment_app)
     fig_seed000.register(experiment_app)
+    fig_seed001d.register(experiment_app)
+    fig_seed003.register(experiment_app)

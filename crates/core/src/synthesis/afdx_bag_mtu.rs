@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
+use std::time::{Duration, Instant};
 
 /// BAG = 2^k ms for k = 0..7: 1, 2, 4, …, 128 ms.
 pub const BAG_COUNT: usize = 8;
@@ -587,6 +588,77 @@ pub fn min_bandwidth(problem: &Problem, accept: Accept) -> Outcome {
     best.choice.map(|c| problem.configuration(c)).ok_or_else(|| diagnose(problem, engine.rejected))
 }
 
+/// A solver of [`search_with_stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Solver {
+    /// [`branch_and_bound`] with this search.
+    BranchAndBound(Search),
+    /// [`min_bandwidth`]: the exact least-bandwidth configuration by branch and bound.
+    MinBandwidth,
+    /// [`brute_force`] with this goal: the exhaustive search.
+    BruteForce(Goal),
+}
+
+/// What a search cost, from [`search_with_stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SearchStats {
+    /// Prefixes of the search tree visited: the root, every partial choice and every leaf.
+    /// A search that never starts (a VL without candidates) visits none.
+    pub nodes: u64,
+    /// Wall time of the search, s.
+    pub elapsed_s: f64,
+    /// The time cap passed before the search finished: it has no answer.
+    pub gave_up: bool,
+}
+
+/// Runs `solver` on `problem`, counting the nodes it visits, and gives up once `time_cap` has
+/// passed (`None`: never). The answer is `None` when it gave up, else what the solver returns.
+/// The searches are those of the solvers themselves, so the answer, when there is one, is
+/// theirs; the count is what lets a branch and bound be compared with the exhaustive search
+/// independently of the machine's speed.
+pub fn search_with_stats(
+    problem: &Problem,
+    solver: Solver,
+    time_cap: Option<Duration>,
+) -> (Option<Outcome>, SearchStats) {
+    let start = Instant::now();
+    if let Err(e) = no_candidate(problem) {
+        return (
+            Some(Err(e)),
+            SearchStats { nodes: 0, elapsed_s: start.elapsed().as_secs_f64(), gave_up: false },
+        );
+    }
+    let (order, prune) = match solver {
+        Solver::BranchAndBound(search) => (search.order, search.look_ahead),
+        Solver::MinBandwidth => (BranchOrder::LeastBandwidthFirst, true),
+        Solver::BruteForce(_) => (BranchOrder::BagOrder, false),
+    };
+    let mut engine = Engine::new(problem, order, prune, None);
+    engine.deadline = time_cap.map(|cap| start + cap);
+    let found = match solver {
+        Solver::BranchAndBound(_) => engine.first_feasible(0, true).then(|| engine.chosen.clone()),
+        Solver::BruteForce(Goal::FirstFeasible) => {
+            engine.first_feasible(0, false).then(|| engine.chosen.clone())
+        }
+        Solver::MinBandwidth | Solver::BruteForce(Goal::MinBandwidth) => {
+            let mut best = Best::default();
+            let bound = matches!(solver, Solver::MinBandwidth);
+            engine.least_bandwidth(0, 0, &mut best, bound);
+            best.choice
+        }
+    };
+    let stats = SearchStats {
+        nodes: engine.nodes,
+        elapsed_s: start.elapsed().as_secs_f64(),
+        gave_up: engine.gave_up,
+    };
+    if engine.gave_up {
+        return (None, stats);
+    }
+    let outcome = found.map(|c| problem.configuration(c)).ok_or_else(|| diagnose(problem, engine.rejected));
+    (Some(outcome), stats)
+}
+
 fn no_candidate(problem: &Problem) -> Result<(), Infeasible> {
     match problem.vls.iter().position(|mtus| mtus.iter().all(Option::is_none)) {
         Some(vl) => Err(Infeasible::NoCandidate { vl }),
@@ -665,7 +737,16 @@ struct Engine<'a> {
     chosen: Vec<BagMtu>,
     accept: Accept<'a>,
     rejected: u64,
+    /// Prefixes visited (the root, every partial choice and every leaf).
+    nodes: u64,
+    /// Give up once this instant is passed (checked every [`DEADLINE_CHECK`] nodes).
+    deadline: Option<Instant>,
+    gave_up: bool,
 }
+
+/// How often (in nodes) a search with a time cap reads the clock: often enough to stop within
+/// a few ms of the cap, rarely enough to cost nothing against the search itself.
+const DEADLINE_CHECK: u64 = 4096;
 
 impl<'a> Engine<'a> {
     fn new(problem: &Problem, order: BranchOrder, look_ahead: bool, accept: Accept<'a>) -> Self {
@@ -713,7 +794,19 @@ impl<'a> Engine<'a> {
             chosen: Vec::with_capacity(n),
             accept,
             rejected: 0,
+            nodes: 0,
+            deadline: None,
+            gave_up: false,
         }
+    }
+
+    /// Counts a node; true once the time cap has passed (the search then unwinds).
+    fn visit(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes.is_multiple_of(DEADLINE_CHECK) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.gave_up = true;
+        }
+        self.gave_up
     }
 
     /// VL i's `pair` keeps every port it crosses within Eq. 2 and Eq. 3, together with the least
@@ -761,6 +854,9 @@ impl<'a> Engine<'a> {
     /// that cannot lead to a feasible leaf (branch and bound); otherwise check complete leaves
     /// only (brute force).
     fn first_feasible(&mut self, i: usize, prune: bool) -> bool {
+        if self.visit() {
+            return false;
+        }
         if i == self.options.len() {
             return (prune || self.within_limits()) && self.accepts();
         }
@@ -774,6 +870,9 @@ impl<'a> Engine<'a> {
                 return true;
             }
             self.untake(i, pair);
+            if self.gave_up {
+                return false;
+            }
         }
         false
     }
@@ -782,6 +881,9 @@ impl<'a> Engine<'a> {
     /// feasible, accepted leaf of least reserved bandwidth (the first found on ties).
     fn least_bandwidth(&mut self, i: usize, reserved: u64, best: &mut Best, prune: bool) {
         let beats = |bound: u64, best: &Best| best.reserved.is_none_or(|b| bound < b);
+        if self.visit() {
+            return;
+        }
         if i == self.options.len() {
             // The acceptance check is asked only about a leaf that would improve.
             if beats(reserved, best) && (prune || self.within_limits()) && self.accepts() {
@@ -803,6 +905,9 @@ impl<'a> Engine<'a> {
             self.take(i, pair);
             self.least_bandwidth(i + 1, reserved, best, prune);
             self.untake(i, pair);
+            if self.gave_up {
+                return;
+            }
         }
     }
 }
