@@ -232,3 +232,19 @@ def test_configure_and_fixed_priority_steps_match_the_commands(tmp_path):
     assert kept["fixed_priority.schedulable"] == float(
         json.loads(net.handle.partition_json("opa"))["feasible"]
     )
+
+
+def test_generate_seed_keeps_one_network_for_every_row(tmp_path):
+    """`seed: N` under `generate` fixes the network; without it each row's seed draws its own."""
+    import yaml
+
+    from rtnetlab.sweep import points, spec
+
+    fixed = yaml.safe_load(SMALL)
+    fixed["network"]["generate"]["seed"] = 7
+    one = spec.parse(fixed, "spec.yaml", tmp_path)
+    drawn = spec.parse(yaml.safe_load(SMALL), "spec.yaml", tmp_path)
+    params = {"generate.virtual_links": 20}
+    assert points.description(one, params, 1) == points.description(one, params, 2)
+    assert points.description(drawn, params, 1) != points.description(drawn, params, 2)
+    assert points.description(one, params, 1) == points.description(drawn, params, 7)

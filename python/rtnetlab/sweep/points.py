@@ -41,8 +41,11 @@ def description(spec: SweepSpec, params: dict, seed: int) -> dict:
     if "generate" in spec.network:
         g = {**spec.network["generate"]}
         g.update({k.split(".", 1)[1]: v for k, v in params.items() if k.startswith("generate.")})
+        # `seed` in the SPEC keeps one network for every row; without it each row draws its own.
         doc = json.loads(
-            _core.generate_afdx(g["virtual_links"], g["switches"], seed, g["planes"], g["end_systems"])
+            _core.generate_afdx(
+                g["virtual_links"], g["switches"], g.get("seed", seed), g["planes"], g["end_systems"]
+            )
         )
     elif "random" in spec.network:
         doc = json.loads(_core.random_network(seed, spec.network["random"]))
