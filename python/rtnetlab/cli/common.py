@@ -60,7 +60,9 @@ EXIT_INTERNAL = 3
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
-FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
+FileArg = Annotated[
+    Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC server graph .java)")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
 FailOnMissOpt = Annotated[
     bool,
