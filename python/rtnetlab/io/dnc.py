@@ -93,17 +93,9 @@ def _key(ref: str) -> str:
 
 def read(path: Path) -> dict:
     """The description (plain data) of the server graph a DNC Java source builds."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory, expected a DNC server graph (.java)") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot be read ({e.strerror})") from None
-    return parse(text, str(path))
+    from rtnetlab.io import formats  # its reader keeps the size limit and the one-line errors
+
+    return parse(formats._read_text(path), str(path))
 
 
 def parse(text: str, source: str = "(dnc)") -> dict:

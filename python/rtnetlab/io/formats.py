@@ -93,10 +93,7 @@ def read(path: Path) -> Any:
         if path.suffix.lower() in DNC:
             from rtnetlab.io import dnc
 
-            refusal = _core.size_refusal(path.stat().st_size, limits()) if path.is_file() else None
-            if refusal:
-                raise UserError(f"{path}: {refusal}")
-            return dnc.read(path)
+            return dnc.parse(_read_text(path), str(path))
         try:
             refusal = _core.size_refusal(path.stat().st_size, limits())
         except OSError:
