@@ -17,6 +17,7 @@ from rtnetlab.io import dnc, formats
 
 DATA = Path(__file__).resolve().parent / "data" / "ff_fifo_rtns2022"
 NETWORKS = {"random_ff_1": DATA / "random_ff_1.yaml", "random_ff_5": DATA / "random_ff_5.yaml",
+            "random_ff_6": DATA / "random_ff_6.yaml",
             "random_ff_7": DATA / "random_ff_7.java"}
 
 
