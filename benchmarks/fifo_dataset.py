@@ -10,26 +10,19 @@ ours / DNC's own SFA. Each network is analysed as a user runs it (`rtnetlab anal
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "ff_fifo_rtns2022"
+sys.path.insert(0, str(DATA))
+from published import bounds as published  # noqa: E402
+
 CLI = Path(sys.executable).parent / "rtnetlab"
-
-
-def published() -> dict[str, dict[str, dict[str, float]]]:
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
-    with open(DATA / "published.csv") as f:
-        for r in csv.DictReader(f):
-            out[r["network"]][r["flow"]] = {k: float(r[k]) for k in ("LUDB_FF", "LB_FF", "SFA_FIFO")}
-    return out
 
 
 def network_file(name: str) -> Path:

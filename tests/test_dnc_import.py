@@ -4,9 +4,9 @@ beside the bounds published for them."""
 
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -16,6 +16,9 @@ from rtnetlab.errors import UserError
 from rtnetlab.io import dnc, formats
 
 DATA = Path(__file__).resolve().parent / "data" / "ff_fifo_rtns2022"
+sys.path.insert(0, str(DATA))
+from published import bounds as published  # noqa: E402
+
 NETWORKS = {"random_ff_1": DATA / "random_ff_1.yaml", "random_ff_5": DATA / "random_ff_5.yaml",
             "random_ff_6": DATA / "random_ff_6.yaml",
             "random_ff_7": DATA / "random_ff_7.java"}
@@ -23,14 +26,6 @@ NETWORKS = {"random_ff_1": DATA / "random_ff_1.yaml", "random_ff_5": DATA / "ran
 
 def run(cli: Path, *args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
-
-
-def published() -> dict[str, dict[str, dict[str, float]]]:
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
-    with open(DATA / "published.csv") as f:
-        for r in csv.DictReader(f):
-            out[r["network"]][r["flow"]] = {k: float(r[k]) for k in ("LUDB_FF", "LB_FF", "SFA_FIFO")}
-    return out
 
 
 def test_the_published_source_reads_as_its_server_graph() -> None:
