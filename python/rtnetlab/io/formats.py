@@ -87,13 +87,13 @@ def read_native(path: Path) -> tuple[str, str]:
 def read(path: Path) -> Any:
     """Reads a description file into plain data, by its extension."""
     fmt = native_format(path)
+    if fmt is None and path.suffix.lower() in DNC:
+        from rtnetlab.io import dnc
+
+        return dnc.parse(_read_text(path), str(path))
     if fmt is None:
         from rtnetlab.io import wopanet
 
-        if path.suffix.lower() in DNC:
-            from rtnetlab.io import dnc
-
-            return dnc.parse(_read_text(path), str(path))
         try:
             refusal = _core.size_refusal(path.stat().st_size, limits())
         except OSError:
