@@ -8,11 +8,12 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 
 import pytest
 from rich.console import Console
 
-from rtnetlab import model, results
+from rtnetlab import model, results, tables
 from rtnetlab.cli import analyze as analyze_cli
 
 # Overloaded ports (a frame of 100 B every ns, ES1 to ES3) beside a flow with a deadline it misses (a
@@ -100,3 +101,49 @@ def test_analyze_json_and_table_through_the_cli(rtnetlab_cli, tmp_path):
     r = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1
     assert "--fail-on-miss: 1 deadline failure(s): F2 -> ES2 (A): miss" in r.stderr
+
+
+def _rich_text(table: tables.ResultTable, rows) -> str:
+    from rich.table import Table
+
+    console = Console(file=io.StringIO(), width=250, highlight=False, soft_wrap=True)
+    t = Table(title=table.title, title_justify="left")
+    for col in table.columns:
+        t.add_column(col, justify="left" if col in table.left else "right")
+    for cells, style in rows:
+        t.add_row(*cells, style=style)
+    console.print(t)
+    return console.file.getvalue()
+
+
+@pytest.mark.parametrize("rows", [
+    [(("VL1", "ES2", "A", "12.5", "ok: fine"), None)],
+    [(("a-long-flow-name", "x", "B", "1,234,567.125", "unbounded: SW:1 overloaded"), "bold red"),
+     (("b", "a much longer destination", "A", "1", "ok"), "red")],
+    [(("", "", "", "", ""), None)],
+])
+def test_the_plain_layout_of_a_table_is_richs(rows):
+    table = tables.ResultTable("A title (us)", ["flow", "destination", "plane", "delay (us)", "status"],
+                               left=("flow", "destination", "plane", "status"))
+    assert table.boxed(rows, 250) == _rich_text(table, rows)
+    # What rich would lay out otherwise goes to rich: too wide, markup, emoji codes, wide cells.
+    assert table.boxed(rows, 20) is None
+    for odd in ("[bold]x[/bold]", ":smile:", "é", "日本"):
+        assert table.boxed([((odd, *rows[0][0][1:]), None)], 250) is None
+
+
+def test_the_tables_printed_without_rich_equal_richs(repo_root, tmp_path, monkeypatch):
+    """The command's own console, piped: the same text with or without rich laying it out."""
+    from rtnetlab.cli import common
+
+    for path in _networks(repo_root, tmp_path):
+        net = model.load_file(path)
+        view = net.analysis_tables("best", limit=40)
+        reasons = results.Reasons.of(net, {"ports": view["unbounded_ports"]})
+        lazy = common._LazyConsole(highlight=False, soft_wrap=True, width=250)
+        monkeypatch.setattr(sys, "stdout", io.StringIO())
+        monkeypatch.setattr(analyze_cli, "out", lazy)
+        analyze_cli.print_report(view, 40, reasons)
+        if not view.get("fixed_priority"):  # (its tables are rich's own)
+            assert lazy._console is None, path  # rich was not needed
+        assert sys.stdout.getvalue() == _tables(view, 40, reasons), path
