@@ -96,7 +96,7 @@ fn redundancy_key(r: &RedundantBound) -> (bool, f64) {
     (r.skew_ok, -d)
 }
 
-fn first<'a, T>(rows: &'a [T], limit: Option<usize>, cmp: impl Fn(&T, &T) -> Ordering) -> Vec<&'a T> {
+fn first<T>(rows: &[T], limit: Option<usize>, cmp: impl Fn(&T, &T) -> Ordering) -> Vec<&T> {
     let mut v: Vec<&T> = rows.iter().collect();
     v.sort_by(|a, b| cmp(a, b));
     v.truncate(limit.unwrap_or(usize::MAX));
