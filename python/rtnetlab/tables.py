@@ -68,7 +68,7 @@ class ResultTable:
         file = console.plain_file() if hasattr(type(console), "plain_file") else None
         if file is not None and not (getattr(file, "encoding", None) or "utf-8").lower().startswith("utf"):
             file = None  # rich draws the box in ASCII then
-        boxed = None if file is None else self.boxed(shown, console.plain_width())
+        boxed = None if file is None or len(shown) > PLAIN_ABOVE else self.boxed(shown, console.plain_width())
         if len(shown) > PLAIN_ABOVE:
             self._print_plain(console, shown)
         elif boxed is not None:
