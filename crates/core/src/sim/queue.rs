@@ -184,6 +184,16 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         self.due_at = 0;
         let mut i = std::mem::replace(&mut self.heads[slot], NIL);
         self.bits[slot / 64] &= !(1 << (slot % 64));
+        if self.nodes[i as usize].next == NIL {
+            // A bucket of one event (sparse traffic): nothing to order.
+            let n = &mut self.nodes[i as usize];
+            let e = n.e;
+            n.next = self.free;
+            self.free = i;
+            self.listed -= 1;
+            self.due.push(e);
+            return e.key();
+        }
         while i != NIL {
             let n = &mut self.nodes[i as usize];
             let (e, next) = (n.e, n.next);
