@@ -351,42 +351,14 @@ METRICS = {
 }
 
 
-def _value(v: float | None) -> float | None:
-    """A metric for the rows: None when undefined (no frame of the class, no frame due)."""
-    return None if v is None or math.isnan(v) else float(v)
-
-
 def run_batch(kind: str, cfg: dict, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of one batch of `kind` (omega, fig9, fig11): a point that fails gives a row with its
     error and no metrics; the batch goes on."""
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
     compute, keep = METRICS[kind]
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        try:
-            values = compute(params, seed, cfg)
-            metrics = {k: _value(values[k]) for k in keep()}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded in the row; the other points go on
-            error = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            metrics = {k: None for k in keep()}
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": metrics,
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    names = keep()
+    return [record(task, names, lambda t=task: compute(t[2], t[1], cfg)) for task in batch]
 
 
 def _sweep(kind: str, name: str, axes: list[Axis], runs: int, cfg: dict, out: Path, opts: dict) -> tuple:

@@ -81,34 +81,14 @@ def row_metrics(c: dict) -> dict[str, float | None]:
 def table2_batch(cap_s: float, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of seed 001D Table II: one per (VLs, MTC interval, seed) instance."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        metrics: dict[str, float | None] = {}
-        try:
-            lo, hi = (int(x) for x in params["tag.mtc_ms"].split("-"))
-            c = json.loads(_core.afdx_search_compare(params["tag.vls"], lo, hi, seed, cap_s))
-            metrics = row_metrics(c)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other instances go on
-            error = f"{type(e).__name__}: {e}"
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": {k: metrics.get(k) for k in keep_names()},
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float | None]:
+        lo, hi = (int(x) for x in params["tag.mtc_ms"].split("-"))
+        return row_metrics(json.loads(_core.afdx_search_compare(params["tag.vls"], lo, hi, seed, cap_s)))
+
+    keep = keep_names()
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 class StagedSpec(SweepSpec):

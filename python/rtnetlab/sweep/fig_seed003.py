@@ -160,34 +160,15 @@ def _checks_hold(ch: dict) -> bool:
 def fabric_batch(base: dict, schedulers: dict, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of seed 003's load sweep: one fabric run per (load, scheduler, seed)."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        metrics: dict[str, float | None] = {}
-        try:
-            name = dict((label, n) for label, n in SCHEDULERS)[params["tag.scheduler"]]
-            scenario = scenario_for(base, schedulers, name, params["tag.load"], seed)
-            metrics = row_metrics(json.loads(_core.fabric_run(json.dumps(scenario))))
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other runs go on
-            error = f"{type(e).__name__}: {e}"
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": {k: metrics.get(k) for k in keep_names()},
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float | None]:
+        name = dict(SCHEDULERS)[params["tag.scheduler"]]
+        scenario = scenario_for(base, schedulers, name, params["tag.load"], seed)
+        return row_metrics(json.loads(_core.fabric_run(json.dumps(scenario))))
+
+    keep = keep_names()
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 def configure(requirements: dict) -> dict:

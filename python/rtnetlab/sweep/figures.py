@@ -163,37 +163,17 @@ def fig6_batch(points: int, sets: int, batch: list[tuple[int, int, dict, str]]) 
     """Rows of seed 001E Fig. 6: one per (panel, seed): the x values and both acceptance ratios
     at each of the panel's points, over `sets` task sets per point."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        metrics: dict[str, float | None] = {}
-        error = None
-        try:
-            curve = _core.dopa_fig6(
-                params["tag.panel"], points, sets, seed, "local-window", "release-jitter", 1
-            )
-            for k, (x, opa, dm) in enumerate(curve):
-                metrics.update({f"x.{k}": x, f"opa.{k}": opa, f"dm.{k}": dm})
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other panels go on
-            error = f"{type(e).__name__}: {e}"
-        metrics = {k: metrics.get(k) for k in fig6_keep(points)}
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": metrics,
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float]:
+        curve = _core.dopa_fig6(params["tag.panel"], points, sets, seed, "local-window", "release-jitter", 1)
+        out: dict[str, float] = {}
+        for k, (x, opa, dm) in enumerate(curve):
+            out.update({f"x.{k}": x, f"opa.{k}": opa, f"dm.{k}": dm})
+        return out
+
+    keep = fig6_keep(points)
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 def fig6_keep(points: int) -> list[str]:
