@@ -27,13 +27,9 @@ def _emit(data: dict) -> None:
 
 
 def _numbers(option: str, text: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise UserError(f"{option}: a comma-separated list of numbers, got '{text}'") from None
-    if any(v != v or v in (float("inf"), float("-inf")) for v in values):
-        raise UserError(f"{option}: numbers must be finite, got '{text}'")
-    return values
+    from rtnetlab.cli.common import comma_list
+
+    return comma_list(option, text, float, bad="{option}: a comma-separated list of numbers, got '{text}'")
 
 
 def _wrote(files: list[Path]) -> None:

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
 
 app = typer.Typer(
@@ -26,17 +27,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def int_list(option: str, text: str, minimum: int = 1) -> list[int]:
     """A comma-separated list of integers, each at least `minimum`."""
-    values = []
-    for word in text.split(","):
-        word = word.strip()
-        try:
-            v = int(word)
-        except ValueError:
-            raise UserError(f"{option}: expected comma-separated integers, got '{word}'") from None
+
+    def at_least_minimum(word: str) -> int:
+        v = int(word)
         if v < minimum:
             raise UserError(f"{option}: each value must be at least {minimum}, got {v}")
-        values.append(v)
-    return values
+        return v
+
+    bad = "{option}: expected comma-separated integers, got '{item}'"
+    return comma_list(option, text, at_least_minimum, bad=bad)
 
 
 def duration_us(option: str, text: str) -> float:
@@ -426,12 +425,14 @@ def reqresp_cmd(
     sizes = int_list("--payload", payload, 16)
     if max(sizes) > 1400:
         raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
-    busy_us = []
-    for word in busy.split(","):
-        us = duration_us("--busy", word.strip())
+
+    def busy_time(word: str) -> float:
+        us = duration_us("--busy", word)
         if not 0 <= us <= 100_000:
-            raise UserError(f"--busy: must be in [0, 100ms], got {word.strip()}")
-        busy_us.append(us)
+            raise UserError(f"--busy: must be in [0, 100ms], got {word}")
+        return us
+
+    busy_us = comma_list("--busy", busy, busy_time, "durations")
     at_least("--requests", requests, 1)
     if not 0 < cpu_cap <= 1:
         raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")

@@ -404,12 +404,10 @@ def _duration_ns(text: str, option: str) -> int:
 
 
 def _numbers(text: str, option: str, kind=float) -> list:
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
 
-    try:
-        values = [kind(v) for v in text.split(",")]
-    except ValueError:
-        raise UserError(f"{option}: '{text}' is not a comma-separated list of numbers") from None
+    values = comma_list(option, text, kind, bad="{option}: '{text}' is not a comma-separated list of numbers")
     if not values or any(v <= 0 for v in values) or len(set(values)) != len(values):
         raise UserError(f"{option}: '{text}' must list distinct positive numbers")
     return values

@@ -220,15 +220,16 @@ def _plots(summary: list[dict], intervals: list[str], out: Path, cap_s: float) -
 
 
 def parse_intervals(text: str) -> list[str]:
-    from rtnetlab.errors import UserError
+    from rtnetlab.cli.common import comma_list
 
-    out = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)-(\d+)\s*", part)
+    def interval(part: str) -> str:
+        m = re.fullmatch(r"(\d+)-(\d+)", part)
         if not m or not 0 < int(m[1]) <= int(m[2]):
-            raise UserError(f"--mtc: '{part}' is not an interval LO-HI of whole ms with 0 < LO <= HI")
-        out.append(f"{int(m[1])}-{int(m[2])}")
-    return out
+            raise ValueError(part)
+        return f"{int(m[1])}-{int(m[2])}"
+
+    bad = "{option}: '{item}' is not an interval LO-HI of whole ms with 0 < LO <= HI"
+    return comma_list("--mtc", text, interval, bad=bad)
 
 
 def seed001d_table2(

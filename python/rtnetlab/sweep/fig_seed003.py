@@ -394,6 +394,7 @@ def seed003_fabric(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
     from rtnetlab.io import formats
@@ -403,10 +404,8 @@ def seed003_fabric(
     from rtnetlab.sweep.points import engine_version
 
     check_scheduler(scheduler)
-    try:
-        xs = [float(v) for v in loads.split(",")]
-    except ValueError:
-        raise UserError(f"--loads: '{loads}' is not a comma-separated list of numbers") from None
+    bad = "{option}: '{text}' is not a comma-separated list of numbers"
+    xs = comma_list("--loads", loads, float, bad=bad)
     floor = sum(QOS_INJECTION.values())
     for x in xs:
         if not floor < x <= 2.0:

@@ -83,16 +83,14 @@ def seed000_fig8(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 000 Fig. 8: latency per class vs number of VLs, FIFO / SP / WF2Q / D2DRR."""
-    from rtnetlab.errors import UserError
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate, runner
     from rtnetlab.sweep import spec as spec_mod
 
     check_scheduler(scheduler)
-    try:
-        counts = [int(v) for v in vls.split(",")]
-    except ValueError:
-        raise UserError(f"--vls: '{vls}' is not a comma-separated list of whole numbers") from None
+    bad = "{option}: '{text}' is not a comma-separated list of whole numbers"
+    counts = comma_list("--vls", vls, int, bad=bad)
     data = fig8_spec_data(counts, runs, duration, link_rate)
     spec = spec_mod.parse(data, "seed000-fig8", Path.cwd())
     t0 = time.perf_counter()
