@@ -76,6 +76,19 @@ OutOpt = Annotated[
 ]
 
 
+# The request/response commands (partitions, reqresp) share these two.
+NoiseOpt = Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")]
+RequestWarmupOpt = Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")]
+
+
+def check_placement(placement: str) -> None:
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+
+
 def backend_list(text: str, known, refused=()) -> list[str]:
     """`--backends`: comma-separated names among `known` (less `refused`), each once, at least one."""
     names = [b.strip() for b in text.split(",") if b.strip()]
@@ -178,7 +191,6 @@ def pubsub_cmd(
     subscriber count and payload size."""
     from rtnetlab.middleware import pubsub
     from rtnetlab.middleware.backends import NAMES
-    from rtnetlab.middleware.placement import PLACEMENTS
 
     names = backend_list(backends, NAMES)
     subs = int_list("--subscribers", subscribers)
@@ -195,8 +207,7 @@ def pubsub_cmd(
     noise_us = duration_us("--noise", noise)
     if noise_us < 0:
         raise UserError(f"--noise: must not be negative, got {noise}")
-    if placement not in PLACEMENTS:
-        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+    check_placement(placement)
     paths = out_paths(out_dir, "pubsub")
     progress = progress_printer(
         as_json,
@@ -292,9 +303,9 @@ def partitions_cmd(
     payload: Annotated[
         int, typer.Option("--payload", help="Request and reply size in bytes (16 to 1400).")
     ] = 1000,
-    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    warmup: RequestWarmupOpt = 50,
     rt: Annotated[bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and CPU pinning when allowed.")] = True,
-    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    noise: NoiseOpt = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
@@ -406,12 +417,12 @@ def reqresp_cmd(
             "--cpu-cap", help="The virtualised server's share of one CPU (cgroup quota), in (0, 1]."
         ),
     ] = 0.1,
-    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    warmup: RequestWarmupOpt = 50,
     gap: Annotated[str, typer.Option("--gap", help="Pause between a reply and the next request.")] = "500us",
     rt: Annotated[
         bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and pinning of the client when allowed.")
     ] = True,
-    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    noise: NoiseOpt = "1s",
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
 ) -> None:
@@ -552,7 +563,6 @@ def cwalker_cmd(
     backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
     from rtnetlab.middleware import cwalker
     from rtnetlab.middleware.backends import NAMES
-    from rtnetlab.middleware.placement import PLACEMENTS
 
     names = backend_list(backends, NAMES, refused=("zeromq-ipc",))
     maps = int_list("--mappings", mappings)
@@ -561,8 +571,7 @@ def cwalker_cmd(
     seconds = duration_us("--duration", duration) / 1e6
     if seconds < 2:
         raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
-    if placement not in PLACEMENTS:
-        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+    check_placement(placement)
     paths = out_paths(out_dir, "cwalker")
     progress = progress_printer(
         as_json,
