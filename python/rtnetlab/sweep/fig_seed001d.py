@@ -22,12 +22,8 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
 from rtnetlab.sweep.spec import Axis, SweepSpec
-
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
 
 #: Table II's MTC intervals (ms) and feasible sets (%) among 5000 random sets of 5 VLs.
 TABLE2_PAPER = {"10-60": 3.4, "60-110": 23.6, "110-160": 40.1, "160-210": 54.0, "210-260": 62.7}

@@ -16,18 +16,21 @@ from __future__ import annotations
 import copy
 import json
 import math
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    RunsOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    check_scheduler,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
-
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
 
 CLASSES = ["NC", "VO", "VI", "CL", "EE", "BE", "BK"]
 QOS = ["NC", "VO", "VI", "CL"]
@@ -369,7 +372,7 @@ def _cdf_plot(rows: list[dict], load: float, out: Path, runs: int) -> Path:
 
 def seed003_fabric(
     out: OutDirOpt,
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 10,
+    runs: RunsOpt = 10,
     loads: Annotated[
         str,
         typer.Option(
@@ -399,8 +402,8 @@ def seed003_fabric(
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
     from rtnetlab.io import formats
     from rtnetlab.io import output as outfiles
-    from rtnetlab.sweep import aggregate, runner
-    from rtnetlab.sweep.figures import _finish
+    from rtnetlab.sweep import aggregate
+    from rtnetlab.sweep.figures import _finish, sweep_figure
     from rtnetlab.sweep.points import engine_version
 
     check_scheduler(scheduler)
@@ -446,20 +449,10 @@ def seed003_fabric(
         confidence=0.90,
         points_per_task=1,
     )
-    t0 = time.perf_counter()
-    outcome = runner.run_sweep(
-        spec,
-        out,
-        workers,
-        scheduler,
-        resume,
-        progress=None if not as_json else False,
-        batch_fn=fabric_batch,
-        batch_args=(base, report["schedulers"]),
-    )
-    rows = runner.rows_as_dicts(runner.read_rows(out))
-    metrics = [m for m in keep_names() if not m.startswith("cdf.")]
-    summary = aggregate.summarise(rows, spec.param_names, metrics, spec.confidence)
+    batch_args = (base, report["schedulers"])
+    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, fabric_batch, batch_args)
+    rows = swept.rows
+    summary = swept.summary([m for m in keep_names() if not m.startswith("cdf.")])
     plots = []
     for c in CLASSES:
         for stat, label in (("mean_us", "mean"), ("p99_us", "p99")):
@@ -499,23 +492,19 @@ def seed003_fabric(
     outfiles.atomic_write(out / "table4.csv", aggregate.csv_text(t4))
     outfiles.atomic_write(out / "table5.csv", aggregate.csv_text(t5))
     outfiles.atomic_write(out / "fabric.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 003 fabric latency vs load",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "checks_failed": sum(1 for r in rows if not r["error"] and not r["checks_hold"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "reference_rate": reference_rate,
-        "duration": duration,
-        "warmup": warmup,
-        "claims": claims(table, xs),
-        "paper_claims_percent": PAPER_CLAIMS,
-        "table": table,
-        "table4": t4,
-        "table5": t5,
-        "files": [str(p) for p in plots] + [str(out / n) for n in ("table4.csv", "table5.csv", "fabric.csv")],
-    }
+    doc = swept.doc(
+        "seed 003 fabric latency vs load",
+        {"checks_failed": sum(1 for r in rows if not r["error"] and not r["checks_hold"])},
+        reference_rate=reference_rate,
+        duration=duration,
+        warmup=warmup,
+        claims=claims(table, xs),
+        paper_claims_percent=PAPER_CLAIMS,
+        table=table,
+        table4=t4,
+        table5=t5,
+        files=[str(p) for p in plots] + [str(out / n) for n in ("table4.csv", "table5.csv", "fabric.csv")],
+    )
     _finish(doc, as_json)
     if doc["checks_failed"]:
         raise typer.Exit(1)
