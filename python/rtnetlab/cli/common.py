@@ -193,19 +193,26 @@ def quantity(kind: str, text: str, option: str) -> float:
         raise UserError(f"{option}: {e}") from None
 
 
-def comma_list(option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values") -> list:
-    """A comma-separated option (`--loads 0.1,0.5`): each non-empty item through `parse`.
+def comma_list(
+    option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values", *, bad: str = ""
+) -> list:
+    """A comma-separated option (`--loads 0.1,0.5`): each item, stripped, through `parse` (int,
+    float, a duration...), in order.
 
-    One line naming the option when an item does not parse or the list is empty; numbers must be
-    finite (a NaN or an infinity in a sweep's axis is always a typo).
+    One line naming the option when an item is empty or does not parse (`bad`, if given, words it:
+    a format of {option}, {text} the whole list and {item} the item refused); a `parse` that
+    raises UserError refuses with its own line (an item's own rule). Numbers must be finite (a NaN
+    or an infinity in a sweep's axis is always a typo).
     """
-    items = [x.strip() for x in text.split(",")]
-    try:
-        values = [parse(x) for x in items if x]
-    except ValueError:
-        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'") from None
-    if not values or len(values) != len(items):
-        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'")
+    message = bad or "{option}: expected {what} separated by commas, got '{text}'"
+    values = []
+    for item in (x.strip() for x in text.split(",")):
+        try:
+            if not item:
+                raise ValueError(item)
+            values.append(parse(item))
+        except ValueError:
+            raise UserError(message.format(option=option, text=text, item=item, what=what)) from None
     if any(isinstance(v, float) and not math.isfinite(v) for v in values):
         raise UserError(f"{option}: numbers must be finite, got '{text}'")
     return values
