@@ -366,10 +366,11 @@ impl Admission {
         }
         if self.incremental && !gone.is_empty() {
             let live = self.live.get_mut();
-            live.remove(&gone);
+            // A failure (the analysis refused) shows at the next trial, on the whole network.
+            if live.remove(&gone).is_err() {
+                let _ = live.settle(&self.request);
+            }
             self.admitted_flows = live.len();
-            // The whole network once (the flows' indices moved); a failure shows at the next trial.
-            let _ = live.settle(&self.request);
         }
         released
     }

@@ -162,22 +162,32 @@ impl LiveNetwork {
         }
     }
 
-    /// Removes the flows named in `gone`, the others keeping their order.
-    pub fn remove(&mut self, gone: &HashSet<String>) {
+    /// Removes the flows named in `gone`, the others keeping their order; TFA's state follows in
+    /// place (only the ports they crossed, and those downstream, analysed again).
+    pub fn remove(&mut self, gone: &HashSet<String>) -> Result<(), String> {
         if gone.is_empty() {
-            return;
+            return Ok(());
         }
-        let keep: Vec<bool> = self.net.flows.iter().map(|f| !gone.contains(&f.name)).collect();
-        let mut k = keep.iter();
-        self.net.flows.retain(|_| *k.next().unwrap());
-        let mut k = keep.iter();
-        self.net.spec.flows.retain(|_| *k.next().unwrap());
+        let marks: Vec<bool> = self.net.flows.iter().map(|f| gone.contains(&f.name)).collect();
+        let mut k = marks.iter();
+        self.net.flows.retain(|_| !*k.next().unwrap());
+        let mut k = marks.iter();
+        self.net.spec.flows.retain(|_| !*k.next().unwrap());
         for n in gone {
             self.names.remove(n);
         }
-        // Removed flows shift the others' indices: the next settle analyses the whole network.
-        self.tfa = None;
         self.net.index_port_flows();
+        if let Some(c) = self.tfa.as_mut() {
+            c.commit();
+            if c.flows() != marks.len() {
+                self.tfa = None;
+                self.tfa = Some(analysis::tfa_cache(&self.net)?);
+            } else {
+                analysis::network_bounds::applies(&self.net)?;
+                self.last_analysed_ports = c.remove(&self.net, &marks);
+            }
+        }
+        Ok(())
     }
 
     /// Whether the `tfa` state kept in place equals, to the bit, one computed on the network

@@ -304,8 +304,180 @@ impl TfaCache {
     }
 }
 
-/// The ports `seeds` (those of the new flows' routes), and every port downstream of an affected
-/// one on the route of a flow crossing it.
+impl TfaCache {
+    /// Takes `net`, the cached network without the flows `gone` marks (the others in their
+    /// order), as the cached one: the layout, state and rows are compacted in place (what a
+    /// layout of the smaller network numbers: crossings in flow order, queues in the order of
+    /// their first crossing), and only the ports the removed flows crossed, and those downstream,
+    /// analysed again; the whole pass when it cannot (cycles, a port model changed). Returns how
+    /// many ports were analysed.
+    pub fn remove(&mut self, net: &Network, gone: &[bool]) -> usize {
+        self.commit();
+        assert_eq!(gone.len(), self.flows, "one mark per cached flow");
+        let order = net.port_order();
+        let per_port = net.flows_per_port();
+        let mut seeds: Vec<PortId> = (0..self.flows)
+            .filter(|&f| gone[f])
+            .flat_map(|f| self.lay.flow_crossings[f].iter().map(|&(p, _)| p))
+            .collect();
+        seeds.sort_unstable();
+        seeds.dedup();
+        let same_model = |p: PortId| {
+            let m = port_model(net, p, &per_port[p])
+                .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo });
+            m.rate.to_bits() == self.lay.models[p].rate.to_bits()
+                && m.discipline == self.lay.models[p].discipline
+        };
+        if !order.acyclic || !seeds.iter().all(|&p| same_model(p)) {
+            *self = TfaCache::new(net);
+            return net.ports.len();
+        }
+        // New indices of the flows, crossings and queues kept (usize::MAX: removed).
+        let mut flow_id = vec![usize::MAX; self.flows];
+        let mut n = 0;
+        for f in (0..self.flows).filter(|&f| !gone[f]) {
+            flow_id[f] = n;
+            n += 1;
+        }
+        assert_eq!(n, net.flows.len(), "the network is the cached one without the flows removed");
+        let (lay, st) = (&mut self.lay, &mut self.st);
+        let mut cx_id = vec![usize::MAX; lay.crossings.len()];
+        let mut k = 0;
+        for (c, x) in lay.crossings.iter().enumerate() {
+            if !gone[x.flow] {
+                cx_id[c] = k;
+                k += 1;
+            }
+        }
+        let mut first: Vec<(usize, usize)> = Vec::new();
+        for (q, queue) in lay.queues.iter().enumerate() {
+            if let Some(&c) = queue.crossings.iter().find(|&&c| cx_id[c] != usize::MAX) {
+                first.push((cx_id[c], q));
+            }
+        }
+        first.sort_unstable();
+        let mut queue_id = vec![usize::MAX; lay.queues.len()];
+        for (i, &(_, q)) in first.iter().enumerate() {
+            queue_id[q] = i;
+        }
+        // The layout.
+        let keep_c = |c: &usize| cx_id[*c] != usize::MAX;
+        let mut crossings = Vec::with_capacity(k);
+        let mut regulated = Vec::with_capacity(k);
+        for (c, x) in lay.crossings.iter().enumerate().filter(|(c, _)| keep_c(c)) {
+            crossings.push(Crossing {
+                flow: flow_id[x.flow],
+                port: x.port,
+                upstream: x.upstream.map(|u| cx_id[u]),
+                queue: queue_id[x.queue],
+            });
+            regulated.push(lay.regulated[c]);
+        }
+        let mut queues: Vec<Queue> = Vec::with_capacity(first.len());
+        for &(_, q) in &first {
+            let old = &lay.queues[q];
+            queues.push(Queue {
+                priority: old.priority,
+                crossings: old.crossings.iter().filter(|c| keep_c(c)).map(|&c| cx_id[c]).collect(),
+            });
+        }
+        for qs in lay.port_queues.iter_mut() {
+            qs.retain(|&q| queue_id[q] != usize::MAX);
+            qs.iter_mut().for_each(|q| *q = queue_id[*q]);
+        }
+        let mut flow_crossings = Vec::with_capacity(n);
+        for f in (0..self.flows).filter(|&f| !gone[f]) {
+            flow_crossings.push(lay.flow_crossings[f].iter().map(|&(p, c)| (p, cx_id[c])).collect());
+        }
+        lay.crossings = crossings;
+        lay.regulated = regulated;
+        lay.queues = queues;
+        lay.flow_crossings = flow_crossings;
+        // The state: per crossing kept, per queue kept in their new order.
+        let per_crossing = |v: &mut Vec<f64>| {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                cx_id[i - 1] != usize::MAX
+            });
+        };
+        per_crossing(&mut st.burst);
+        per_crossing(&mut st.out_burst);
+        let mut i = 0;
+        st.group_of.retain(|_| {
+            i += 1;
+            cx_id[i - 1] != usize::MAX
+        });
+        fn permute<T>(v: &mut Vec<T>, first: &[(usize, usize)]) {
+            let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+            *v = first.iter().map(|&(_, q)| old[q].take().expect("each queue once")).collect();
+        }
+        permute(&mut st.groups, &first);
+        permute(&mut st.group_sums, &first);
+        permute(&mut st.group_agg, &first);
+        permute(&mut st.service, &first);
+        permute(&mut st.delay, &first);
+        // The groups of the ports left alone keep their members (renumbered); the affected
+        // ports' are rebuilt.
+        let affected = affected_ports(net, lay, &seeds);
+        for (p, qs) in lay.port_queues.iter().enumerate().filter(|(p, _)| !affected[*p]) {
+            let _ = p;
+            for &q in qs {
+                for g in st.groups[q].iter_mut() {
+                    g.members.iter_mut().for_each(|c| *c = cx_id[*c]);
+                }
+            }
+        }
+        let opt = options();
+        let mut analysed = 0;
+        for &p in order.order.iter().filter(|&&p| affected[p]) {
+            for &q in &lay.port_queues[p] {
+                queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
+            }
+            tfa_port(net, lay, &opt, BurstGrowth::Tightest, p, st);
+            analysed += 1;
+        }
+        // The rows: the kept flows', renumbered; those through an affected port again.
+        let mut rows = Vec::with_capacity(self.rows.len());
+        let mut first_row = Vec::with_capacity(n + 1);
+        let mut touched = vec![false; n];
+        for p in (0..net.ports.len()).filter(|&p| affected[p]) {
+            for &f in &per_port[p] {
+                touched[f] = true;
+            }
+        }
+        let old_rows = std::mem::take(&mut self.rows);
+        let mut old_rows = old_rows.into_iter();
+        for f in 0..self.flows {
+            let count = self.first_row[f + 1] - self.first_row[f];
+            let mine = old_rows.by_ref().take(count);
+            if gone[f] {
+                mine.for_each(drop);
+                continue;
+            }
+            let g = flow_id[f];
+            first_row.push(rows.len());
+            if touched[g] {
+                mine.for_each(drop);
+                flow_rows(net, lay, st, g, &mut rows);
+            } else {
+                rows.extend(mine.map(|mut r| {
+                    r.flow = g;
+                    r
+                }));
+            }
+        }
+        first_row.push(rows.len());
+        self.rows = rows;
+        self.first_row = first_row;
+        self.flows = n;
+        self.last = net.flows.last().map(|f| f.name.clone());
+        analysed
+    }
+}
+
+/// The ports `seeds` (those of the flows added or removed), and every port downstream of an
+/// affected one on the route of a flow crossing it.
 fn affected_ports(net: &Network, lay: &Layout, seeds: &[PortId]) -> Vec<bool> {
     let mut hit = vec![false; net.ports.len()];
     let mut stack: Vec<PortId> = seeds.to_vec();
