@@ -9,6 +9,8 @@ of the network. Both admissions must take the same decisions. Reported as millis
 p95 per decision) and as ratios.
 
 Run: .venv/bin/python benchmarks/admission.py [--flows 1000 5000 20000] [--requests 40]
+"""
+
 from __future__ import annotations
 
 import argparse

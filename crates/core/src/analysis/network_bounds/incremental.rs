@@ -155,7 +155,6 @@ impl TfaCache {
             self.journal = Some(Journal::Whole(Box::new(old)));
             return net.ports.len();
         }
-        let opt = options();
         let (nc, nq) = (self.lay.crossings.len(), self.lay.queues.len());
         let mut j = InPlace {
             flows: first,
@@ -183,42 +182,13 @@ impl TfaCache {
             st.service.push(Err(Unbounded::new("not computed")));
             st.delay.push(Ok(0.0));
         }
-        let affected = affected_ports(net, lay, &new_ports);
-        // Journal, then analyse, the affected ports in feed-forward order.
-        let mut analysed = 0;
-        for &p in order.order.iter().filter(|&&p| affected[p]) {
-            let mut save = PortSave {
-                port: p,
-                delay: st.port_delay[p].clone(),
-                backlog: st.port_backlog[p].clone(),
-                queues: Vec::new(),
-                crossings: Vec::new(),
-            };
-            for &q in lay.port_queues[p].iter().filter(|&&q| q < nq) {
-                save.queues.push((
-                    q,
-                    std::mem::take(&mut st.groups[q]),
-                    std::mem::take(&mut st.group_sums[q]),
-                    std::mem::take(&mut st.group_agg[q]),
-                    std::mem::replace(&mut st.service[q], Err(Unbounded::new("not computed"))),
-                    std::mem::replace(&mut st.delay[q], Ok(0.0)),
-                ));
-                for &c in lay.queues[q].crossings.iter().filter(|&&c| c < nc) {
-                    save.crossings.push((c, st.burst[c], st.out_burst[c], st.group_of[c]));
-                }
-            }
-            j.ports.push(save);
-            // A whole pass starts every port so: the groups from the layout, the sums and
-            // aggregates reset (an overloaded port leaves them so).
-            for &q in &lay.port_queues[p] {
-                queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
-            }
-            tfa_port(net, lay, &opt, BurstGrowth::Tightest, p, st);
-            analysed += 1;
-        }
-        // The rows of the old flows through an affected port, then the new flows'.
+        // Journal, then analyse, the ports the new flows cross, then, in feed-forward order,
+        // those after a port whose state changed.
+        let changed = reanalyse(net, lay, st, order, &new_ports, nq, nc, |save| j.ports.push(save));
+        let analysed = j.ports.len();
+        // The rows of the old flows through a port whose state changed, then the new flows'.
         let mut touched = vec![false; first];
-        for p in (0..net.ports.len()).filter(|&p| affected[p]) {
+        for p in (0..net.ports.len()).filter(|&p| changed[p]) {
             for &f in per_port[p].iter().filter(|&&f| f < first) {
                 touched[f] = true;
             }
@@ -417,31 +387,19 @@ impl TfaCache {
         permute(&mut st.group_agg, &first);
         permute(&mut st.service, &first);
         permute(&mut st.delay, &first);
-        // The groups of the ports left alone keep their members (renumbered); the affected
-        // ports' are rebuilt.
-        let affected = affected_ports(net, lay, &seeds);
-        for (p, qs) in lay.port_queues.iter().enumerate().filter(|(p, _)| !affected[*p]) {
-            let _ = p;
-            for &q in qs {
-                for g in st.groups[q].iter_mut() {
-                    g.members.iter_mut().for_each(|c| *c = cx_id[*c]);
-                }
+        // The groups keep their members, renumbered (the analysed ports' are rebuilt).
+        for groups in st.groups.iter_mut() {
+            for g in groups.iter_mut() {
+                g.members.iter_mut().for_each(|c| *c = cx_id[*c]);
             }
         }
-        let opt = options();
         let mut analysed = 0;
-        for &p in order.order.iter().filter(|&&p| affected[p]) {
-            for &q in &lay.port_queues[p] {
-                queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
-            }
-            tfa_port(net, lay, &opt, BurstGrowth::Tightest, p, st);
-            analysed += 1;
-        }
-        // The rows: the kept flows', renumbered; those through an affected port again.
+        let changed = reanalyse(net, lay, st, order, &seeds, usize::MAX, usize::MAX, |_| analysed += 1);
+        // The rows: the kept flows', renumbered; those through a port that changed again.
         let mut rows = Vec::with_capacity(self.rows.len());
         let mut first_row = Vec::with_capacity(n + 1);
         let mut touched = vec![false; n];
-        for p in (0..net.ports.len()).filter(|&p| affected[p]) {
+        for p in (0..net.ports.len()).filter(|&p| changed[p]) {
             for &f in &per_port[p] {
                 touched[f] = true;
             }
@@ -476,25 +434,110 @@ impl TfaCache {
     }
 }
 
-/// The ports `seeds` (those of the flows added or removed), and every port downstream of an
-/// affected one on the route of a flow crossing it.
-fn affected_ports(net: &Network, lay: &Layout, seeds: &[PortId]) -> Vec<bool> {
-    let mut hit = vec![false; net.ports.len()];
-    let mut stack: Vec<PortId> = seeds.to_vec();
-    while let Some(p) = stack.pop() {
-        if hit[p] {
+/// Analyses again the ports `seeds` (those the flows added or removed cross), then every port
+/// after one whose state changed, in feed-forward order, as a whole pass would (the groups rebuilt,
+/// the sums and aggregates reset first); a port whose inputs did not change keeps its state (the
+/// same inputs give the same bits). `saved` gets each analysed port's state as it was (its queues
+/// below `nq`, crossings below `nc`: those that existed). Returns which ports changed.
+#[allow(clippy::too_many_arguments)]
+fn reanalyse(
+    net: &Network,
+    lay: &Layout,
+    st: &mut TfaState,
+    order: &crate::model::network::indices::PortOrder,
+    seeds: &[PortId],
+    nq: usize,
+    nc: usize,
+    mut saved: impl FnMut(PortSave),
+) -> Vec<bool> {
+    let opt = options();
+    let mut dirty = vec![false; net.ports.len()];
+    let mut changed = vec![false; net.ports.len()];
+    for &p in seeds {
+        dirty[p] = true;
+    }
+    for &p in &order.order {
+        if !dirty[p] {
             continue;
         }
-        hit[p] = true;
-        for &c in lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings) {
-            for r in &net.flows[lay.crossings[c].flow].routes {
-                if let Some(i) = r.ports.iter().position(|&q| q == p) {
-                    stack.extend(r.ports[i + 1..].iter().filter(|&&q| !hit[q]));
+        let save = snapshot(st, lay, p, nq, nc);
+        for &q in &lay.port_queues[p] {
+            queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
+        }
+        tfa_port(net, lay, &opt, BurstGrowth::Tightest, p, st);
+        if seeds.contains(&p) || !same_port(st, lay, &save) {
+            changed[p] = true;
+            // The ports the flows go to next.
+            for &c in lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings) {
+                for &(next, d) in &lay.flow_crossings[lay.crossings[c].flow] {
+                    if lay.crossings[d].upstream == Some(c) {
+                        dirty[next] = true;
+                    }
                 }
             }
         }
+        saved(save);
     }
-    hit
+    changed
+}
+
+/// The state of port `p` (its queues below `nq`, their crossings below `nc`).
+fn snapshot(st: &TfaState, lay: &Layout, p: PortId, nq: usize, nc: usize) -> PortSave {
+    let mut save = PortSave {
+        port: p,
+        delay: st.port_delay[p].clone(),
+        backlog: st.port_backlog[p].clone(),
+        queues: Vec::new(),
+        crossings: Vec::new(),
+    };
+    for &q in lay.port_queues[p].iter().filter(|&&q| q < nq) {
+        save.queues.push((
+            q,
+            st.groups[q].clone(),
+            st.group_sums[q].clone(),
+            st.group_agg[q].clone(),
+            st.service[q].clone(),
+            st.delay[q].clone(),
+        ));
+        for &c in lay.queues[q].crossings.iter().filter(|&&c| c < nc) {
+            save.crossings.push((c, st.burst[c], st.out_burst[c], st.group_of[c]));
+        }
+    }
+    save
+}
+
+/// Whether port `p`'s state is `save`'s: what the ports after it read of it.
+fn same_port(st: &TfaState, lay: &Layout, save: &PortSave) -> bool {
+    let p = save.port;
+    let bits = |a: f64, b: f64| a.to_bits() == b.to_bits();
+    st.port_delay[p] == save.delay
+        && st.port_backlog[p] == save.backlog
+        && lay.port_queues[p].len() == save.queues.len()
+        && save.queues.iter().all(|(q, groups, sums, agg, service, delay)| {
+            let q = *q;
+            st.groups[q].len() == groups.len()
+                && st.groups[q].iter().zip(groups).all(|(g, h)| {
+                    g.members == h.members
+                        && g.upstream == h.upstream
+                        && g.line == h.line
+                        && g.regulated == h.regulated
+                })
+                && st.group_sums[q].len() == sums.len()
+                && st.group_sums[q]
+                    .iter()
+                    .zip(sums)
+                    .all(|(a, b)| bits(a.0, b.0) && bits(a.1, b.1) && a.2 == b.2)
+                && st.group_agg[q] == *agg
+                && st.service[q] == *service
+                && match (&st.delay[q], delay) {
+                    (Ok(a), Ok(b)) => bits(*a, *b),
+                    (a, b) => a == b,
+                }
+        })
+        && save
+            .crossings
+            .iter()
+            .all(|&(c, b, o, g)| bits(st.burst[c], b) && bits(st.out_burst[c], o) && st.group_of[c] == g)
 }
 
 #[cfg(test)]
