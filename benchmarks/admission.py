@@ -86,7 +86,8 @@ def measure(flows: int, n_requests: int, seed: int, reference: bool) -> dict:
         runs[mode] = (report, time.perf_counter() - t0)
     if reference:
         strip = [
-            [{k: v for k, v in d.items() if k != "decision_ms"} for d in runs[m][0]["decisions"]] for m in runs
+            [{k: v for k, v in d.items() if k != "decision_ms"} for d in runs[m][0]["decisions"]]
+            for m in runs
         ]
         assert strip[0] == strip[1], "incremental and whole-description admissions decided differently"
     net_json = json.dumps(infra["network"])
@@ -136,7 +137,8 @@ def main() -> None:
             print(f"  whole description (before):  {w[0]:7.2f} / {w[1]:7.2f} / {w[2]:7.2f}")
             print(f"  ratio before / after (median): {w[0] / inc[0]:.1f}")
         print(
-            f"  peers, same run: one TFA analysis {m['analysis']:.1f} ms, one load+validate {m['load']:.1f} ms; "
+            f"  peers, same run: one TFA analysis {m['analysis']:.1f} ms, "
+            f"one load+validate {m['load']:.1f} ms; "
             f"ratio one analysis / decision (median): {m['analysis'] / inc[0]:.1f}"
         )
         print(f"  target 10 ms per decision (median and p95): {'met' if inc[1] <= 10 else 'not met'}")
