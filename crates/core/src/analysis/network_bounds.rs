@@ -189,66 +189,73 @@ fn layout(net: &Network) -> Layout {
                 .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo })
         })
         .collect();
-    let mut crossings: Vec<Crossing> = Vec::new();
-    let mut port_queues: Vec<Vec<usize>> = vec![Vec::new(); net.ports.len()];
-    let mut queues: Vec<Queue> = Vec::new();
-    let mut flow_crossings = Vec::with_capacity(net.flows.len());
-    for (f, flow) in net.flows.iter().enumerate() {
-        // Per flow, the crossing of each port it visits: routes of a multicast tree share prefixes.
-        let mut seen: Vec<(PortId, usize)> = Vec::new();
-        for r in &flow.routes {
-            let mut up = None;
-            for &p in &r.ports {
-                let c = match seen.iter().find(|(q, _)| *q == p) {
-                    Some(&(_, c)) => c,
-                    None => {
-                        // Queue key: the priority level, or the class for per-class shares.
-                        let priority = match models[p].discipline {
-                            Discipline::Fifo => None,
-                            Discipline::StaticPriority
-                            | Discipline::CreditBased
-                            | Discipline::TimeAware
-                            | Discipline::Asynchronous => {
-                                Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
-                            }
-                            Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
-                        };
-                        // A port has few queues: a linear look-up beats a map.
-                        let q = match port_queues[p].iter().find(|&&q| queues[q].priority == priority) {
-                            Some(&q) => q,
-                            None => {
-                                queues.push(Queue { priority, crossings: Vec::new() });
-                                port_queues[p].push(queues.len() - 1);
-                                queues.len() - 1
-                            }
-                        };
-                        crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
-                        let c = crossings.len() - 1;
-                        queues[q].crossings.push(c);
-                        seen.push((p, c));
-                        c
-                    }
-                };
-                up = Some(c);
-            }
+    let mut lay = Layout {
+        crossings: Vec::new(),
+        queues: Vec::new(),
+        port_queues: vec![Vec::new(); net.ports.len()],
+        models,
+        flow_crossings: Vec::with_capacity(net.flows.len()),
+        regulated: Vec::new(),
+    };
+    for f in 0..net.flows.len() {
+        lay_flow(net, &mut lay, f);
+    }
+    lay
+}
+
+/// Appends flow `f`'s crossings (and the queues it is the first to use) to `lay`, which holds
+/// the flows before it: a layout grows flow by flow (the admission's trials extend one).
+fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
+    let flow = &net.flows[f];
+    // Per flow, the crossing of each port it visits: routes of a multicast tree share prefixes.
+    let mut seen: Vec<(PortId, usize)> = Vec::new();
+    for r in &flow.routes {
+        let mut up = None;
+        for &p in &r.ports {
+            let c = match seen.iter().find(|(q, _)| *q == p) {
+                Some(&(_, c)) => c,
+                None => {
+                    // Queue key: the priority level, or the class for per-class shares.
+                    let priority = match lay.models[p].discipline {
+                        Discipline::Fifo => None,
+                        Discipline::StaticPriority
+                        | Discipline::CreditBased
+                        | Discipline::TimeAware
+                        | Discipline::Asynchronous => {
+                            Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
+                        }
+                        Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
+                    };
+                    // A port has few queues: a linear look-up beats a map. Its queues stay
+                    // highest priority first (one queue per level).
+                    let q = match lay.port_queues[p].iter().find(|&&q| lay.queues[q].priority == priority) {
+                        Some(&q) => q,
+                        None => {
+                            lay.queues.push(Queue { priority, crossings: Vec::new() });
+                            let q = lay.queues.len() - 1;
+                            let qs = &lay.port_queues[p];
+                            let at = qs.partition_point(|&o| lay.queues[o].priority < priority);
+                            lay.port_queues[p].insert(at, q);
+                            q
+                        }
+                    };
+                    lay.crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
+                    let c = lay.crossings.len() - 1;
+                    lay.queues[q].crossings.push(c);
+                    let regulated = lay.models[p].discipline == Discipline::Asynchronous
+                        && flow.class.is_some_and(|k| {
+                            let d = schedulers::discipline(&net.ports[p].discipline).expect("no shaper");
+                            matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
+                        });
+                    lay.regulated.push(regulated);
+                    seen.push((p, c));
+                    c
+                }
+            };
+            up = Some(c);
         }
-        flow_crossings.push(seen);
     }
-    // Highest priority first (a FIFO port has its one queue).
-    for qs in port_queues.iter_mut() {
-        qs.sort_by_key(|&q| queues[q].priority);
-    }
-    let regulated = crossings
-        .iter()
-        .map(|c| {
-            models[c.port].discipline == Discipline::Asynchronous
-                && net.flows[c.flow].class.is_some_and(|k| {
-                    let d = schedulers::discipline(&net.ports[c.port].discipline).expect("no shaper");
-                    matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
-                })
-        })
-        .collect();
-    Layout { crossings, queues, port_queues, models, flow_crossings, regulated }
+    lay.flow_crossings.push(seen);
 }
 
 /// TFA's results, which SFA reuses for the cross traffic.
@@ -454,37 +461,51 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
         port_delay: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
         port_backlog: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
     };
-    // Groups do not depend on bursts: build them once, by the port the flows come from. Grouping
-    // adds the line of that port's link (serialisation); without it a group is its members'
-    // token buckets and their aggregate output bound upstream.
-    for (q, queue) in lay.queues.iter().enumerate() {
-        let mut by_link: BTreeMap<Option<PortId>, Vec<usize>> = BTreeMap::new();
-        // afdx-naive's rule sums the whole queue as one token bucket (WOPANet's arithmetic).
-        let one_group = growth == BurstGrowth::ByDelay && !opt.grouping;
-        for &c in &queue.crossings {
-            let from = if one_group { None } else { cx[c].upstream.map(|u| cx[u].port) };
-            by_link.entry(from).or_default().push(c);
-        }
-        for (up, members) in by_link {
-            let regulated = members.iter().any(|&c| lay.regulated[c]);
-            let line = match up {
-                Some(_) if regulated => None,
-                Some(u) if opt.grouping => {
-                    let lmax =
-                        members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
-                    Some((net.ports[u].rate, lmax))
-                }
-                _ => None,
-            };
-            for &c in &members {
-                st.group_of[c] = st.groups[q].len();
-            }
-            st.groups[q].push(Group { members, upstream: up, line, regulated });
-        }
-        st.group_agg[q] = vec![None; st.groups[q].len()];
-        st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
+    // Groups do not depend on bursts: build them once.
+    for q in 0..nq {
+        queue_groups(net, lay, opt, growth, q, &mut st);
     }
     st
+}
+
+/// The groups of queue `q`, by the port their flows come from, with their sums and aggregates
+/// reset. Grouping adds the line of that port's link (serialisation); without it a group is its
+/// members' token buckets and their aggregate output bound upstream.
+fn queue_groups(
+    net: &Network,
+    lay: &Layout,
+    opt: &Options,
+    growth: BurstGrowth,
+    q: usize,
+    st: &mut TfaState,
+) {
+    let cx = &lay.crossings;
+    let queue = &lay.queues[q];
+    st.groups[q].clear();
+    let mut by_link: BTreeMap<Option<PortId>, Vec<usize>> = BTreeMap::new();
+    // afdx-naive's rule sums the whole queue as one token bucket (WOPANet's arithmetic).
+    let one_group = growth == BurstGrowth::ByDelay && !opt.grouping;
+    for &c in &queue.crossings {
+        let from = if one_group { None } else { cx[c].upstream.map(|u| cx[u].port) };
+        by_link.entry(from).or_default().push(c);
+    }
+    for (up, members) in by_link {
+        let regulated = members.iter().any(|&c| lay.regulated[c]);
+        let line = match up {
+            Some(_) if regulated => None,
+            Some(u) if opt.grouping => {
+                let lmax = members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
+                Some((net.ports[u].rate, lmax))
+            }
+            _ => None,
+        };
+        for &c in &members {
+            st.group_of[c] = st.groups[q].len();
+        }
+        st.groups[q].push(Group { members, upstream: up, line, regulated });
+    }
+    st.group_agg[q] = vec![None; st.groups[q].len()];
+    st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
 }
 
 /// TFA at port `p`: the bursts entering it (what the flows' ports upstream let out), its queues'
