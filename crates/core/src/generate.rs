@@ -356,8 +356,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
     let slopes = |v: &[(usize, f64)]| -> BTreeMap<String, DataRate> {
         v.iter().map(|&(k, r)| (format!("c{k}"), DataRate::from_bps(r))).collect()
     };
-    m.insert("cbs".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(0, 5e6), (1, 4e6)]) });
-    m.insert("cbs_mid".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(1, 6e6)]) });
+    m.insert("cbs".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(0, 5e6), (1, 4e6)]), gates: None });
+    m.insert("cbs_mid".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(1, 6e6)]), gates: None });
     // Time-aware shapers: every window longer than a largest frame at 10 Mb/s (1.23 ms); c0 alone,
     // c1 and c2 together, then all three; and one where c2 has two windows.
     let gate = |open: &[usize], us: f64| GateEntry {
@@ -657,7 +657,7 @@ pub fn random_port_scheduler_at(
             if idle_slopes.is_empty() {
                 idle_slopes.insert(class(n - 1), DataRate::from_bps(0.3e9 * scale));
             }
-            SchedulerConfig::Cbs { idle_slopes }
+            SchedulerConfig::Cbs { idle_slopes, gates: None }
         }
         // Gate lists on a link of 1 bit per ns: every class open in a window of at least its
         // largest frame, random phases.
