@@ -385,6 +385,19 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             ],
         },
     );
+    // Credit-based shapers behind a gate list: c0 and c1 shaped, c2 open in every entry (so
+    // its frames may be on the wire as the shaped classes' windows open), c1 in two windows.
+    m.insert(
+        "cbs_tas".into(),
+        SchedulerConfig::Cbs {
+            idle_slopes: slopes(&[(0, 4e6), (1, 3e6)]),
+            gates: Some(crate::model::GateSchedule {
+                cycle: Duration::from_us(7000.0),
+                base_time: Duration::from_us(300.0),
+                entries: vec![gate(&[0, 1, 2], 3000.0), gate(&[2], 1500.0), gate(&[1, 2], 2500.0)],
+            }),
+        },
+    );
     // Asynchronous traffic shaping: the two highest classes regulated over an unregulated best
     // effort class, and every class regulated.
     let names = |v: &[usize]| -> Vec<String> { v.iter().map(|k| format!("c{k}")).collect() };
