@@ -275,16 +275,16 @@ impl CreditBased {
         self
     }
 
-    /// Time (ns) a lane's gate leaves its credit free to change within [a, b]: the whole
-    /// interval without a gate, else the usable time for its head frame (frames waiting) or the
-    /// open time (queue empty).
-    fn free_time(&self, lane: &Lane, a: f64, b: f64) -> f64 {
+    /// Time (ns) a lane's gate leaves its credit free to change within [a, b], `ungated` without
+    /// a gate: the usable time for its head frame (frames waiting) or the open time (queue
+    /// empty).
+    fn free_time(&self, lane: &Lane, a: f64, b: f64, ungated: f64) -> f64 {
         match (&lane.gate, self.hold_while_closed) {
             (Some(g), true) => {
                 let tail = lane.frames.front().map_or(0.0, |q| q.wire_bits as f64 / self.link);
                 g.measure(a, b, tail)
             }
-            _ => (b - a).max(0.0),
+            _ => ungated.max(0.0),
         }
     }
 
@@ -292,19 +292,21 @@ impl CreditBased {
     fn credit_at(&self, l: usize, to: f64) -> f64 {
         let lane = &self.lanes[l];
         let Some(idle) = lane.idle else { return lane.credit };
-        let mut from = self.last_ns as f64;
+        let start = self.last_ns as f64;
+        let (mut from, mut tx) = (start, 0.0);
         let mut credit = lane.credit;
         if let Some((s, end)) = self.sending {
             if s == l {
-                let tx = (end.min(to) - from).max(0.0);
+                tx = (end.min(to) - start).max(0.0);
                 credit -= (self.link - idle) * tx;
                 if end > to {
                     return credit;
                 }
-                from = from.max(end);
+                from = start.max(end);
             }
         }
-        let free = self.free_time(lane, from, to);
+        // Without a gate, the time left after the transmission, as (to − start) − tx.
+        let free = self.free_time(lane, from, to, (to - start) - tx);
         if !lane.frames.is_empty() {
             credit + idle * free
         } else if credit < 0.0 {
