@@ -138,3 +138,21 @@ fn gated_credit_based_ports_stay_within_their_bounds() {
     eprintln!("{bounded} frames checked against a finite bound");
     assert!(bounded > 1000, "only {bounded} frames checked against a finite bound");
 }
+
+/// The example with class A reserving 600 Mb/s: class B's window is usable 245.84 µs of 500
+/// (ρ = 0.49168), so the higher class may send at 600 Mb/s > C·ρ = 491.68 Mb/s while B waits, and
+/// B's credit has no bound (the gated hiCredit needs r_H + ΣB/cycle < C·ρ): B's bound is infinite
+/// with that reason, best effort's (below B) too, and A's stays finite.
+#[test]
+fn an_unbounded_credit_is_an_infinite_bound_with_its_reason() {
+    let text = include_str!("../../../examples/tsn/cbs_tas.yaml").replace("sr_a: 250Mbps", "sr_a: 600Mbps");
+    let net = load(&text);
+    let r = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let row = |name: &str| r.flows.iter().find(|f| net.flows[f.flow].name == name).unwrap();
+    assert!(row("video").delay_us.is_finite());
+    let audio = row("audio");
+    assert!(audio.delay_us.is_infinite());
+    let why = audio.reason.as_deref().unwrap_or_default();
+    assert!(why.contains("the credit of class 'sr_b' has no bound"), "{why}");
+    assert!(row("backup").delay_us.is_infinite());
+}

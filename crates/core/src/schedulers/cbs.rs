@@ -865,7 +865,7 @@ mod tests {
                 // The analysis's hiCredit for each shaped class, highest first.
                 let bits = |k: usize| lmax[k] as f64 * 8.0;
                 let mut tb = (0.0, 0.0);
-                for k in 0..shaped {
+                for (k, &slope) in idle.iter().enumerate() {
                     let name = format!("c{k}");
                     let windows = gates.windows(&[name.as_str()]);
                     let (rho, theta, blocking) = match windows {
@@ -897,12 +897,12 @@ mod tests {
                     let g = GateSupply { rho, theta: theta * 1e9, blocking, cycle: cycle_us * 1e3 };
                     // No bound (the higher classes' rate reaches the gate's usable share): the
                     // analysis says so, and the classes below have none either.
-                    let Some(hi) = gated_hi_credit(idle[k], 1.0, below, tb, g) else { break };
+                    let Some(hi) = gated_hi_credit(slope, 1.0, below, tb, g) else { break };
                     checked += 1;
                     let got = s.max_credit_of_class(k);
                     above += (got > hi + 1e-6) as u32;
                     closest = closest.max(got / hi);
-                    let (b, r) = output_bucket(idle[k], hi, lo_credit(idle[k], 1.0, bits(k)));
+                    let (b, r) = output_bucket(slope, hi, lo_credit(slope, 1.0, bits(k)));
                     tb = (tb.0 + b, tb.1 + r);
                 }
             }
