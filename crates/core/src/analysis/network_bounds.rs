@@ -898,9 +898,26 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     // Shaped ports: one walk over the levels, the shaper's curve for each.
     let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
     let mut shaped = match d.service() {
-        schedulers::Service::CreditBased(slopes) => Some(
-            shaped_levels(net, lay, p, opt, &alphas, credit_based_level(net, lay, p, slopes, latency))
-                .into_iter(),
+        schedulers::Service::CreditBased(cbs) => Some(
+            match &cbs.gates {
+                None => shaped_levels(
+                    net,
+                    lay,
+                    p,
+                    opt,
+                    &alphas,
+                    credit_based_level(net, lay, p, cbs.idle_slopes, latency),
+                ),
+                Some(gates) => shaped_levels(
+                    net,
+                    lay,
+                    p,
+                    opt,
+                    &alphas,
+                    gated_credit_based_level(net, lay, p, cbs.idle_slopes, gates, latency),
+                ),
+            }
+            .into_iter(),
         ),
         schedulers::Service::TimeAware(tas) => Some(
             shaped_levels(net, lay, p, opt, &alphas, time_aware_level(net, lay, p, tas, latency)).into_iter(),
@@ -1152,6 +1169,98 @@ fn credit_based_level<'a>(
             Some(hi) => {
                 let lo = cbs::lo_credit(idle, link, lmax[k]);
                 let lr = cbs::latency_rate(idle, hi, lo);
+                (
+                    Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
+                    Some(cbs::output_bucket(idle, hi, lo)),
+                )
+            }
+        }
+    }
+}
+
+/// A level of a port whose credit-based shapers sit behind a gate control list, after
+/// [`schedulers::cbs`]'s gated model: a shaped class gets I·ρ·[t − T − θ − (hiCredit −
+/// loCredit)/(I·ρ)]^+, (ρ, θ) the supply bound of its gate's windows less its largest frame at
+/// their ends, hiCredit from [`schedulers::cbs::gated_hi_credit`]; an unshaped level is a gated
+/// level as under the time-aware shaper ([`time_aware_level`]), the shaped levels above it
+/// counted by their output buckets.
+fn gated_credit_based_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    slopes: &'a BTreeMap<String, crate::units::DataRate>,
+    gates: &'a schedulers::tas::TasDiscipline<'a>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    use schedulers::cbs;
+    let link = net.ports[p].rate;
+    let cx = &lay.crossings;
+    let mut unshaped = time_aware_level(net, lay, p, gates, latency);
+    move |k, lmax, above| {
+        let q = lay.port_queues[p][k];
+        let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
+        let class = flows().find_map(|f| f.class).map_or("", |c| net.classes[c].name.as_str());
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            return unshaped(k, lmax, above);
+        };
+        let rate: f64 = flows().map(|f| f.rate).sum();
+        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
+        // The other levels' largest frames and classes (a shaped class is a level of its own).
+        let level_names = |j: usize| -> Vec<&str> {
+            let prio = lay.queues[lay.port_queues[p][j]].priority;
+            net.classes.iter().filter(|c| Some(c.priority) == prio).map(|c| c.name.as_str()).collect()
+        };
+        let others: Vec<(f64, Vec<&str>)> =
+            (0..lmax.len()).filter(|&j| j != k).map(|j| (lmax[j], level_names(j))).collect();
+        let cycle = gates.cycle.secs();
+        let (supply, blocking) = match gates.windows(&[class]) {
+            None => (Some((1.0, 0.0)), 0.0),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> =
+                    windows.iter().map(|&(o, c)| (o, c - lmax[k] / link)).filter(|(a, b)| b > a).collect();
+                // Per cycle, the frames of other levels that may be on the wire as a window opens.
+                let blocking: f64 = windows
+                    .iter()
+                    .map(|&(o, _)| {
+                        others
+                            .iter()
+                            .filter(|(_, n)| gates.open_across(n, o))
+                            .map(|&(l, _)| l)
+                            .fold(0.0, f64::max)
+                    })
+                    .sum();
+                (schedulers::tas::supply_bound(&usable, cycle), blocking)
+            }
+        };
+        let Some((rho, theta)) = supply else {
+            return (
+                Err(Unbounded::new(format!(
+                    "the gate windows of class '{class}' leave no time for its frames after the guard band"
+                ))),
+                None,
+            );
+        };
+        if rate > idle * rho * (1.0 + 1e-12) {
+            let why = format!(
+                "class '{class}' offered {} > idle slope {} x the usable share {:.6} of its gate",
+                rate_text(net, rate),
+                rate_text(net, idle),
+                rho
+            );
+            return (Err(Unbounded::new(why)), None);
+        }
+        let gate = cbs::GateSupply { rho, theta, blocking, cycle };
+        match cbs::gated_hi_credit(idle, link, lower, above.tb, gate) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (the higher classes' rate and the frames \
+                     blocking its window starts reach the link's rate in its usable share {rho:.6})"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = cbs::lo_credit(idle, link, lmax[k]);
+                let lr = cbs::gated_latency_rate(idle, hi, lo, gate);
                 (
                     Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
                     Some(cbs::output_bucket(idle, hi, lo)),
