@@ -1,8 +1,20 @@
-//! `fifo-lp`: a linear-programming delay bound for FIFO servers of rate-latency service crossed
-//! by token-bucket flows, for each flow of interest whose interfering flows all entered the
-//! network with it (a source tree seen from that flow), solved with HiGHS.
+//! `fifo-lp`: a linear-programming delay bound for feed-forward networks of FIFO servers of
+//! rate-latency service crossed by token-bucket flows, solved with HiGHS.
 //!
-//! **The bound.** Let the flow of interest cross servers 1..n, server j of service β_j =
+//! **General feed-forward networks** ([`tandem_program`], [`prefix_delay`]). A flow's bound is
+//! the optimum of Bouillard & Stea's FIFO tandem program over its path (the tandem case of
+//! Bouillard's polynomial-size PLP, Performance Evaluation 2022): every flow that meets the path
+//! enters it as one piece per run of consecutive path servers it crosses, wherever it joins and
+//! leaves; a piece that does not start at its flow's source carries the burst σ + ρ·d, d the
+//! flow's own `fifo-lp` bound up to there, computed first (the network is feed-forward, so the
+//! recursion ends; bounds are memoised per flow and route prefix). TFA's per-server delay bounds
+//! are added as constraints. The program has O(n²) dates for a path of n servers and
+//! O(n²) arrival constraints per piece: polynomial, so no exponential variant is needed.
+//! Cyclic networks are refused, in one line.
+//!
+//! **Source trees** ([`program`]). Where every flow sharing the path entered at its first
+//! server, a second, position-domain program also applies, and the smaller optimum is kept:
+//! let the flow of interest cross servers 1..n, server j of service β_j =
 //! R_j·[t − T_j]^+, and let every flow that meets it at a server have entered at server 1 with
 //! it and follow its path up to a server k_g before leaving it for good. FIFO at every server then
 //! keeps the order in which bits entered server 1: what is ahead of a bit at server j entered
@@ -17,19 +29,11 @@
 //! a_{g,j} being flow g's traffic entered between y_j and y_{j+1}. Each flow's token bucket
 //! bounds its traffic over any run of consecutive intervals j1..j2 (they lie within
 //! Σ_{j1..j2} ℓ_j of time): Σ a_{g,j} ≤ σ_g + ρ_g·Σ ℓ_j. The largest right-hand side under those
-//! constraints is a linear program in (ℓ, a) whose value bounds every trajectory's delay: every
-//! constraint holds on every trajectory, so the program can only over-estimate (it is the
-//! position-domain form of the FIFO tandem programs of Bouillard & Stea, "Exact worst-case delay
-//! in FIFO-multiplexing feed-forward networks", IEEE/ACM ToN 2015, whose constraints it keeps in
-//! part: the bound is sound, possibly not exact).
+//! constraints is a linear program in (ℓ, a) whose value bounds every trajectory's delay.
 //!
 //! On DEBORAH's source16-50 tandem it gives 18.113 (the LUDB bound of Bisti, Lenzini, Mingozzi
 //! and Stea is 18.1, the reachable delay 16.6), where TFA and SFA, which cut the path into
 //! servers and grow the cross traffic's bursts at each, give hundreds.
-//!
-//! Flows that join the flow of interest downstream of its first server break the order argument:
-//! such a flow of interest is refused, with the rule. So are cyclic dependencies (a flow cannot
-//! return to a path it left here), blind multiplexing, and anything but a server graph.
 //!
 //! **The solver.** The engine builds each flow's program ([`Program`]) and leaves its solution
 //! to a [`Solver`] given by the caller: the Python front passes HiGHS (the package highspy).
@@ -183,7 +187,7 @@ pub struct Piece {
 /// * service of server j between the start of its backlog and the departure date it holds:
 ///   Σ_flows [F(n−j−1) − F(n−j)] ≥ R_j·(t(j+1,n−j−1) − t(j,n−j)) − R_j·T_j;
 /// * where `caps[j]` is finite (TFA's delay bound of server j, valid for every bit through it):
-///   t(j+1,u) − t(j,u) ≤ caps[j] (Bouillard's "TFA constraints" of PLP).
+///   t(j+1,u) − t(j,u) ≤ `caps[j]` (Bouillard's "TFA constraints" of PLP).
 ///
 /// The objective is the bit's delay t(n,0) − t(0,0). Scaled so that the largest burst is 1 and
 /// the fastest server sends it in one time unit (a solver's tolerances are absolute).
@@ -238,7 +242,7 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
 
 /// What `fifo-lp` computes, memoised per (flow, number of its route's first servers): the delay
 /// bound of a flow over a prefix of its route.
-type Memo = HashMap<(FlowId, usize), Result<f64, Unbounded>>;
+pub type Memo = HashMap<(FlowId, usize), Result<f64, Unbounded>>;
 
 /// Flow `f`'s delay bound over the first `k` servers of its route, by the tandem program over
 /// them. Every flow that meets those servers enters as a [`Piece`] per maximal run of consecutive
@@ -246,7 +250,7 @@ type Memo = HashMap<(FlowId, usize), Result<f64, Unbounded>>;
 /// σ + ρ·d, d the flow's bound up to there (computed the same way, upstream: the network is
 /// feed-forward), since a flow of token bucket (σ, ρ) through any system of delay at most d
 /// leaves with token bucket (σ + ρ·d, ρ).
-fn prefix_delay(
+pub fn prefix_delay(
     net: &Network,
     f: FlowId,
     k: usize,
