@@ -98,7 +98,8 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 FileArg = Annotated[
-    Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC server graph .java)")
+    Path,
+    typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC server graph .java)"),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
 FailOnMissOpt = Annotated[

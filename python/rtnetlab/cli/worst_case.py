@@ -15,7 +15,9 @@ from rtnetlab.worst_case import summary_line
 
 
 def worst_case_command(
-    file: Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC .java)")],
+    file: Annotated[
+        Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC .java)")
+    ],
     budget: Annotated[
         str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 2min.")
     ] = "60s",
