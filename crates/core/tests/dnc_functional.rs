@@ -460,6 +460,36 @@ fn exact_single_hop_fifo() {
     }
 }
 
+/// `best` against TFA, SFA and PMOO, FIFO and blind, on one random network (`kind` names it):
+/// never above any of them, flow by flow.
+fn assert_best_not_above_single_methods(
+    kind: &str,
+    case: usize,
+    servers: Vec<(f64, f64)>,
+    flows: Vec<(f64, f64, Vec<usize>)>,
+) {
+    let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
+    let flows: Vec<Fl> =
+        flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
+    let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
+    let (network, diags) = load_network(&description(kind, &net));
+    let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
+    for blind in [false, true] {
+        let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
+        for method in ["tfa", "sfa", "pmoo"] {
+            let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            for (b, o) in best.flows.iter().zip(one.flows.iter()) {
+                assert!(
+                    b.delay_us <= o.delay_us * (1.0 + 1e-9),
+                    "{kind} case {case} blind={blind}: best {} > {method} {}",
+                    b.delay_us,
+                    o.delay_us
+                );
+            }
+        }
+    }
+}
+
 /// On random tandems of 4 to 16 servers (flows over random stretches of them), `best` is never
 /// above TFA, SFA or PMOO, FIFO or blind: each of those is DNC's method (the functional tests
 /// above reproduce them exactly) or tighter, so best is never above DNC's for the same family.
@@ -478,26 +508,7 @@ fn best_is_never_above_a_single_method_on_random_tandems() {
                 (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, (a..=b).collect())
             })
             .collect();
-        let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
-        let flows: Vec<Fl> =
-            flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
-        let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
-        let (network, diags) = load_network(&description("tandem", &net));
-        let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
-        for blind in [false, true] {
-            let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
-            for method in ["tfa", "sfa", "pmoo"] {
-                let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
-                for (b, o) in best.flows.iter().zip(one.flows.iter()) {
-                    assert!(
-                        b.delay_us <= o.delay_us * (1.0 + 1e-9),
-                        "case {case} blind={blind}: best {} > {method} {}",
-                        b.delay_us,
-                        o.delay_us
-                    );
-                }
-            }
-        }
+        assert_best_not_above_single_methods("tandem", case, servers, flows);
     }
 }
 
@@ -523,25 +534,6 @@ fn best_is_never_above_a_single_method_on_random_trees() {
                 (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, path)
             })
             .collect();
-        let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
-        let flows: Vec<Fl> =
-            flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
-        let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
-        let (network, diags) = load_network(&description("tree", &net));
-        let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
-        for blind in [false, true] {
-            let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
-            for method in ["tfa", "sfa", "pmoo"] {
-                let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
-                for (b, o) in best.flows.iter().zip(one.flows.iter()) {
-                    assert!(
-                        b.delay_us <= o.delay_us * (1.0 + 1e-9),
-                        "case {case} blind={blind}: best {} > {method} {}",
-                        b.delay_us,
-                        o.delay_us
-                    );
-                }
-            }
-        }
+        assert_best_not_above_single_methods("tree", case, servers, flows);
     }
 }

@@ -53,8 +53,9 @@ def worst_case_command(
         bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")
     ] = False,
 ) -> None:
+    # The help is rich markup: "\\[" keeps the interval's brackets from being read as a tag.
     """Search the worst case of every flow: the largest delay a replayed simulation realises
-    beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it."""
+    beside its bound, the pessimism interval \\[achieved, bound], and the scenario that realises it."""
     from rtnetlab import model
     from rtnetlab.cli import common as cli
     from rtnetlab.io import output as outfiles
