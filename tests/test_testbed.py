@@ -97,7 +97,10 @@ def host_state() -> dict:
                 cmd = (d / "cmdline").read_bytes()
             except OSError:
                 continue
-            if b"rtnetlab-testbed" in cmd or b"dumpcap" in cmd:
+            # The program itself, not any command naming it (`cargo build -p rtnetlab-testbed`
+            # of a build running beside the tests is not a testbed process).
+            program = Path(cmd.split(b"\0", 1)[0].decode(errors="replace")).name
+            if program in ("rtnetlab-testbed", "dumpcap"):
                 procs.add(d.name)
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     return {
