@@ -37,6 +37,28 @@ def _leftovers(prefix: str) -> list[str]:
     return left
 
 
+def _remove_leftovers(prefix: str) -> None:
+    """After a failed test: kill the run's processes, then remove its groups (children first),
+    so that a failure leaves nothing on the host either."""
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if prefix.encode() in (d / "cmdline").read_bytes():
+                    os.kill(int(d.name), signal.SIGKILL)
+            except OSError:
+                pass
+    parents = [*cgroups.ROOT.glob(f"*/{prefix}*"), *cgroups.ROOT.glob(f"{prefix}*")]
+    for g in [c for p in parents for c in p.iterdir() if c.is_dir()] + parents:
+        deadline = time.monotonic() + 5
+        while g.exists():
+            try:
+                g.rmdir()
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+
+
 def test_quotas_sum_to_the_capacity_exactly():
     # 1/3 core each of 1 core: 33333.33 µs each; the largest remainder takes the missing 1 µs.
     assert cgroups.quotas([1 / 3, 1 / 3, 1 / 3]) == [33334, 33333, 33333]
@@ -145,6 +167,7 @@ def test_signals_remove_the_groups_and_processes(rtnetlab_cli, tmp_path, sig, co
         stderr=subprocess.PIPE,
         text=True,
     )
+    prefix = None
     try:
         line = p.stderr.readline()
         assert line.startswith("run rtnl-"), line
@@ -161,11 +184,20 @@ def test_signals_remove_the_groups_and_processes(rtnetlab_cli, tmp_path, sig, co
         p.send_signal(sig)
         p.wait(timeout=30)
     finally:
+        # A failure above: ask the run to clean up as a user would, and clean up after it if it
+        # does not (a run killed outright cannot remove its own groups).
         if p.poll() is None:
-            p.kill()
-            p.wait()
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        left = _leftovers(prefix) if prefix else []
+        if left:
+            _remove_leftovers(prefix)
     assert p.returncode == code
-    assert _leftovers(prefix) == []
+    assert left == []
     assert not (tmp_path / "o").exists()
 
 
