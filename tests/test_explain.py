@@ -72,3 +72,18 @@ def test_unknown_flow_and_wrong_combinations_are_one_line(rtnetlab_cli, tmp_path
     p = run(rtnetlab_cli, str(SEED002), "--explain", "VL1", "-o", str(tmp_path / "x.json"))
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x.json").exists()
+
+
+def test_best_on_a_server_graph_explains_the_bound_analyze_gives(rtnetlab_cli):
+    """On DEBORAH's source16-50 `best` takes the tagged flow's bound from fifo-lp (18.113, against
+    TFA's 771): `--explain` must name that bound and that method, not the best of the hop-by-hop
+    methods alone (it used to run without the linear-program solver)."""
+    pytest.importorskip("highspy")
+    tree = str(REPO / "examples" / "server_graph" / "source16_50.yaml")
+    rows = {r["flow"]: r for r in json.loads(run(rtnetlab_cli, tree, "--json").stdout)["flows"]}
+    assert rows["t"]["method"] == "fifo-lp"
+    p = run(rtnetlab_cli, tree, "--explain", "t", "--json")
+    assert p.returncode == 0, p.stderr
+    (route,) = json.loads(p.stdout)["routes"]
+    assert route["method"] == "fifo-lp"
+    assert route["bound_us"] == rows["t"]["delay_us"]

@@ -74,8 +74,16 @@ class Network:
         """The worst-case search within a budget in seconds or in simulations, JSON text (GIL released)."""
     def simulate_buses_json(self, config_json: str) -> str:
         """Simulates the CAN buses (`config_json`: a can::model::BusSimConfig), JSON text."""
-    def explain_json(self, method: str, grouping: bool, blind: bool, flow: str) -> str:
-        """Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text."""
+    def explain_json(
+        self,
+        method: str,
+        grouping: bool,
+        blind: bool,
+        flow: str,
+        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+    ) -> str:
+        """Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON
+        text; `lp` as in analyze_json (the bounds explained are then analyze's own)."""
     def assign_priorities_json(self, method: str) -> str:
         """Priority orders per processor and bus (`method`: opa or dm), JSON text."""
     def partition_json(self, method: str) -> str:

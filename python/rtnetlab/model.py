@@ -77,7 +77,9 @@ class Network:
     def explain(self, method: str, grouping: bool, blind: bool, flow: str) -> dict:
         """Where `flow`'s bounds come from under the analysis asked for: per route, hop by hop."""
         try:
-            return json.loads(self.handle.explain_json(method, grouping, blind, flow))
+            from rtnetlab.analysis.lp import solver
+
+            return json.loads(self.handle.explain_json(method, grouping, blind, flow, solver()))
         except ValueError as e:
             where = "--method" if str(e).startswith("unknown analysis method") else "--explain"
             raise UserError(f"{where}: {e}") from None

@@ -54,24 +54,30 @@ impl Network {
         lp: Option<PyObject>,
     ) -> PyResult<rtnetlab_core::analysis::results::AnalysisReport> {
         let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
-        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
-            let lp = lp.as_ref().expect("called only with a solver");
-            let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
-                .rows
-                .iter()
-                .map(|(terms, b)| {
-                    (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b)
-                })
-                .collect();
-            lp.call1(py, (p.objective.clone(), rows))
-                .and_then(|v| v.extract::<f64>(py))
-                .map_err(|e| e.value_bound(py).to_string())
-        };
-        let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
-            if lp.is_some() { Some(&mut solve) } else { None };
-        rtnetlab_core::analysis::run_with(&self.inner, &req, solver)
-            .map_err(pyo3::exceptions::PyValueError::new_err)
+        with_solver(py, lp, |solver| rtnetlab_core::analysis::run_with(&self.inner, &req, solver))
     }
+}
+
+/// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
+fn with_solver<T>(
+    py: Python<'_>,
+    lp: Option<PyObject>,
+    run: impl FnOnce(Option<rtnetlab_core::analysis::fifo_lp::Solver>) -> Result<T, String>,
+) -> PyResult<T> {
+    let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
+        let lp = lp.as_ref().expect("called only with a solver");
+        let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
+            .rows
+            .iter()
+            .map(|(terms, b)| (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b))
+            .collect();
+        lp.call1(py, (p.objective.clone(), rows))
+            .and_then(|v| v.extract::<f64>(py))
+            .map_err(|e| e.value_bound(py).to_string())
+    };
+    let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
+        if lp.is_some() { Some(&mut solve) } else { None };
+    run(solver).map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 #[pymethods]
@@ -200,11 +206,20 @@ impl Network {
             .map_err(pyo3::exceptions::PyValueError::new_err)
     }
     /// Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text.
-    fn explain_json(&self, method: &str, grouping: bool, blind: bool, flow: &str) -> PyResult<String> {
+    /// `lp` as in `analyze_json` (the bounds explained are then `analyze`'s own).
+    #[pyo3(signature = (method, grouping, blind, flow, lp=None))]
+    fn explain_json(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        grouping: bool,
+        blind: bool,
+        flow: &str,
+        lp: Option<PyObject>,
+    ) -> PyResult<String> {
         let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
-        rtnetlab_core::analysis::explain(&self.inner, &req, flow)
+        with_solver(py, lp, |solver| rtnetlab_core::analysis::explain_with(&self.inner, &req, flow, solver))
             .map(|e| to_json(&e))
-            .map_err(pyo3::exceptions::PyValueError::new_err)
     }
     /// Priority orders per processor and bus (`method`: opa or dm), JSON text.
     fn assign_priorities_json(&self, method: &str) -> PyResult<String> {

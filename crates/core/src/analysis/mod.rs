@@ -112,6 +112,18 @@ pub fn explain(
     req: &Request,
     flow: &str,
 ) -> Result<network_bounds::explain::Explanation, String> {
+    explain_with(net, req, flow, None)
+}
+
+/// [`explain`] with `lp` solving fifo-lp's programs, as [`run_with`]: the bounds explained are
+/// then those `analyze` gives (on a server graph `best` may take a flow's bound from fifo-lp,
+/// which its row's method then names).
+pub fn explain_with(
+    net: &Network,
+    req: &Request,
+    flow: &str,
+    lp: Option<fifo_lp::Solver>,
+) -> Result<network_bounds::explain::Explanation, String> {
     use network_bounds::{Method, Multiplexing, Options};
     let f = net
         .flows
@@ -123,7 +135,7 @@ pub fn explain(
                     path (docs/ANALYSIS.md)"
             .into());
     }
-    let report = run(net, req)?;
+    let report = run_with(net, req, lp)?;
     let method = match req.method.as_str() {
         "sfa" => Method::Sfa,
         "pmoo" => Method::Pmoo,
