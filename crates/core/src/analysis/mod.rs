@@ -178,6 +178,15 @@ fn finish(net: &Network, report: &mut AnalysisReport) {
             names.join(", ")
         ));
     }
+    if net.kind == crate::model::NetworkKind::ServerGraph {
+        // A server graph's plain numbers are read as seconds, bits and bit/s; the report keeps the
+        // units of every other network, which the reader must scale back to the description's.
+        report.notes.push(
+            "server graph: its numbers are read as seconds and bits, so delays in µs are 10^6 times its \
+             time unit and backlogs in bytes 1/8 of its data unit"
+                .into(),
+        );
+    }
     report.redundancy = redundancy::combine(net, &report.flows);
     // Every late pair is in `redundancy` (skew_ok = false); the note names the first few.
     const NAMED: usize = 10;
