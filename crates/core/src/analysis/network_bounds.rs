@@ -1054,6 +1054,9 @@ struct Above {
     /// Their output as a token bucket (burst, rate) and as a curve.
     tb: (f64, f64),
     out: Curve,
+    /// Each level's output curve, highest first (a gated level counts only those whose gates may
+    /// open inside its windows).
+    levels: Vec<Curve>,
     /// Their arrival curves.
     arrivals: Curve,
     /// Whether a level above is shaped (bounds its own output, so may hold frames back).
@@ -1085,7 +1088,13 @@ fn shaped_levels(
             lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
         })
         .collect();
-    let mut above = Above { tb: (0.0, 0.0), out: Curve::zero(), arrivals: Curve::zero(), shaped: false };
+    let mut above = Above {
+        tb: (0.0, 0.0),
+        out: Curve::zero(),
+        levels: Vec::new(),
+        arrivals: Curve::zero(),
+        shaped: false,
+    };
     let mut unbounded_above: Option<Unbounded> = None;
     let mut out = Vec::with_capacity(queues.len());
     for (k, &q) in queues.iter().enumerate() {
@@ -1112,6 +1121,7 @@ fn shaped_levels(
                     Ok(o) => {
                         above.tb = (above.tb.0 + upper_burst(&o), above.tb.1 + o.tail_slope());
                         above.out = above.out.add(&o);
+                        above.levels.push(o);
                     }
                     Err(u) => unbounded_above = Some(u),
                 }
@@ -1273,7 +1283,8 @@ fn gated_credit_based_level<'a>(
 /// A level of a port with a time-aware shaper, after [`schedulers::tas`]: the rate-latency bound
 /// of the supply of its gate's usable windows (each window less the largest frame of another
 /// level whose gate is open across the window's start, and the level's largest frame at its end),
-/// minus the higher levels' output (arrival curves advanced by their delay bounds) and the largest
+/// minus the output (arrival curves advanced by their delay bounds) of the higher levels whose
+/// gates open inside one of the level's windows (the others send only outside them), and the largest
 /// frame of another level whose gate is open during one of the level's windows (a frame of a
 /// level whose gate closes at the window's start, or never opens inside the window, has ended
 /// before it: frames end before their gate closes).
@@ -1308,7 +1319,21 @@ fn time_aware_level<'a>(
         let largest = |open: &dyn Fn(&[&str]) -> bool| {
             others.iter().filter(|(_, n)| open(n)).map(|&(l, _)| l).fold(0.0, f64::max)
         };
-        let (supply, other) = match tas.windows(&names) {
+        let windows = tas.windows(&names);
+        // A higher level whose gate never opens inside the level's windows sends only outside
+        // them (its frames end before its gate closes): the supply does not count that time, so
+        // its output is not subtracted.
+        let higher = match &windows {
+            None => above.out.clone(),
+            Some(w) => (0..k).filter(|&j| w.iter().any(|&(o, c)| tas.open_within(&others[j].1, o, c))).fold(
+                Curve::zero(),
+                |sum, j| match above.levels.get(j) {
+                    Some(out) => sum.add(out),
+                    None => sum,
+                },
+            ),
+        };
+        let (supply, other) = match &windows {
             None => (Some((1.0, 0.0)), largest(&|_| true)),
             Some(windows) => {
                 let usable: Vec<(f64, f64)> = windows
@@ -1328,7 +1353,7 @@ fn time_aware_level<'a>(
             ))),
             Some((rho, theta)) => {
                 let beta = Curve::rate_latency(link * rho, theta + latency);
-                curves::static_priority_residual(&beta, &above.out, other)
+                curves::static_priority_residual(&beta, &higher, other)
             }
         };
         (service, None)
