@@ -51,7 +51,8 @@ def write(tmp_path: Path, change, example: Path = EXAMPLE) -> Path:
         (
             lambda n: n["schedulers"]["avb"]["idle_slopes"].update(sr_b="950Mbps"),
             "schedulers.avb.idle_slopes: idle slopes sum to 1.048688Gbps, more than the rate "
-            "1Gbps of port bridge:0",
+            "1Gbps of port bridge:3, where flow 'video' of shaped class 'sr_a' leaves; the idle slopes "
+            "must sum to at most the rate of every port the scheduler runs",
         ),
         (
             lambda n: n["schedulers"]["avb"]["idle_slopes"].update(sr_b="0bps"),
@@ -203,7 +204,8 @@ def test_gated_cbs_example_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> 
         (
             lambda n: n["schedulers"]["avb_gated"]["idle_slopes"].update(sr_b="800Mbps"),
             "schedulers.avb_gated.idle_slopes: idle slopes sum to 1.05Gbps, more than the rate 1Gbps of "
-            "port bridge:0",
+            "port bridge:3, where flow 'video' of shaped class 'sr_a' leaves; the idle slopes must sum to "
+            "at most the rate of every port the scheduler runs",
         ),
         (
             lambda n: n["schedulers"]["avb_gated"]["gates"]["entries"][0].update(open=["sr_a", "sr_c"]),

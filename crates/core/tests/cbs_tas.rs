@@ -157,3 +157,31 @@ fn an_unbounded_credit_is_an_infinite_bound_with_its_reason() {
     assert!(why.contains("the credit of class 'sr_b' has no bound"), "{why}");
     assert!(row("backup").delay_us.is_infinite());
 }
+
+/// Idle slopes summing to more than a port's rate are refused in one line naming the port whose
+/// shaped traffic they reserve for: in both examples the bridge's port towards the listener
+/// (bridge:3, where the talkers' flows leave), not the bridge's first port (towards a talker, which
+/// no flow leaves by).
+#[test]
+fn over_subscribed_idle_slopes_name_the_port_of_the_shaped_traffic() {
+    let cases = [
+        (
+            include_str!("../../../examples/tsn/cbs_avb.yaml").replace("sr_b: 3.648Mbps", "sr_b: 950Mbps"),
+            "schedulers.avb.idle_slopes: idle slopes sum to 1.048688Gbps, more than the rate 1Gbps of port \
+             bridge:3, where flow 'video' of shaped class 'sr_a' leaves; the idle slopes must sum to at most \
+             the rate of every port the scheduler runs",
+        ),
+        (
+            include_str!("../../../examples/tsn/cbs_tas.yaml").replace("sr_b: 50Mbps", "sr_b: 800Mbps"),
+            "schedulers.avb_gated.idle_slopes: idle slopes sum to 1.05Gbps, more than the rate 1Gbps of port \
+             bridge:3, where flow 'video' of shaped class 'sr_a' leaves; the idle slopes must sum to at most \
+             the rate of every port the scheduler runs",
+        ),
+    ];
+    for (text, want) in cases {
+        let (net, d) = load_text(&text, Format::Yaml, "example.yaml", &Limits::default());
+        assert!(net.is_none());
+        let lines: Vec<String> = d.0.iter().map(|x| format!("{x}")).collect();
+        assert!(lines.iter().any(|l| l.contains(want)), "{lines:#?}");
+    }
+}

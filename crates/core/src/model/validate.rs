@@ -1120,6 +1120,9 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     let mut warned: HashSet<(String, String)> = HashSet::new();
     let mut unclassed: BTreeMap<usize, String> = BTreeMap::new();
     let mut over_subscribed: HashSet<String> = HashSet::new();
+    // Credit-based ports that no shaped flow crosses, checked after those that one does so that
+    // an error names a port whose shaped traffic the slopes reserve for.
+    let mut unshaped_credit_ports: Vec<usize> = Vec::new();
     for (p, flows) in per_port.iter().enumerate() {
         let port = &net.ports[p];
         let discipline =
@@ -1137,9 +1140,15 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                 None
             }
             crate::schedulers::Service::CreditBased(cbs) => {
+                let shaped = flows.iter().find(|&&f| {
+                    net.flows[f].class.is_some_and(|k| cbs.idle_slopes.contains_key(&net.classes[k].name))
+                });
+                if shaped.is_none() {
+                    unshaped_credit_ports.push(p);
+                }
                 // Once per scheduler: the first port it does not fit.
                 if !over_subscribed.contains(&port.scheduler_name)
-                    && (check_credit_based(net, p, cbs.idle_slopes, diags)
+                    && (shaped.is_some_and(|&f| check_credit_based(net, p, Some(f), cbs.idle_slopes, diags))
                         || cbs
                             .gates
                             .as_ref()
@@ -1180,6 +1189,18 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                 if warned.insert((port.scheduler_name.clone(), cname.clone())) {
                     diags.warning(format!("schedulers.{}", port.scheduler_name), w);
                 }
+            }
+        }
+    }
+    for p in unshaped_credit_ports {
+        let port = &net.ports[p];
+        let discipline =
+            crate::schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+        if let crate::schedulers::Service::CreditBased(cbs) = discipline.service() {
+            if !over_subscribed.contains(&port.scheduler_name)
+                && check_credit_based(net, p, None, cbs.idle_slopes, diags)
+            {
+                over_subscribed.insert(port.scheduler_name.clone());
             }
         }
     }
@@ -1225,10 +1246,12 @@ fn check_time_aware(
 }
 
 /// A credit-based shaper's slopes at one port: their sum within the port's rate (802.1Q reserves
-/// at most the link). Whether it reported a problem.
+/// at most the link). `shaped`: a flow of a shaped class crossing the port, named in the error.
+/// Whether it reported a problem.
 fn check_credit_based(
     net: &Network,
     p: usize,
+    shaped: Option<usize>,
     slopes: &BTreeMap<String, crate::units::DataRate>,
     diags: &mut Diagnostics,
 ) -> bool {
@@ -1236,10 +1259,15 @@ fn check_credit_based(
     let place = format!("schedulers.{}.idle_slopes", port.scheduler_name);
     let total: f64 = slopes.values().map(|r| r.bps()).sum();
     if total > port.rate {
+        let crossing = shaped.map_or(String::new(), |f| {
+            let class = net.flows[f].class.map_or("", |k| net.classes[k].name.as_str());
+            format!(", where flow '{}' of shaped class '{class}' leaves", net.flows[f].name)
+        });
         diags.error(
             place,
             format!(
-                "idle slopes sum to {}, more than the rate {} of port {}",
+                "idle slopes sum to {}, more than the rate {} of port {}{crossing}; the idle slopes \
+                 must sum to at most the rate of every port the scheduler runs",
                 crate::units::DataRate(total),
                 crate::units::DataRate(port.rate),
                 net.port_label(p)
