@@ -39,12 +39,13 @@ fn bounds(net: &Network) -> Vec<(String, f64)> {
 ///   /(491.68 − 250) µs = 559.555 µs; hiCredit = 0.05·(10268 + 250·559.555) = 7507.84, loCredit =
 ///   −4160·0.95 = −3952. Rate 24.584 Mb/s, latency 254.16 + 11459.84/24.584 = 720.311 µs; delay
 ///   + 4160/24.584 = 889.527 µs; end to end + 4.16 = 893.687 µs.
-/// (With best effort's frame as L_lo for both, as before the model looked at which gates open
-/// inside the windows: 481.662 and 953.021 µs.)
 /// * backup (best effort, TAS model): usable [250, 487.696] µs, ρ = 0.475392, θ = 262.304 µs.
 ///   The SR gates never open inside best effort's window, so A's and B's output is not subtracted:
 ///   delay 262.304 + 12304/475.392 = 288.186 µs; + 12.304 = 300.490 µs. (Subtracting their output
 ///   buckets, 25222.528 bits + 300 Mb/s, gave 937.225 µs, against 262.304 µs simulated.)
+///
+/// (With best effort's frame as L_lo for video and audio, as before the model looked at which
+/// gates open inside the windows: 481.662 and 953.021 µs.)
 #[test]
 fn gated_credit_based_example_by_hand() {
     let net = load(include_str!("../../../examples/tsn/cbs_tas.yaml"));
