@@ -906,6 +906,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     p,
                     opt,
                     &alphas,
+                    false,
                     credit_based_level(net, lay, p, cbs.idle_slopes, latency),
                 ),
                 Some(gates) => shaped_levels(
@@ -914,13 +915,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     p,
                     opt,
                     &alphas,
+                    true,
                     gated_credit_based_level(net, lay, p, cbs.idle_slopes, gates, latency),
                 ),
             }
             .into_iter(),
         ),
         schedulers::Service::TimeAware(tas) => Some(
-            shaped_levels(net, lay, p, opt, &alphas, time_aware_level(net, lay, p, tas, latency)).into_iter(),
+            shaped_levels(net, lay, p, opt, &alphas, true, time_aware_level(net, lay, p, tas, latency))
+                .into_iter(),
         ),
         _ => None,
     };
@@ -1054,6 +1057,11 @@ struct Above {
     /// Their output as a token bucket (burst, rate) and as a curve.
     tb: (f64, f64),
     out: Curve,
+    /// Each level's output curve, highest first, `None` for a level without a bound (a gated
+    /// level counts only those whose gates may open inside its windows).
+    levels: Vec<Option<Curve>>,
+    /// Why a level above has no bound, if one has none (`tb` and `out` then leave it out).
+    unbounded: Option<Unbounded>,
     /// Their arrival curves.
     arrivals: Curve,
     /// Whether a level above is shaped (bounds its own output, so may hold frames back).
@@ -1068,13 +1076,16 @@ type LevelService = (Result<Curve, Unbounded>, Option<(f64, f64)>);
 /// The service of each queue (priority level) of a shaped port, highest first: one walk over
 /// the levels, `level(k, lmax, above)` the shaper's curve for level k given every level's
 /// largest frame and what the levels above send. A level without a bound leaves the levels below
-/// without one.
+/// without one, unless `gated`: a gated level is then still asked, and answers without a bound
+/// only if it depends on such a level ([`Above::unbounded`], [`Above::levels`]).
+#[allow(clippy::too_many_arguments)]
 fn shaped_levels(
     net: &Network,
     lay: &Layout,
     p: PortId,
     opt: &Options,
     alphas: &[Curve],
+    gated: bool,
     mut level: impl FnMut(usize, &[f64], &Above) -> LevelService,
 ) -> Vec<Result<Curve, Unbounded>> {
     let cx = &lay.crossings;
@@ -1085,13 +1096,19 @@ fn shaped_levels(
             lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max)
         })
         .collect();
-    let mut above = Above { tb: (0.0, 0.0), out: Curve::zero(), arrivals: Curve::zero(), shaped: false };
-    let mut unbounded_above: Option<Unbounded> = None;
+    let mut above = Above {
+        tb: (0.0, 0.0),
+        out: Curve::zero(),
+        levels: Vec::new(),
+        unbounded: None,
+        arrivals: Curve::zero(),
+        shaped: false,
+    };
     let mut out = Vec::with_capacity(queues.len());
     for (k, &q) in queues.iter().enumerate() {
-        let service = match &unbounded_above {
-            Some(why) => Err(why.clone()),
-            None => {
+        let service = match &above.unbounded {
+            Some(why) if !gated => Err(why.clone()),
+            _ => {
                 let (service, own_output) = level(k, &lmax, &above);
                 let output = match (&service, own_output) {
                     (Err(_), _) => Err(Unbounded::new("a higher priority level has no bound")),
@@ -1112,8 +1129,12 @@ fn shaped_levels(
                     Ok(o) => {
                         above.tb = (above.tb.0 + upper_burst(&o), above.tb.1 + o.tail_slope());
                         above.out = above.out.add(&o);
+                        above.levels.push(Some(o));
                     }
-                    Err(u) => unbounded_above = Some(u),
+                    Err(u) => {
+                        above.unbounded.get_or_insert(u);
+                        above.levels.push(None);
+                    }
                 }
                 service
             }
@@ -1204,7 +1225,6 @@ fn gated_credit_based_level<'a>(
             return unshaped(k, lmax, above);
         };
         let rate: f64 = flows().map(|f| f.rate).sum();
-        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
         // The other levels' largest frames and classes (a shaped class is a level of its own).
         let level_names = |j: usize| -> Vec<&str> {
             let prio = lay.queues[lay.port_queues[p][j]].priority;
@@ -1213,7 +1233,35 @@ fn gated_credit_based_level<'a>(
         let others: Vec<(f64, Vec<&str>)> =
             (0..lmax.len()).filter(|&j| j != k).map(|j| (lmax[j], level_names(j))).collect();
         let cycle = gates.cycle.secs();
-        let (supply, blocking) = match gates.windows(&[class]) {
+        let windows = gates.windows(&[class]);
+        // What the higher classes may send while the class waits with a growing credit, inside
+        // its windows: a higher class whose gate never opens there sends only outside them.
+        let relevant: Vec<usize> = match &windows {
+            None => (0..k).collect(),
+            Some(w) => {
+                (0..k).filter(|&j| w.iter().any(|&(o, c)| gates.open_within(&level_names(j), o, c))).collect()
+            }
+        };
+        // The lower frame on the wire when the credit last was 0: one that started inside a window
+        // (a frame on the wire as a window opens is counted in the blocking below).
+        let lower = (k + 1..lmax.len())
+            .filter(|&j| {
+                windows
+                    .as_ref()
+                    .is_none_or(|w| w.iter().any(|&(o, c)| gates.open_within(&level_names(j), o, c)))
+            })
+            .map(|j| lmax[j])
+            .fold(0.0, f64::max);
+        let Some(tb) = relevant.iter().try_fold((0.0, 0.0), |(b, r), &j| {
+            above
+                .levels
+                .get(j)
+                .and_then(Option::as_ref)
+                .map(|out| (b + upper_burst(out), r + out.tail_slope()))
+        }) else {
+            return (Err(Unbounded::new("a higher priority level has no bound")), None);
+        };
+        let (supply, blocking) = match windows {
             None => (Some((1.0, 0.0)), 0.0),
             Some(windows) => {
                 let usable: Vec<(f64, f64)> =
@@ -1250,7 +1298,7 @@ fn gated_credit_based_level<'a>(
             return (Err(Unbounded::new(why)), None);
         }
         let gate = cbs::GateSupply { rho, theta, blocking, cycle };
-        match cbs::gated_hi_credit(idle, link, lower, above.tb, gate) {
+        match cbs::gated_hi_credit(idle, link, lower, tb, gate) {
             None => (
                 Err(Unbounded::new(format!(
                     "the credit of class '{class}' has no bound (the higher classes' rate and the frames \
@@ -1273,7 +1321,8 @@ fn gated_credit_based_level<'a>(
 /// A level of a port with a time-aware shaper, after [`schedulers::tas`]: the rate-latency bound
 /// of the supply of its gate's usable windows (each window less the largest frame of another
 /// level whose gate is open across the window's start, and the level's largest frame at its end),
-/// minus the higher levels' output (arrival curves advanced by their delay bounds) and the largest
+/// minus the output (arrival curves advanced by their delay bounds) of the higher levels whose
+/// gates open inside one of the level's windows (the others send only outside them), and the largest
 /// frame of another level whose gate is open during one of the level's windows (a frame of a
 /// level whose gate closes at the window's start, or never opens inside the window, has ended
 /// before it: frames end before their gate closes).
@@ -1308,7 +1357,22 @@ fn time_aware_level<'a>(
         let largest = |open: &dyn Fn(&[&str]) -> bool| {
             others.iter().filter(|(_, n)| open(n)).map(|&(l, _)| l).fold(0.0, f64::max)
         };
-        let (supply, other) = match tas.windows(&names) {
+        let windows = tas.windows(&names);
+        // A higher level whose gate never opens inside the level's windows sends only outside
+        // them (its frames end before its gate closes): the supply does not count that time, so
+        // its output is not subtracted.
+        let relevant: Vec<usize> = match &windows {
+            None => (0..k).collect(),
+            Some(w) => {
+                (0..k).filter(|&j| w.iter().any(|&(o, c)| tas.open_within(&others[j].1, o, c))).collect()
+            }
+        };
+        let Some(higher) = relevant.iter().try_fold(Curve::zero(), |sum, &j| {
+            above.levels.get(j).and_then(Option::as_ref).map(|out| sum.add(out))
+        }) else {
+            return (Err(Unbounded::new("a higher priority level has no bound")), None);
+        };
+        let (supply, other) = match &windows {
             None => (Some((1.0, 0.0)), largest(&|_| true)),
             Some(windows) => {
                 let usable: Vec<(f64, f64)> = windows
@@ -1328,7 +1392,7 @@ fn time_aware_level<'a>(
             ))),
             Some((rho, theta)) => {
                 let beta = Curve::rate_latency(link * rho, theta + latency);
-                curves::static_priority_residual(&beta, &above.out, other)
+                curves::static_priority_residual(&beta, &higher, other)
             }
         };
         (service, None)

@@ -1120,6 +1120,9 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
     let mut warned: HashSet<(String, String)> = HashSet::new();
     let mut unclassed: BTreeMap<usize, String> = BTreeMap::new();
     let mut over_subscribed: HashSet<String> = HashSet::new();
+    // Credit-based ports that no shaped flow crosses, checked after those that one does so that
+    // an error names a port whose shaped traffic the slopes reserve for.
+    let mut unshaped_credit_ports: Vec<usize> = Vec::new();
     for (p, flows) in per_port.iter().enumerate() {
         let port = &net.ports[p];
         let discipline =
@@ -1137,9 +1140,15 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                 None
             }
             crate::schedulers::Service::CreditBased(cbs) => {
+                let shaped = flows.iter().find(|&&f| {
+                    net.flows[f].class.is_some_and(|k| cbs.idle_slopes.contains_key(&net.classes[k].name))
+                });
+                if shaped.is_none() {
+                    unshaped_credit_ports.push(p);
+                }
                 // Once per scheduler: the first port it does not fit.
                 if !over_subscribed.contains(&port.scheduler_name)
-                    && (check_credit_based(net, p, cbs.idle_slopes, diags)
+                    && (shaped.is_some_and(|&f| check_credit_based(net, p, Some(f), cbs, diags))
                         || cbs
                             .gates
                             .as_ref()
@@ -1180,6 +1189,17 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
                 if warned.insert((port.scheduler_name.clone(), cname.clone())) {
                     diags.warning(format!("schedulers.{}", port.scheduler_name), w);
                 }
+            }
+        }
+    }
+    for p in unshaped_credit_ports {
+        let port = &net.ports[p];
+        let discipline =
+            crate::schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+        if let crate::schedulers::Service::CreditBased(cbs) = discipline.service() {
+            if !over_subscribed.contains(&port.scheduler_name) && check_credit_based(net, p, None, cbs, diags)
+            {
+                over_subscribed.insert(port.scheduler_name.clone());
             }
         }
     }
@@ -1225,21 +1245,49 @@ fn check_time_aware(
 }
 
 /// A credit-based shaper's slopes at one port: their sum within the port's rate (802.1Q reserves
-/// at most the link). Whether it reported a problem.
+/// at most the link); behind a gate control list, the sum of the slopes of the classes one entry
+/// opens together (a class's credit grows only while its gate is open, so classes never open
+/// together share no time). `shaped`: a flow of a shaped class crossing the port, named in the
+/// error. Whether it reported a problem.
 fn check_credit_based(
     net: &Network,
     p: usize,
-    slopes: &BTreeMap<String, crate::units::DataRate>,
+    shaped: Option<usize>,
+    cbs: &crate::schedulers::cbs::CbsDiscipline<'_>,
     diags: &mut Diagnostics,
 ) -> bool {
     let port = &net.ports[p];
+    let slopes = cbs.idle_slopes;
     let place = format!("schedulers.{}.idle_slopes", port.scheduler_name);
-    let total: f64 = slopes.values().map(|r| r.bps()).sum();
+    let sum = |open: &dyn Fn(&str) -> bool| -> f64 {
+        slopes.iter().filter(|(c, _)| open(c)).map(|(_, r)| r.bps()).sum()
+    };
+    let (total, together) = match &cbs.gates {
+        None => (sum(&|_| true), String::new()),
+        Some(g) => g
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                (sum(&|c| e.open.iter().any(|o| o == c)), format!(" of the classes entry {i} opens"))
+            })
+            .fold((0.0, String::new()), |best, x| if x.0 > best.0 { x } else { best }),
+    };
     if total > port.rate {
+        let crossing = shaped.map_or(String::new(), |f| {
+            let class = net.flows[f].class.map_or("", |k| net.classes[k].name.as_str());
+            format!(", where flow '{}' of shaped class '{class}' leaves", net.flows[f].name)
+        });
+        let rule = if cbs.gates.is_some() {
+            "the idle slopes of classes whose gates are open together must sum to at most the rate of \
+             every port the scheduler runs"
+        } else {
+            "the idle slopes must sum to at most the rate of every port the scheduler runs"
+        };
         diags.error(
             place,
             format!(
-                "idle slopes sum to {}, more than the rate {} of port {}",
+                "idle slopes{together} sum to {}, more than the rate {} of port {}{crossing}; {rule}",
                 crate::units::DataRate(total),
                 crate::units::DataRate(port.rate),
                 net.port_label(p)

@@ -63,6 +63,9 @@
 //!   falls once x > θ: their minimum peaks where they meet, x* = (K(0) + C·ρ·θ)/(C·ρ − r'),
 //!   r' = r_H + ΣB/cycle, giving hiCredit = I·K(x*)/C ([`gated_hi_credit`]), finite when
 //!   r' < C·ρ. With the gate always open it is the ungated I·(L_lo + a_H)/(C − r_H).
+//!   A is inside the class's windows and a frame ends before its gate closes, so (a_H, r_H)
+//!   counts only the higher classes whose gates open inside one of those windows, and L_lo only
+//!   a lower level whose gate does (a lower frame on the wire as a window opens is in ΣB).
 //! * The output still fits (hiCredit − loCredit, I): credit changes by at most I·τ − C·X.
 //!
 //! Had the credit grown while the gate is closed, a class would open its window with the credit

@@ -20,7 +20,9 @@
 //! gates, Zhao, Pop & Craciunas, "Worst-case latency analysis for IEEE 802.1Qbv time sensitive
 //! networks using network calculus", IEEE Access 2018). The level's service is then
 //! [C·ρ·(t − θ − T) − Σ higher levels' output − L_other]^+, the higher levels' output bounded by
-//! their arrival curves advanced by their delay bounds, L_other one frame in transmission when the
+//! their arrival curves advanced by their delay bounds (only the levels whose gates open inside
+//! one of the level's windows: the others' frames end before their gates close, so they occupy
+//! only time the supply does not count), L_other one frame in transmission when the
 //! backlog starts, of another level whose gate is open inside one of the level's windows (the
 //! others' frames occupy only time outside the windows, which the supply does not count).
 
