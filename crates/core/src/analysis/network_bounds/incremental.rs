@@ -59,8 +59,6 @@ struct PortSave {
     delay: Result<f64, Unbounded>,
     backlog: Result<f64, Unbounded>,
     queues: Vec<QueueSave>,
-    /// (crossing, burst, output burst, group).
-    crossings: Vec<(usize, f64, f64, usize)>,
 }
 
 /// The state of one queue of a port analysed again, as it was.
@@ -73,6 +71,8 @@ struct QueueSave {
     agg: Vec<Option<Curve>>,
     service: Result<Curve, Unbounded>,
     delay: Result<f64, Unbounded>,
+    /// Its crossings (those below `nc`): (crossing, burst, output burst, group).
+    crossings: Vec<(usize, f64, f64, usize)>,
 }
 
 fn options() -> Options {
@@ -236,7 +236,7 @@ impl TfaCache {
         for save in j.ports {
             st.port_delay[save.port] = save.delay;
             st.port_backlog[save.port] = save.backlog;
-            for QueueSave { queue: q, groups, sums, agg, service, delay } in save.queues {
+            for QueueSave { queue: q, groups, sums, agg, service, delay, crossings } in save.queues {
                 if let Some(groups) = groups {
                     st.groups[q] = groups;
                 }
@@ -244,11 +244,11 @@ impl TfaCache {
                 st.group_agg[q] = agg;
                 st.service[q] = service;
                 st.delay[q] = delay;
-            }
-            for (c, burst, out, group) in save.crossings {
-                st.burst[c] = burst;
-                st.out_burst[c] = out;
-                st.group_of[c] = group;
+                for (c, burst, out, group) in crossings {
+                    st.burst[c] = burst;
+                    st.out_burst[c] = out;
+                    st.group_of[c] = group;
+                }
             }
         }
         let (nc, nq) = (j.crossings, j.queues);
@@ -441,12 +441,16 @@ impl TfaCache {
 }
 
 /// Analyses again the ports `seeds` (those the flows added or removed cross), then every port
-/// after one whose state changed, in feed-forward order, as a whole pass would; a port whose
-/// inputs did not change keeps its state (the same inputs give the same bits). The groups of a
-/// seed are built again (its crossings changed); those of the other ports are what a whole pass
-/// builds already (the groups depend on the layout alone), their sums reset as it resets them.
-/// `saved` gets each analysed port's state as it was (its queues below `nq`, crossings below
-/// `nc`: those that existed). Returns which ports changed.
+/// after a queue whose state changed, in feed-forward order, as a whole pass would; a port whose
+/// inputs did not change keeps its state (the same inputs give the same bits). What a port reads
+/// of the ports before it is per queue (the bursts its flows leave them with, the aggregate
+/// output bound of the flows it takes from a queue): a port is analysed again only after a queue
+/// some of its flows come from changed. The groups of a seed are built again (its crossings
+/// changed); those of the other ports are what a whole pass builds already (the groups depend on
+/// the layout alone), their sums reset as it resets them. `saved` gets each analysed port's
+/// state as it was (its queues below `nq`, crossings below `nc`: those that existed). Returns
+/// which ports changed (a queue, or the port's delay or backlog: the rows of the flows through
+/// them are to be built again).
 #[allow(clippy::too_many_arguments)]
 fn reanalyse(
     net: &Network,
@@ -462,6 +466,7 @@ fn reanalyse(
     let mut dirty = vec![false; net.ports.len()];
     let mut seed = vec![false; net.ports.len()];
     let mut changed = vec![false; net.ports.len()];
+    let mut queue_changed = vec![false; lay.queues.len()];
     for &p in seeds {
         dirty[p] = true;
         seed[p] = true;
@@ -478,11 +483,17 @@ fn reanalyse(
                 st.group_sums[q].iter_mut().for_each(|s| *s = (0.0, 0.0, 0));
             }
         }
-        tfa_port_in_place(net, lay, &opt, p, st, &save, &changed);
-        if seed[p] || !same_port(st, lay, &save) {
-            changed[p] = true;
-            // The ports the flows go to next.
-            for &c in lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings) {
+        tfa_port_in_place(net, lay, &opt, p, st, &save, &queue_changed);
+        for &q in &lay.port_queues[p] {
+            queue_changed[q] =
+                seed[p] || save.queues.iter().find(|s| s.queue == q).is_none_or(|s| !same_queue(st, s));
+        }
+        changed[p] = lay.port_queues[p].iter().any(|&q| queue_changed[q])
+            || st.port_delay[p] != save.delay
+            || st.port_backlog[p] != save.backlog;
+        // The ports the flows of the queues that changed go to next.
+        for &q in lay.port_queues[p].iter().filter(|&&q| queue_changed[q]) {
+            for &c in &lay.queues[q].crossings {
                 for &(next, d) in &lay.flow_crossings[lay.crossings[c].flow] {
                     if lay.crossings[d].upstream == Some(c) {
                         dirty[next] = true;
@@ -496,9 +507,10 @@ fn reanalyse(
 }
 
 /// [`tfa_port`] (the tightest output rule) at a port analysed again, but for the aggregate output
-/// bound of each group whose port upstream did not change ([`aggregate_from_upstream`] reads
-/// only the state of that port and the group's members): when the group has the members it had,
-/// its bound is the one `save` holds (the same inputs give the same bits), not computed again.
+/// bound of each group whose members come from queues that did not change
+/// ([`aggregate_from_upstream`] reads only the state of those queues and the group's members):
+/// when the group has the members it had, its bound is the one `save` holds (the same inputs
+/// give the same bits), not computed again.
 fn tfa_port_in_place(
     net: &Network,
     lay: &Layout,
@@ -506,7 +518,7 @@ fn tfa_port_in_place(
     p: PortId,
     st: &mut TfaState,
     save: &PortSave,
-    changed: &[bool],
+    queue_changed: &[bool],
 ) {
     let cx = &lay.crossings;
     for &q in &lay.port_queues[p] {
@@ -520,8 +532,10 @@ fn tfa_port_in_place(
         let old = save.queues.iter().find(|s| s.queue == q);
         for k in 0..st.groups[q].len() {
             let g = &st.groups[q][k];
-            let kept = match (g.upstream, old) {
-                (Some(u), Some(old)) if !changed[u] => match &old.groups {
+            let same_inputs = g.upstream.is_some()
+                && g.members.iter().all(|&c| cx[c].upstream.is_some_and(|u| !queue_changed[cx[u].queue]));
+            let kept = match old {
+                Some(old) if same_inputs => match &old.groups {
                     // The groups were not built again: group k is the one it was.
                     None => Some(k),
                     Some(groups) => groups.iter().position(|h| {
@@ -544,60 +558,53 @@ fn tfa_port_in_place(
 /// The state of port `p` (its queues below `nq`, their crossings below `nc`; the groups when they
 /// are to be built again).
 fn snapshot(st: &TfaState, lay: &Layout, p: PortId, nq: usize, nc: usize, groups: bool) -> PortSave {
-    let mut save = PortSave {
+    PortSave {
         port: p,
         delay: st.port_delay[p].clone(),
         backlog: st.port_backlog[p].clone(),
-        queues: Vec::new(),
-        crossings: Vec::new(),
-    };
-    for &q in lay.port_queues[p].iter().filter(|&&q| q < nq) {
-        save.queues.push(QueueSave {
-            queue: q,
-            groups: groups.then(|| st.groups[q].clone()),
-            sums: st.group_sums[q].clone(),
-            agg: st.group_agg[q].clone(),
-            service: st.service[q].clone(),
-            delay: st.delay[q].clone(),
-        });
-        for &c in lay.queues[q].crossings.iter().filter(|&&c| c < nc) {
-            save.crossings.push((c, st.burst[c], st.out_burst[c], st.group_of[c]));
-        }
+        queues: lay.port_queues[p]
+            .iter()
+            .filter(|&&q| q < nq)
+            .map(|&q| QueueSave {
+                queue: q,
+                groups: groups.then(|| st.groups[q].clone()),
+                sums: st.group_sums[q].clone(),
+                agg: st.group_agg[q].clone(),
+                service: st.service[q].clone(),
+                delay: st.delay[q].clone(),
+                crossings: lay.queues[q]
+                    .crossings
+                    .iter()
+                    .filter(|&&c| c < nc)
+                    .map(|&c| (c, st.burst[c], st.out_burst[c], st.group_of[c]))
+                    .collect(),
+            })
+            .collect(),
     }
-    save
 }
 
-/// Whether port `p`'s state is `save`'s: what the ports after it read of it.
-fn same_port(st: &TfaState, lay: &Layout, save: &PortSave) -> bool {
-    let p = save.port;
+/// Whether queue `s.queue`'s state is `s`'s: what the ports after it read of it (at a port whose
+/// crossings did not change: the same crossings and groups).
+fn same_queue(st: &TfaState, s: &QueueSave) -> bool {
     let bits = |a: f64, b: f64| a.to_bits() == b.to_bits();
-    st.port_delay[p] == save.delay
-        && st.port_backlog[p] == save.backlog
-        && lay.port_queues[p].len() == save.queues.len()
-        && save.queues.iter().all(|s| {
-            let q = s.queue;
-            s.groups.as_ref().is_none_or(|groups| {
-                st.groups[q].len() == groups.len()
-                    && st.groups[q].iter().zip(groups).all(|(g, h)| {
-                        g.members == h.members
-                            && g.upstream == h.upstream
-                            && g.line == h.line
-                            && g.regulated == h.regulated
-                    })
-            }) && st.group_sums[q].len() == s.sums.len()
-                && st.group_sums[q]
-                    .iter()
-                    .zip(&s.sums)
-                    .all(|(a, b)| bits(a.0, b.0) && bits(a.1, b.1) && a.2 == b.2)
-                && st.group_agg[q] == s.agg
-                && st.service[q] == s.service
-                && match (&st.delay[q], &s.delay) {
-                    (Ok(a), Ok(b)) => bits(*a, *b),
-                    (a, b) => a == b,
-                }
-        })
-        && save
-            .crossings
+    let q = s.queue;
+    s.groups.as_ref().is_none_or(|groups| {
+        st.groups[q].len() == groups.len()
+            && st.groups[q].iter().zip(groups).all(|(g, h)| {
+                g.members == h.members
+                    && g.upstream == h.upstream
+                    && g.line == h.line
+                    && g.regulated == h.regulated
+            })
+    }) && st.group_sums[q].len() == s.sums.len()
+        && st.group_sums[q].iter().zip(&s.sums).all(|(a, b)| bits(a.0, b.0) && bits(a.1, b.1) && a.2 == b.2)
+        && st.group_agg[q] == s.agg
+        && st.service[q] == s.service
+        && match (&st.delay[q], &s.delay) {
+            (Ok(a), Ok(b)) => bits(*a, *b),
+            (a, b) => a == b,
+        }
+        && s.crossings
             .iter()
             .all(|&(c, b, o, g)| bits(st.burst[c], b) && bits(st.out_burst[c], o) && st.group_of[c] == g)
 }
