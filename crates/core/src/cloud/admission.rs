@@ -837,6 +837,14 @@ mod tests {
                 let of = |report: AnalysisReport| serde_json::to_value(report).unwrap();
                 let mut state = live.live.borrow_mut();
                 assert_eq!(state.net.flows.len(), fresh.flows.len());
+                // The ports' flow lists and feed-forward order kept in place are those built anew.
+                assert_eq!(state.net.port_flows, fresh.port_flows, "seed {seed}, after {}", r.name);
+                assert_eq!(
+                    state.net.port_order().order,
+                    fresh.port_order().order,
+                    "seed {seed}, after {}",
+                    r.name
+                );
                 assert!(state.same_tfa_state_as_fresh(), "seed {seed}, after {}", r.name);
                 assert_eq!(
                     of(state.analyse(&live.request).unwrap()),
