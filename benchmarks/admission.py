@@ -149,7 +149,10 @@ def main() -> None:
         if "whole" in m:
             w, w_cpu = m["whole"], m["whole_cpu"]
             print(row.format("whole description:", *w_cpu, *w))
-            print(f"  ratio whole / in place (median): CPU {w_cpu[0] / inc_cpu[0]:.1f}, wall {w[0] / inc[0]:.1f}")
+            print(
+                f"  ratio whole / in place (median): CPU {w_cpu[0] / inc_cpu[0]:.1f}, "
+                f"wall {w[0] / inc[0]:.1f}"
+            )
         print(
             f"  peers, same run (wall): one TFA analysis {m['analysis']:.1f} ms, "
             f"one load+validate {m['load']:.1f} ms; "
