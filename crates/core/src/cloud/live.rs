@@ -16,7 +16,7 @@ use crate::analysis::{
 };
 use crate::model::{self, validate, Network};
 use serde_json::{json, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 pub struct LiveNetwork {
     /// The base description without flows.
@@ -28,6 +28,32 @@ pub struct LiveNetwork {
     tfa: Option<TfaCache>,
     /// Ports analysed by the last [`Self::trial`] or [`Self::analyse`].
     pub last_analysed_ports: usize,
+    /// How many routes take each (port, next port): flows that join or leave without adding or
+    /// removing one keep the ports' feed-forward order.
+    successors: HashMap<(usize, usize), usize>,
+}
+
+/// Counts the (port, next port) steps of `flows`' routes into `counts` (added, or taken away); true
+/// when a count left or reached zero (a port gained or lost a successor).
+fn count_successors(
+    counts: &mut HashMap<(usize, usize), usize>,
+    flows: &[model::network::FlowModel],
+    add: bool,
+) -> bool {
+    let mut edge_changed = false;
+    for r in flows.iter().flat_map(|f| &f.routes) {
+        for w in r.ports.windows(2) {
+            let n = counts.entry((w[0], w[1])).or_insert(0);
+            if add {
+                edge_changed |= *n == 0;
+                *n += 1;
+            } else {
+                *n -= 1;
+                edge_changed |= *n == 0;
+            }
+        }
+    }
+    edge_changed
 }
 
 fn first_error(diags: &model::Diagnostics) -> String {
@@ -40,7 +66,9 @@ impl LiveNetwork {
         let mut topology = doc.clone();
         topology["flows"] = json!([]);
         let names = net.flows.iter().map(|f| f.name.clone()).collect();
-        LiveNetwork { topology, net, names, tfa: None, last_analysed_ports: 0 }
+        let mut successors = HashMap::new();
+        count_successors(&mut successors, &net.flows, true);
+        LiveNetwork { topology, net, names, tfa: None, last_analysed_ports: 0, successors }
     }
 
     /// Whether `req` is TFA as the cache holds it (no grouping, FIFO multiplexing).
@@ -124,9 +152,10 @@ impl LiveNetwork {
         let mut diags = model::Diagnostics::default();
         let small = model::load_value(doc, &mut diags).ok_or_else(|| first_error(&diags))?;
         let before = self.len();
+        let new_successor = count_successors(&mut self.successors, &small.flows, true);
         self.net.flows.extend(small.flows);
         self.net.spec.flows.extend(small.spec.flows);
-        self.net.index_port_flows();
+        self.net.index_port_flows_from(before, !new_successor);
         let mut diags = model::Diagnostics::default();
         validate::check_flows_together(&self.net, &mut diags);
         if diags.has_errors() {
@@ -147,9 +176,10 @@ impl LiveNetwork {
         for f in &self.net.flows[n..] {
             self.names.remove(&f.name);
         }
+        let lost_successor = count_successors(&mut self.successors, &self.net.flows[n..], false);
         self.net.flows.truncate(n);
         self.net.spec.flows.truncate(n);
-        self.net.index_port_flows();
+        self.net.index_port_flows_from(n, !lost_successor);
         if let Some(c) = self.tfa.as_mut() {
             if c.flows() > n {
                 c.undo();
@@ -169,6 +199,9 @@ impl LiveNetwork {
             return Ok(());
         }
         let marks: Vec<bool> = self.net.flows.iter().map(|f| gone.contains(&f.name)).collect();
+        let leaving: Vec<_> =
+            self.net.flows.iter().zip(&marks).filter(|(_, &m)| m).map(|(f, _)| f.clone()).collect();
+        count_successors(&mut self.successors, &leaving, false);
         let mut k = marks.iter();
         self.net.flows.retain(|_| !*k.next().unwrap());
         let mut k = marks.iter();

@@ -58,16 +58,20 @@ struct PortSave {
     port: PortId,
     delay: Result<f64, Unbounded>,
     backlog: Result<f64, Unbounded>,
-    #[allow(clippy::type_complexity)]
-    queues: Vec<(
-        usize,
-        Vec<Group>,
-        Vec<(f64, f64, usize)>,
-        Vec<Option<Curve>>,
-        Result<Curve, Unbounded>,
-        Result<f64, Unbounded>,
-    )>,
-    /// (crossing, burst, output burst, group).
+    queues: Vec<QueueSave>,
+}
+
+/// The state of one queue of a port analysed again, as it was.
+struct QueueSave {
+    queue: usize,
+    /// Its groups, when they are built again (at a port whose crossings changed; elsewhere they
+    /// stay as they are).
+    groups: Option<Vec<Group>>,
+    sums: Vec<(f64, f64, usize)>,
+    agg: Vec<Option<Curve>>,
+    service: Result<Curve, Unbounded>,
+    delay: Result<f64, Unbounded>,
+    /// Its crossings (those below `nc`): (crossing, burst, output burst, group).
     crossings: Vec<(usize, f64, f64, usize)>,
 }
 
@@ -232,17 +236,19 @@ impl TfaCache {
         for save in j.ports {
             st.port_delay[save.port] = save.delay;
             st.port_backlog[save.port] = save.backlog;
-            for (q, groups, sums, agg, service, delay) in save.queues {
-                st.groups[q] = groups;
+            for QueueSave { queue: q, groups, sums, agg, service, delay, crossings } in save.queues {
+                if let Some(groups) = groups {
+                    st.groups[q] = groups;
+                }
                 st.group_sums[q] = sums;
                 st.group_agg[q] = agg;
                 st.service[q] = service;
                 st.delay[q] = delay;
-            }
-            for (c, burst, out, group) in save.crossings {
-                st.burst[c] = burst;
-                st.out_burst[c] = out;
-                st.group_of[c] = group;
+                for (c, burst, out, group) in crossings {
+                    st.burst[c] = burst;
+                    st.out_burst[c] = out;
+                    st.group_of[c] = group;
+                }
             }
         }
         let (nc, nq) = (j.crossings, j.queues);
@@ -435,10 +441,16 @@ impl TfaCache {
 }
 
 /// Analyses again the ports `seeds` (those the flows added or removed cross), then every port
-/// after one whose state changed, in feed-forward order, as a whole pass would (the groups rebuilt,
-/// the sums and aggregates reset first); a port whose inputs did not change keeps its state (the
-/// same inputs give the same bits). `saved` gets each analysed port's state as it was (its queues
-/// below `nq`, crossings below `nc`: those that existed). Returns which ports changed.
+/// after a queue whose state changed, in feed-forward order, as a whole pass would; a port whose
+/// inputs did not change keeps its state (the same inputs give the same bits). What a port reads
+/// of the ports before it is per queue (the bursts its flows leave them with, the aggregate
+/// output bound of the flows it takes from a queue): a port is analysed again only after a queue
+/// some of its flows come from changed. The groups of a seed are built again (its crossings
+/// changed); those of the other ports are what a whole pass builds already (the groups depend on
+/// the layout alone), their sums reset as it resets them. `saved` gets each analysed port's
+/// state as it was (its queues below `nq`, crossings below `nc`: those that existed). Returns
+/// which ports changed (a queue, or the port's delay or backlog: the rows of the flows through
+/// them are to be built again).
 #[allow(clippy::too_many_arguments)]
 fn reanalyse(
     net: &Network,
@@ -452,23 +464,36 @@ fn reanalyse(
 ) -> Vec<bool> {
     let opt = options();
     let mut dirty = vec![false; net.ports.len()];
+    let mut seed = vec![false; net.ports.len()];
     let mut changed = vec![false; net.ports.len()];
+    let mut queue_changed = vec![false; lay.queues.len()];
     for &p in seeds {
         dirty[p] = true;
+        seed[p] = true;
     }
     for &p in &order.order {
         if !dirty[p] {
             continue;
         }
-        let save = snapshot(st, lay, p, nq, nc);
+        let save = snapshot(st, lay, p, nq, nc, seed[p]);
         for &q in &lay.port_queues[p] {
-            queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
+            if seed[p] {
+                queue_groups(net, lay, &opt, BurstGrowth::Tightest, q, st);
+            } else {
+                st.group_sums[q].iter_mut().for_each(|s| *s = (0.0, 0.0, 0));
+            }
         }
-        tfa_port(net, lay, &opt, BurstGrowth::Tightest, p, st);
-        if seeds.contains(&p) || !same_port(st, lay, &save) {
-            changed[p] = true;
-            // The ports the flows go to next.
-            for &c in lay.port_queues[p].iter().flat_map(|&q| &lay.queues[q].crossings) {
+        tfa_port_in_place(net, lay, &opt, p, st, &save, &queue_changed);
+        for &q in &lay.port_queues[p] {
+            queue_changed[q] =
+                seed[p] || save.queues.iter().find(|s| s.queue == q).is_none_or(|s| !same_queue(st, s));
+        }
+        changed[p] = lay.port_queues[p].iter().any(|&q| queue_changed[q])
+            || st.port_delay[p] != save.delay
+            || st.port_backlog[p] != save.backlog;
+        // The ports the flows of the queues that changed go to next.
+        for &q in lay.port_queues[p].iter().filter(|&&q| queue_changed[q]) {
+            for &c in &lay.queues[q].crossings {
                 for &(next, d) in &lay.flow_crossings[lay.crossings[c].flow] {
                     if lay.crossings[d].upstream == Some(c) {
                         dirty[next] = true;
@@ -481,61 +506,105 @@ fn reanalyse(
     changed
 }
 
-/// The state of port `p` (its queues below `nq`, their crossings below `nc`).
-fn snapshot(st: &TfaState, lay: &Layout, p: PortId, nq: usize, nc: usize) -> PortSave {
-    let mut save = PortSave {
+/// [`tfa_port`] (the tightest output rule) at a port analysed again, but for the aggregate output
+/// bound of each group whose members come from queues that did not change
+/// ([`aggregate_from_upstream`] reads only the state of those queues and the group's members):
+/// when the group has the members it had, its bound is the one `save` holds (the same inputs
+/// give the same bits), not computed again.
+fn tfa_port_in_place(
+    net: &Network,
+    lay: &Layout,
+    opt: &Options,
+    p: PortId,
+    st: &mut TfaState,
+    save: &PortSave,
+    queue_changed: &[bool],
+) {
+    let cx = &lay.crossings;
+    for &q in &lay.port_queues[p] {
+        for &c in &lay.queues[q].crossings {
+            if lay.regulated[c] {
+                st.burst[c] = net.flows[cx[c].flow].burst;
+            } else if let Some(u) = cx[c].upstream {
+                st.burst[c] = st.out_burst[u];
+            }
+        }
+        let old = save.queues.iter().find(|s| s.queue == q);
+        for k in 0..st.groups[q].len() {
+            let g = &st.groups[q][k];
+            let same_inputs = g.upstream.is_some()
+                && g.members.iter().all(|&c| cx[c].upstream.is_some_and(|u| !queue_changed[cx[u].queue]));
+            let kept = match old {
+                Some(old) if same_inputs => match &old.groups {
+                    // The groups were not built again: group k is the one it was.
+                    None => Some(k),
+                    Some(groups) => groups.iter().position(|h| {
+                        h.upstream == g.upstream && h.regulated == g.regulated && h.members == g.members
+                    }),
+                }
+                .map(|j| old.agg[j].clone()),
+                _ => None,
+            };
+            st.group_agg[q][k] = match kept {
+                Some(agg) => agg,
+                None => aggregate_from_upstream(net, lay, st, opt, q, k),
+            };
+        }
+    }
+    analyse_port(net, lay, p, opt, st);
+    output_bursts(net, lay, p, opt, BurstGrowth::Tightest, st);
+}
+
+/// The state of port `p` (its queues below `nq`, their crossings below `nc`; the groups when they
+/// are to be built again).
+fn snapshot(st: &TfaState, lay: &Layout, p: PortId, nq: usize, nc: usize, groups: bool) -> PortSave {
+    PortSave {
         port: p,
         delay: st.port_delay[p].clone(),
         backlog: st.port_backlog[p].clone(),
-        queues: Vec::new(),
-        crossings: Vec::new(),
-    };
-    for &q in lay.port_queues[p].iter().filter(|&&q| q < nq) {
-        save.queues.push((
-            q,
-            st.groups[q].clone(),
-            st.group_sums[q].clone(),
-            st.group_agg[q].clone(),
-            st.service[q].clone(),
-            st.delay[q].clone(),
-        ));
-        for &c in lay.queues[q].crossings.iter().filter(|&&c| c < nc) {
-            save.crossings.push((c, st.burst[c], st.out_burst[c], st.group_of[c]));
-        }
+        queues: lay.port_queues[p]
+            .iter()
+            .filter(|&&q| q < nq)
+            .map(|&q| QueueSave {
+                queue: q,
+                groups: groups.then(|| st.groups[q].clone()),
+                sums: st.group_sums[q].clone(),
+                agg: st.group_agg[q].clone(),
+                service: st.service[q].clone(),
+                delay: st.delay[q].clone(),
+                crossings: lay.queues[q]
+                    .crossings
+                    .iter()
+                    .filter(|&&c| c < nc)
+                    .map(|&c| (c, st.burst[c], st.out_burst[c], st.group_of[c]))
+                    .collect(),
+            })
+            .collect(),
     }
-    save
 }
 
-/// Whether port `p`'s state is `save`'s: what the ports after it read of it.
-fn same_port(st: &TfaState, lay: &Layout, save: &PortSave) -> bool {
-    let p = save.port;
+/// Whether queue `s.queue`'s state is `s`'s: what the ports after it read of it (at a port whose
+/// crossings did not change: the same crossings and groups).
+fn same_queue(st: &TfaState, s: &QueueSave) -> bool {
     let bits = |a: f64, b: f64| a.to_bits() == b.to_bits();
-    st.port_delay[p] == save.delay
-        && st.port_backlog[p] == save.backlog
-        && lay.port_queues[p].len() == save.queues.len()
-        && save.queues.iter().all(|(q, groups, sums, agg, service, delay)| {
-            let q = *q;
-            st.groups[q].len() == groups.len()
-                && st.groups[q].iter().zip(groups).all(|(g, h)| {
-                    g.members == h.members
-                        && g.upstream == h.upstream
-                        && g.line == h.line
-                        && g.regulated == h.regulated
-                })
-                && st.group_sums[q].len() == sums.len()
-                && st.group_sums[q]
-                    .iter()
-                    .zip(sums)
-                    .all(|(a, b)| bits(a.0, b.0) && bits(a.1, b.1) && a.2 == b.2)
-                && st.group_agg[q] == *agg
-                && st.service[q] == *service
-                && match (&st.delay[q], delay) {
-                    (Ok(a), Ok(b)) => bits(*a, *b),
-                    (a, b) => a == b,
-                }
-        })
-        && save
-            .crossings
+    let q = s.queue;
+    s.groups.as_ref().is_none_or(|groups| {
+        st.groups[q].len() == groups.len()
+            && st.groups[q].iter().zip(groups).all(|(g, h)| {
+                g.members == h.members
+                    && g.upstream == h.upstream
+                    && g.line == h.line
+                    && g.regulated == h.regulated
+            })
+    }) && st.group_sums[q].len() == s.sums.len()
+        && st.group_sums[q].iter().zip(&s.sums).all(|(a, b)| bits(a.0, b.0) && bits(a.1, b.1) && a.2 == b.2)
+        && st.group_agg[q] == s.agg
+        && st.service[q] == s.service
+        && match (&st.delay[q], &s.delay) {
+            (Ok(a), Ok(b)) => bits(*a, *b),
+            (a, b) => a == b,
+        }
+        && s.crossings
             .iter()
             .all(|&(c, b, o, g)| bits(st.burst[c], b) && bits(st.out_burst[c], o) && st.group_of[c] == g)
 }

@@ -243,6 +243,33 @@ impl std::fmt::Debug for Crossings {
 }
 
 impl Network {
+    /// [`Self::index_port_flows`] after flows were appended (those from `first` on) or the last
+    /// ones taken away (down to `first` flows): the ports' flow lists updated in place (they are
+    /// in flow order), and the feed-forward order kept when `same_successors` (no port gained
+    /// or lost a successor: the order is then the one built again, which follows the successors'
+    /// order of first appearance in the flows before `first`).
+    pub(crate) fn index_port_flows_from(&mut self, first: usize, same_successors: bool) {
+        let order = if same_successors { self.derived.port_order.get().cloned() } else { None };
+        self.derived = Default::default();
+        for list in self.port_flows.iter_mut() {
+            while list.last().is_some_and(|&f| f >= first) {
+                list.pop();
+            }
+        }
+        for f in first..self.flows.len() {
+            for route in &self.flows[f].routes {
+                for &p in &route.ports {
+                    if self.port_flows[p].last() != Some(&f) {
+                        self.port_flows[p].push(f);
+                    }
+                }
+            }
+        }
+        if let Some(order) = order {
+            let _ = self.derived.port_order.set(order);
+        }
+    }
+
     /// Builds every index now (validation does, while the routes are still in cache), rather
     /// than on first use.
     pub(crate) fn build_indices(&self) {
