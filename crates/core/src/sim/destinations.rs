@@ -181,7 +181,7 @@ impl Simulator {
             route: hop.deliver,
             rx: hop.first_next,
             flow: c.flow,
-            node: self.hot.port_peer[hop.port as usize],
+            node: self.hot.port_next[hop.port as usize].peer,
         }
     }
 

@@ -173,12 +173,14 @@ impl Simulator {
         self.arrivals.is_some()
     }
 
+    #[inline(always)]
     pub(super) fn push(&mut self, time: i64, ev: Ev) {
         let kind = if matches!(ev, Ev::Release { .. }) { Kind::Release } else { Kind::Other };
         self.queue.push(self.now, time, ev, kind);
     }
 
     /// Pushes an event due `lane`'s delay from now.
+    #[inline(always)]
     pub(super) fn push_lane(&mut self, lane: u8, time: i64, ev: Ev) {
         self.queue.push(self.now, time, ev, Kind::Lane(lane));
     }

@@ -4,6 +4,7 @@
 
 use super::engine::Ev;
 use super::stats::prefetch;
+use super::tables::PortNext;
 use super::*;
 use crate::model::{NodeKind, Traffic};
 
@@ -152,7 +153,8 @@ impl Simulator {
     /// retransmission, deduplication or cut-through switches is an event, so that redundancy
     /// management sees copies in arrival order either way.
     pub(super) fn depart(&mut self, packet: u32, port: usize, end: i64) {
-        let prop = self.hot.port_prop_ns[port];
+        let next = self.hot.port_next[port];
+        let prop = next.prop_ns;
         let Packet { copy, crossing, hop, .. } = self.packets[packet as usize];
         if hop.deliver != NO_ROUTE && self.arrivals.is_some() {
             let arrival = self.arrival(packet, end + prop);
@@ -162,24 +164,30 @@ impl Simulator {
                 self.deliver_logged(self.now);
             }
         } else if hop.deliver != NO_ROUTE {
-            self.push_lane(self.hot.port_arrive_lane[port], end + prop, Ev::Arrive { packet });
+            self.push_lane(next.arrive_lane, end + prop, Ev::Arrive { packet });
             if self.now < end {
                 // A FIFO port's frame, ahead of its end (a scheduled port's fetched at its start).
                 self.prefetch_counts(packet, port, end);
             }
         } else {
-            self.forward(packet, copy, crossing, hop, end + prop);
+            self.forward(packet, copy, crossing, hop, next, end + prop);
         }
     }
 
-    /// A switch receives the packet's last bit at `at` and queues a copy at each next port.
-    pub(super) fn forward(&mut self, packet: u32, copy: u32, crossing: u32, hop: Hop, at: i64) {
+    /// A switch (after the link `link`) receives the packet's last bit at `at` and queues a copy
+    /// at each next port.
+    pub(super) fn forward(
+        &mut self,
+        packet: u32,
+        copy: u32,
+        crossing: u32,
+        hop: Hop,
+        link: PortNext,
+        at: i64,
+    ) {
         self.packets_forwarded += 1;
-        let node = self.hot.port_peer[hop.port as usize] as usize;
-        debug_assert_eq!(self.net.nodes[node].kind, NodeKind::Switch);
-        let latency = self.hot.node_latency_ns[node];
-        let cut_through = self.hot.node_cut_through[node];
-        let lane = self.hot.port_forward_lane[hop.port as usize];
+        debug_assert_eq!(self.net.nodes[link.peer as usize].kind, NodeKind::Switch);
+        let (latency, cut_through, lane) = (link.peer_latency_ns, link.peer_cut_through, link.forward_lane);
         if hop.n_next == 0 {
             self.free_packet(packet);
         }

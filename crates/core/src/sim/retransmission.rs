@@ -36,6 +36,7 @@ impl Simulator {
     }
 
     /// Receiver `rx` delivers flow `f`'s `frame` (`latency` after its emission).
+    #[inline]
     pub(super) fn frame_delivered(&mut self, rx: u32, f: usize, frame: u64, latency: i64) {
         self.delivered[rx as usize].record(latency);
         if !self.cfg.retransmit || latency > self.flow_timeout_ns[f] {

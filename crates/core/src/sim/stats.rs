@@ -23,12 +23,12 @@ pub struct Latency {
     counts: Box<[u32]>,
 }
 
+#[inline(always)]
 fn bucket_of(v: u64) -> usize {
-    if v < SUB {
-        return v as usize;
-    }
-    let exp = 63 - v.leading_zeros() - SUB_BITS; // v >> exp lies in [SUB, 2 SUB)
-    ((exp as u64 + 1) * SUB + ((v >> exp) - SUB)) as usize
+    // Below SUB, `v | SUB` puts the exponent at 0 and the bucket is `v` itself; above, `v >> exp`
+    // lies in [SUB, 2 SUB) and the bucket is (exp + 1) SUB + (v >> exp) - SUB: one formula.
+    let exp = 63 - (v | SUB).leading_zeros() - SUB_BITS;
+    (exp as u64 * SUB + (v >> exp)) as usize
 }
 
 /// The largest value that falls in bucket `b`.
@@ -66,6 +66,7 @@ impl Latency {
         }
     }
 
+    #[inline]
     pub fn record(&mut self, ns: i64) {
         let v = ns.max(0);
         if self.count == 0 {
@@ -78,8 +79,20 @@ impl Latency {
         self.count += 1;
         self.sum_ns += v as i128;
         let b = bucket_of(v as u64) as u32;
-        // Sized and grown with slack either way, so that a spreading histogram is not moved at
-        // each new bucket (empty buckets are never reported).
+        // One comparison when the histogram spans the bucket (below `lo`, the difference wraps
+        // past any length); the rest, seldom, apart.
+        match self.counts.get_mut(b.wrapping_sub(self.lo) as usize) {
+            Some(n) => *n += 1,
+            None => self.record_outside(b),
+        }
+    }
+
+    /// Counts bucket `b`, outside the histogram's span: the first record, or one the span grows
+    /// for. Sized and grown with slack either way, so that a spreading histogram is not moved at
+    /// each new bucket (empty buckets are never reported).
+    #[cold]
+    #[inline(never)]
+    fn record_outside(&mut self, b: u32) {
         let len = self.counts.len();
         if len == 0 {
             self.lo = b.saturating_sub(16);
@@ -87,7 +100,7 @@ impl Latency {
         } else if b < self.lo {
             let grow = (self.lo - b).max(len as u32).min(self.lo);
             self.spread(self.lo - grow, len + grow as usize);
-        } else if (b - self.lo) as usize >= len {
+        } else {
             self.spread(self.lo, ((b - self.lo) as usize + 1).max(len * 2));
         }
         self.counts[(b - self.lo) as usize] += 1;
@@ -181,6 +194,28 @@ mod tests {
             let hi = upper_edge(b);
             assert!(hi >= v, "{v} above its bucket edge {hi}");
             assert!((hi - v) as f64 <= v as f64 / SUB as f64 + 1.0, "{v}: edge {hi} too loose");
+        }
+    }
+
+    /// The one-formula bucket against the two-case definition (below SUB the value itself,
+    /// above it (exp + 1) SUB + mantissa - SUB), around every power of two.
+    #[test]
+    fn bucket_formula_matches_its_definition() {
+        let reference = |v: u64| -> usize {
+            if v < SUB {
+                return v as usize;
+            }
+            let exp = 63 - v.leading_zeros() - SUB_BITS;
+            ((exp as u64 + 1) * SUB + ((v >> exp) - SUB)) as usize
+        };
+        for p in 0..64 {
+            let x = 1u64 << p;
+            for v in [x - 1, x, x + 1, x + x / 3, x.wrapping_mul(2).wrapping_sub(1)] {
+                assert_eq!(bucket_of(v), reference(v), "{v}");
+            }
+        }
+        for v in (0..300_000).chain([u64::MAX]) {
+            assert_eq!(bucket_of(v), reference(v), "{v}");
         }
     }
 
