@@ -1,7 +1,10 @@
 """Time of `fifo-lp` (the engine builds each flow's linear program, HiGHS solves it) beside its
 peer measured in the same run, SFA on the same network, on DEBORAH-style source trees of n FIFO
 servers (rates 8n, 8(n-1), ..., 8; latency 1; the tagged flow over all of them, one flow leaving
-after each server; every flow (5, 4): 50 % load everywhere; n = 16 is source16-50). Reported: the
+after each server; every flow (5, 4): 50 % load everywhere; n = 16 is source16-50), and on
+interleaved tandems of n servers (rates 8(n-k)+8, latency 1; the tagged flow over all of them,
+cross flow c_k joining at server k and leaving after server k+1: every cross flow enters the
+tagged flow's path in the middle, the general case). Reported: the
 tagged flow's bounds (SFA, PMOO, fifo-lp), the time of one analysis of every flow by each method,
 the ratio fifo-lp / SFA, and the share of fifo-lp's time spent inside HiGHS (the rest is the
 engine: the programs, and the SFA run whose backlogs fifo-lp reports).
@@ -31,6 +34,17 @@ def source_tree(n: int) -> dict:
     return {"name": f"source{n}", "server_graph": {"servers": servers, "flows": flows}}
 
 
+def interleaved(n: int) -> dict:
+    servers = [{"name": f"n{k}", "rate": 8 * (n - k) + 8, "latency": 1} for k in range(n)]
+    flows = [{"name": "t", "burst": 5, "rate": 4, "path": [s["name"] for s in servers]}]
+    flows += [{"name": f"c{k}", "burst": 5, "rate": 4, "path": [f"n{k}", f"n{k + 1}"]}
+              for k in range(n - 1)]
+    return {"name": f"interleaved{n}", "server_graph": {"servers": servers, "flows": flows}}
+
+
+FAMILIES = {"source_tree": source_tree, "interleaved": interleaved}
+
+
 def timed(net: model.Network, method: str, repeat: int) -> tuple[float, float, float]:
     """(median seconds of one analysis, the tagged flow's bound, total seconds)."""
     times, bound = [], 0.0
@@ -58,33 +72,37 @@ def timer(solve: Callable[..., float], spent: list[float]) -> Callable[..., floa
     return timed_solve
 
 
+def measure(family: str, n: int, net: model.Network, repeat: int) -> dict:
+    sfa_t, sfa_b, _ = timed(net, "sfa", repeat)
+    _, pmoo_b, _ = timed(net, "pmoo", 1)
+    timed(net, "fifo-lp", 1)  # HiGHS imported and warm
+    # HiGHS's own share: the solver wrapped in a timer for these runs.
+    spent = [0.0]
+    lp.maximise = timer(lp_maximise, spent)
+    try:
+        lp_t, lp_b, lp_total = timed(net, "fifo-lp", repeat)
+    finally:
+        lp.maximise = lp_maximise
+    r = {
+        "family": family, "servers": n, "flows": n, "sfa": sfa_b, "pmoo": pmoo_b, "fifo_lp": lp_b,
+        "sfa_s": sfa_t, "fifo_lp_s": lp_t, "ratio_fifo_lp_over_sfa": lp_t / sfa_t,
+        "highs_share": spent[0] / lp_total,
+    }
+    print(f"{family:12s} n={n:2d}  bounds: sfa {sfa_b:10.3f}  pmoo {pmoo_b:8.3f}  "
+          f"fifo-lp {lp_b:8.4f}   time: sfa {sfa_t * 1e3:7.2f} ms  fifo-lp {lp_t * 1e3:7.2f} ms  "
+          f"(x{r['ratio_fifo_lp_over_sfa']:.1f}, HiGHS {100 * r['highs_share']:.0f} %)")
+    return r
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 12, 16])
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     rows = []
-    for n in args.sizes:
-        net = model.load_data(source_tree(n), f"source{n}")
-        sfa_t, sfa_b, _ = timed(net, "sfa", args.repeat)
-        _, pmoo_b, _ = timed(net, "pmoo", 1)
-        timed(net, "fifo-lp", 1)  # HiGHS imported and warm
-        # HiGHS's own share: the solver wrapped in a timer for these runs.
-        spent = [0.0]
-        lp.maximise = timer(lp_maximise, spent)
-        try:
-            lp_t, lp_b, lp_total = timed(net, "fifo-lp", args.repeat)
-        finally:
-            lp.maximise = lp_maximise
-        rows.append({
-            "servers": n, "flows": n, "sfa": sfa_b, "pmoo": pmoo_b, "fifo_lp": lp_b,
-            "sfa_s": sfa_t, "fifo_lp_s": lp_t, "ratio_fifo_lp_over_sfa": lp_t / sfa_t,
-            "highs_share": spent[0] / lp_total,
-        })
-        r = rows[-1]
-        print(f"n={n:2d}  bounds: sfa {sfa_b:10.3f}  pmoo {pmoo_b:8.3f}  fifo-lp {lp_b:8.4f}   "
-              f"time: sfa {sfa_t * 1e3:7.2f} ms  fifo-lp {lp_t * 1e3:7.2f} ms  "
-              f"(x{r['ratio_fifo_lp_over_sfa']:.1f}, HiGHS {100 * r['highs_share']:.0f} %)")
+    for family, make in FAMILIES.items():
+        for n in args.sizes:
+            rows.append(measure(family, n, model.load_data(make(n), f"{family}{n}"), args.repeat))
     out = Path(__file__).resolve().parent / "results" / "fifo_lp.json"
     out.write_text(json.dumps({"repeat": args.repeat, "rows": rows}, indent=1) + "\n")
 

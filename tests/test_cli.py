@@ -276,3 +276,25 @@ def test_comma_list_refuses_in_one_line(text, parse, message) -> None:
     with pytest.raises(UserError) as e:
         comma_list("--x", text, parse)
     assert str(e.value) == message
+
+
+def test_comma_list_words_a_refusal_as_its_option_does() -> None:
+    """`bad` words the refusal ({item}: the item refused, {text}: the list); a parse raising
+    UserError (an item's own rule) keeps its line; items are parsed in order."""
+    from rtnetlab.cli.common import comma_list
+    from rtnetlab.errors import UserError
+
+    def positive(word: str) -> int:
+        if int(word) <= 0:
+            raise UserError(f"--x: must be positive, got {word}")
+        return int(word)
+
+    assert comma_list("--x", " 3, 1", positive) == [3, 1]
+    for text, message in [
+        ("3,y,0", "--x: 'y' in '3,y,0' is not whole"),
+        ("3,,y", "--x: '' in '3,,y' is not whole"),
+        ("3,0,y", "--x: must be positive, got 0"),
+    ]:
+        with pytest.raises(UserError) as e:
+            comma_list("--x", text, positive, bad="{option}: '{item}' in '{text}' is not whole")
+        assert str(e.value) == message

@@ -83,12 +83,15 @@ def workers_running() -> set[str]:
 
 
 def children_of(pid: int) -> list[str]:
-    """The worker processes of the harness `pid`."""
+    """The worker processes of the harness `pid` (not the short-lived `ip` commands that set up
+    its namespaces: counting those let a test interrupt a run before its workers started)."""
     kids = []
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if (d / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                if (d / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid) and (
+                    b"rtnetlab.middleware." in (d / "cmdline").read_bytes()
+                ):
                     kids.append(d.name)
             except (OSError, IndexError):
                 continue
@@ -145,14 +148,20 @@ def interrupt_when(cli: Path, args: list[str], started) -> None:
     p = subprocess.Popen(
         [str(cli), "middleware", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not started(p.pid):
-        time.sleep(0.1)
-    assert started(p.pid)
-    time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
+    try:
+        deadline = time.monotonic() + 60
+        while not started(p.pid):
+            assert time.monotonic() < deadline and p.poll() is None, "the run never started its workers"
+            time.sleep(0.1)
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 130, err
+    finally:
+        # A failed test must not leave its run measuring on: Ctrl-C lets it remove what it made.
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=60)
 
 
 def check_rows(doc: dict, placement: str, messages: int) -> None:

@@ -214,13 +214,27 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen:
     )
 
 
+def wait_for_cpu(p: subprocess.Popen, seconds: float) -> None:
+    """Wait until the process has used `seconds` of CPU: a fixed sleep let a loaded host interrupt
+    it before it had simulated enough for its trace to take a while to write."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + 120
+    while True:
+        fields = Path(f"/proc/{p.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        assert p.poll() is None, "finished before it was interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 def test_second_ctrl_c_while_the_trace_is_written_leaves_nothing(big: Path, tmp_path: Path) -> None:
     """First Ctrl-C: the run stops and the trace of what was simulated is being written; a second
     one while it is written (its temporary file exists) abandons it: no trace, no temporary file,
     the measurements still printed, exit 130."""
     p = start(["simulate", str(big), "--duration", "3600s", "--trace", "t.pcapng", "--trace-limit", "3000000",
                "--json"], tmp_path)
-    time.sleep(3)
+    wait_for_cpu(p, 3)
     p.send_signal(signal.SIGINT)
     deadline = time.monotonic() + 60
     while not any(n.endswith(".tmp") for n in os.listdir(tmp_path)):
@@ -241,7 +255,7 @@ def test_second_ctrl_c_while_the_trace_is_written_leaves_nothing(big: Path, tmp_
 
 def test_sigterm_stops_like_ctrl_c_with_143(big: Path, tmp_path: Path) -> None:
     p = start(["simulate", str(big), "--duration", "3600s", "--histograms", "h.csv", "--json"], tmp_path)
-    time.sleep(2)
+    wait_for_cpu(p, 2)
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 143, err

@@ -185,6 +185,61 @@ keep: [simulate.mean_us, simulate.max_us, simulate.frames]
     assert all(r["wall_s"] == before[r["point"]] for r in resumed if r["point"] in before)
 
 
+def test_record_builds_one_row_with_the_metrics_or_the_error():
+    """The row every batch function returns (points.record): the kept metrics, NaN and missing
+    ones as None, every other one a float; a failing point keeps its key, has no metrics and its
+    error on one line; an interrupt is not recorded."""
+    from rtnetlab.sweep import points
+
+    task = (3, 7, {"tag.x": 1}, "key-3")
+    row = points.record(task, ["a", "b", "c"], lambda: {"a": 2, "b": math.nan, "z": 1.0}, "v1")
+    assert {k: row[k] for k in ("point", "index", "seed", "params", "engine_version", "error")} == {
+        "point": "key-3",
+        "index": 3,
+        "seed": 7,
+        "params": {"tag.x": 1},
+        "engine_version": "v1",
+        "error": None,
+    }
+    assert row["metrics"] == {"a": 2.0, "b": None, "c": None}
+    assert type(row["metrics"]["a"]) is float and row["wall_s"] >= 0
+
+    def fails():
+        raise ValueError("first line\n  second line")
+
+    row = points.record(task, ["a", "b"], fails, "v1")
+    assert row["metrics"] == {"a": None, "b": None} and row["point"] == "key-3"
+    assert row["error"] == "ValueError: first line second line"
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        points.record(task, ["a"], interrupted, "v1")
+
+
+def test_a_figures_sweep_gives_its_rows_summary_and_document(tmp_path):
+    """figures.sweep_figure, the opening every figure shares: the SPEC's rows in --out, a summary
+    per point, and the document's head in its published order (figure, rows, failed, the
+    figure's own counts, ran, wall time, then the rest)."""
+    from rtnetlab.sweep import figures
+    from rtnetlab.sweep import spec as spec_mod
+
+    data = {
+        "network": {"generate": {"virtual_links": 10, "switches": 1, "planes": 1}},
+        "vary": {"network.links[*].rate": ["100Mbps", "fast"]},
+        "run": {"analyze": {"methods": ["tfa"]}},
+        "keep": ["analyze.tfa.max_delay_us"],
+    }
+    spec = spec_mod.parse(data, "t", tmp_path)
+    swept = figures.sweep_figure(spec, tmp_path / "out", 1, None, False, True)
+    assert [r["error"] is None for r in swept.rows] == [True, False] and swept.outcome.ran == 2
+    assert [e["rows"] - e["failed"] for e in swept.summary()] == [1, 0]
+    doc = swept.doc("fig", {"checks_failed": 0}, table=[], files=["x"])
+    assert list(doc) == ["figure", "rows", "failed", "checks_failed", "ran", "wall_s", "table", "files"]
+    assert (doc["figure"], doc["rows"], doc["failed"], doc["ran"]) == ("fig", 2, 1, 2) and doc["wall_s"] > 0
+
+
 def test_mean_and_interval_by_hand():
     # 1, 2, 3: mean 2, s = 1. Student's t with 2 degrees of freedom has the closed form
     # t_p = (2p - 1) sqrt(2 / (1 - (2p - 1)^2)): t_0.975 = 0.95 sqrt(2 / 0.0975) = 4.3026527;

@@ -180,3 +180,80 @@ def test_export_tc_refuses_an_ats_port_in_one_line(rtnetlab_cli: Path, tmp_path:
         "per-flow interleaved regulator qdisc: no script written"
     ]
     assert not out.exists()
+
+
+CBS_TAS = REPO / "examples" / "tsn" / "cbs_tas.yaml"
+
+
+def test_gated_cbs_example_bounds_by_hand_and_simulation(rtnetlab_cli: Path) -> None:
+    # docs/TSN.md ("Credit-based shapers behind gates") works these out.
+    res = run(rtnetlab_cli, "analyze", CBS_TAS, "--json")
+    assert res.returncode == 0, res.stderr
+    bounds = {r["flow"]: r["delay_us"] for r in json.loads(res.stdout)["flows"]}
+    assert bounds == pytest.approx({"video": 481.662, "audio": 953.021, "backup": 937.225}, abs=1e-3)
+    res = run(rtnetlab_cli, "simulate", CBS_TAS, "--duration", "20ms", "--json")
+    assert res.returncode == 0, res.stderr
+    for row in json.loads(res.stdout)["flows"]:
+        assert 0 < row["count"] and row["max_us"] <= bounds[row["flow"]]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda n: n["schedulers"]["avb_gated"]["idle_slopes"].update(sr_b="800Mbps"),
+            "schedulers.avb_gated.idle_slopes: idle slopes sum to 1.05Gbps, more than the rate 1Gbps of "
+            "port bridge:0",
+        ),
+        (
+            lambda n: n["schedulers"]["avb_gated"]["gates"]["entries"][0].update(open=["sr_a", "sr_c"]),
+            "schedulers.avb_gated.gates.entries[0].open: unknown class 'sr_c'",
+        ),
+        (
+            lambda n: n["schedulers"]["avb_gated"]["gates"]["entries"][1].update(duration="200us"),
+            "schedulers.avb_gated.gates.entries: durations sum to 450us, not the cycle 500us",
+        ),
+        (
+            lambda n: n["schedulers"]["avb_gated"]["gates"]["entries"][0].update(open=["sr_a"]),
+            "schedulers.avb_gated.gates.entries: the gate of class 'sr_b' is never open for 4.16us, the "
+            "time flow 'audio''s largest frame takes on port bridge:3",
+        ),
+        (
+            lambda n: n["schedulers"]["avb_gated"]["gates"]["entries"][0].update(duration="10us")
+            or n["schedulers"]["avb_gated"]["gates"]["entries"][1].update(duration="490us"),
+            "schedulers.avb_gated.gates.entries: the gate of class 'sr_a' is never open for 12.304us, the "
+            "time flow 'video''s largest frame takes on port bridge:3",
+        ),
+    ],
+)
+def test_bad_gated_cbs_is_one_line(rtnetlab_cli: Path, tmp_path: Path, change, message: str) -> None:
+    write(tmp_path, change, CBS_TAS)
+    res = subprocess.run([str(rtnetlab_cli), "validate", "net.yaml"], capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == [message]
+
+
+def test_gated_class_over_its_gate_share_is_unbounded_with_its_reason(rtnetlab_cli: Path,
+                                                                      tmp_path: Path) -> None:
+    # 1518 B every 50 us is 246 Mb/s: within sr_a's idle slope (250 Mb/s) but above what its gate
+    # lets it send (250 Mb/s x the usable share 0.475392 = 118.848 Mb/s).
+    f = write(tmp_path, lambda n: n["flows"][0].update(period="50us"), CBS_TAS)
+    res = run(rtnetlab_cli, "analyze", f, "--json")
+    assert res.returncode == 0, res.stderr
+    video = next(r for r in json.loads(res.stdout)["flows"] if r["flow"] == "video")
+    assert video["delay_us"] is None or video["delay_us"] == float("inf")
+    assert "usable share 0.475392 of its gate" in json.dumps(video)
+
+
+def test_export_tc_refuses_a_gated_cbs_port_in_one_line(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    f = write(tmp_path, lambda n: n["end_systems"][0].update(scheduler="avb_gated"), CBS_TAS)
+    out = tmp_path / "tc.sh"
+    res = run(rtnetlab_cli, "export", "tc", f, "--node", "talker_a", "--dev", "eth0", "-o", out)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "--node: talker_a's port runs credit-based shapers behind a gate control list (802.1Qav with "
+        "802.1Qbv) and this kernel has no cbs or taprio qdisc: no script written"
+    ]
+    assert not out.exists()

@@ -280,7 +280,8 @@ def test_directory(tmp_path: Path) -> None:
 def test_unknown_extension(tmp_path: Path) -> None:
     (tmp_path / "net.txt").write_text(net())
     assert_user_error(run(tmp_path, "validate", "net.txt"),
-                      ["net.txt: unknown file type '.txt', expected .yaml, .yml, .json or .xml (WOPANet)"])
+                      ["net.txt: unknown file type '.txt', expected .yaml, .yml, .json, .xml (WOPANet) "
+                       "or .java (DNC)"])
 
 
 def test_not_utf8(tmp_path: Path) -> None:

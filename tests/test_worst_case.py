@@ -113,3 +113,15 @@ def test_bad_input_one_line_exit_2(rtnetlab_cli, repo_root, tmp_path):
     assert "scenario.flows[0].flow: no flow named 'nope'" in run(rtnetlab_cli, "simulate", case, "--scenario",
                                                                    bad).stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_help_keeps_the_interval_in_brackets(rtnetlab_cli):
+    """The help is rich markup: an unescaped "[achieved, bound]" would be read as a tag and vanish
+    from both the command's help and the root's list of commands."""
+    import os
+
+    env = {**os.environ, "COLUMNS": "200"}
+    for args in (["worst-case", "--help"], ["--help"]):
+        r = subprocess.run([str(rtnetlab_cli), *args], capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 0, r.stderr
+        assert "the pessimism interval [achieved, bound], and" in r.stdout, args

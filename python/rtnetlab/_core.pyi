@@ -32,6 +32,28 @@ class Network:
         """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
         `lp(objective, rows)` solves fifo-lp's programs (max c·x, rows (columns, coefficients,
         upper) of A·x <= b, x >= 0): the optimum, or ValueError."""
+    def analyze_document_json(
+        self,
+        method: str,
+        grouping: bool = False,
+        blind: bool = False,
+        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        warnings: list[str] = ...,
+        indent: bool = True,
+    ) -> str:
+        """The same analysis as `analyze --json` prints it: the report's fields then `warnings`,
+        JSON text indented by two spaces (or compact); ValueError as analyze_json."""
+    def analyze_table_json(
+        self,
+        method: str,
+        grouping: bool = False,
+        blind: bool = False,
+        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        limit: int | None = None,
+    ) -> str:
+        """The same analysis as its terminal tables show it, JSON text: the report with the first
+        `limit` flow, loaded-port and redundancy rows (all when None) most critical first, and
+        `counts`, `failures` (flows past their deadline) and `unbounded_ports`."""
     def analyze_summary(
         self, method: str, grouping: bool = False, blind: bool = False
     ) -> tuple[int, int, float]:

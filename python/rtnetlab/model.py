@@ -43,11 +43,32 @@ class Network:
 
     def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False) -> dict:
         """Worst-case bounds per (flow, destination, plane) and per egress port."""
+        return json.loads(self._analysis(self.handle.analyze_json, method, grouping, blind))
+
+    def analysis_document(
+        self, method: str = "best", grouping: bool = False, blind: bool = False, indent: bool = True
+    ) -> str:
+        """`analyze --json`'s document as JSON text, written by the engine: the report's fields,
+        then this network's warnings (equal, as JSON, to ``{**analyze(...), "warnings": ...}``)."""
+        return self._analysis(self.handle.analyze_document_json, method, grouping, blind,
+                              warnings=self.warnings, indent=indent)
+
+    def analysis_tables(
+        self, method: str = "best", grouping: bool = False, blind: bool = False, limit: int | None = None
+    ) -> dict:
+        """What `analyze`'s terminal tables show: the report with only the first `limit` rows of
+        its flow, port (loaded ports) and redundancy tables, most critical first, plus
+        ``counts`` of every row, the deadline ``failures`` of the flows and the
+        ``unbounded_ports``; a 5000-VL report's 18,000 rows stay in the engine."""
+        text = self._analysis(self.handle.analyze_table_json, method, grouping, blind, limit=limit)
+        return json.loads(text)
+
+    def _analysis(self, call: Any, method: str, grouping: bool, blind: bool, **options: Any) -> str:
         try:
             # fifo-lp's linear programs (and best's, on server graphs) are solved by HiGHS.
             from rtnetlab.analysis.lp import solver
 
-            return json.loads(self.handle.analyze_json(method, grouping, blind, solver()))
+            return call(method, grouping, blind, solver(), **options)
         except ValueError as e:
             # An unknown method is an option error; a method that does not fit is the network's.
             where = "--method" if str(e).startswith("unknown analysis method") else (self.source or "network")

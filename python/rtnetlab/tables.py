@@ -65,8 +65,14 @@ class ResultTable:
 
     def print(self, console: Console, limit: int | None, what: str = "rows") -> None:
         shown = self.rows if limit is None else self.rows[:limit]
+        file = console.plain_file() if hasattr(type(console), "plain_file") else None
+        if file is not None and not (getattr(file, "encoding", None) or "utf-8").lower().startswith("utf"):
+            file = None  # rich draws the box in ASCII then
+        boxed = None if file is None or len(shown) > PLAIN_ABOVE else self.boxed(shown, console.plain_width())
         if len(shown) > PLAIN_ABOVE:
             self._print_plain(console, shown)
+        elif boxed is not None:
+            file.write(boxed)
         else:
             from rich.table import Table
 
@@ -83,6 +89,37 @@ class ResultTable:
                 "--json gives every field",
                 markup=False,
             )
+
+    def boxed(self, rows: list[tuple[tuple[str, ...], str | None]], width: int | None) -> str | None:
+        """The table as rich lays it out without a terminal (no colours; heavy head box, columns
+        as wide as their widest cell, one space of padding), when that layout is plain: the
+        table fits in `width`, has rows, and every cell is plain ASCII text; else None (rich
+        lays it out). tests/test_analyze_view.py holds it to rich's own text."""
+        from rtnetlab.cli.common import plain_text
+
+        if not rows or width is None:
+            return None
+        grid = [tuple(self.columns), *(cells for cells, _ in rows)]
+        if not all(plain_text(c, True) and "\n" not in c for cells in grid for c in cells):
+            return None
+        widths = [max(len(cells[i]) for cells in grid) for i in range(len(self.columns))]
+        total = sum(widths) + 3 * len(widths) + 1
+        if total > width or len(self.title) > total or not plain_text(self.title, True):
+            return None
+        left = [col in self.left for col in self.columns]
+
+        def line(cells: tuple[str, ...], bar: str) -> str:
+            return bar + bar.join(
+                f" {c.ljust(w) if lj else c.rjust(w)} " for c, w, lj in zip(cells, widths, left, strict=True)
+            ) + bar
+
+        def rule(a: str, fill: str, mid: str, b: str) -> str:
+            return a + mid.join(fill * (w + 2) for w in widths) + b
+
+        text = [self.title, rule("┏", "━", "┳", "┓"), line(grid[0], "┃"), rule("┡", "━", "╇", "┩")]
+        text.extend(line(cells, "│") for cells in grid[1:])
+        text.append(rule("└", "─", "┴", "┘"))
+        return "\n".join(text) + "\n"
 
     def _print_plain(self, console: Console, rows: list[tuple[tuple[str, ...], str | None]]) -> None:
         widths = [len(c) for c in self.columns]

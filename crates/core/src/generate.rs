@@ -356,8 +356,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
     let slopes = |v: &[(usize, f64)]| -> BTreeMap<String, DataRate> {
         v.iter().map(|&(k, r)| (format!("c{k}"), DataRate::from_bps(r))).collect()
     };
-    m.insert("cbs".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(0, 5e6), (1, 4e6)]) });
-    m.insert("cbs_mid".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(1, 6e6)]) });
+    m.insert("cbs".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(0, 5e6), (1, 4e6)]), gates: None });
+    m.insert("cbs_mid".into(), SchedulerConfig::Cbs { idle_slopes: slopes(&[(1, 6e6)]), gates: None });
     // Time-aware shapers: every window longer than a largest frame at 10 Mb/s (1.23 ms); c0 alone,
     // c1 and c2 together, then all three; and one where c2 has two windows.
     let gate = |open: &[usize], us: f64| GateEntry {
@@ -383,6 +383,19 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
                 gate(&[0, 1], 1500.0),
                 gate(&[2], 1500.0),
             ],
+        },
+    );
+    // Credit-based shapers behind a gate list: c0 and c1 shaped, c2 open in every entry (so
+    // its frames may be on the wire as the shaped classes' windows open), c1 in two windows.
+    m.insert(
+        "cbs_tas".into(),
+        SchedulerConfig::Cbs {
+            idle_slopes: slopes(&[(0, 4e6), (1, 3e6)]),
+            gates: Some(crate::model::GateSchedule {
+                cycle: Duration::from_us(7000.0),
+                base_time: Duration::from_us(300.0),
+                entries: vec![gate(&[0, 1, 2], 3000.0), gate(&[2], 1500.0), gate(&[1, 2], 2500.0)],
+            }),
         },
     );
     // Asynchronous traffic shaping: the two highest classes regulated over an unregulated best
@@ -657,7 +670,7 @@ pub fn random_port_scheduler_at(
             if idle_slopes.is_empty() {
                 idle_slopes.insert(class(n - 1), DataRate::from_bps(0.3e9 * scale));
             }
-            SchedulerConfig::Cbs { idle_slopes }
+            SchedulerConfig::Cbs { idle_slopes, gates: None }
         }
         // Gate lists on a link of 1 bit per ns: every class open in a window of at least its
         // largest frame, random phases.

@@ -460,8 +460,11 @@ fn exact_single_hop_fifo() {
     }
 }
 
+/// A random network: servers `(R, T)` and flows `(rate, burst, path)`.
+type RandomNet = (Vec<(f64, f64)>, Vec<(f64, f64, Vec<usize>)>);
+
 /// A random tandem of 4 to 16 servers, flows over random stretches of it.
-fn random_tandem(rng: &mut rand_chacha::ChaCha8Rng) -> rtnetlab_core::model::Network {
+fn random_tandem(rng: &mut rand_chacha::ChaCha8Rng) -> RandomNet {
     use rand::Rng;
     let n = rng.gen_range(4..=16usize);
     let servers: Vec<(f64, f64)> =
@@ -473,13 +476,13 @@ fn random_tandem(rng: &mut rand_chacha::ChaCha8Rng) -> rtnetlab_core::model::Net
             (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, (a..=b).collect())
         })
         .collect();
-    leak_network("tandem", servers, flows)
+    (servers, flows)
 }
 
 /// A random tree of 4 to 16 servers (each server feeds one server closer to the root; flows go
 /// from a server towards the root for a while): sink trees, source trees seen backwards, and
 /// everything between.
-fn random_tree(rng: &mut rand_chacha::ChaCha8Rng) -> rtnetlab_core::model::Network {
+fn random_tree(rng: &mut rand_chacha::ChaCha8Rng) -> RandomNet {
     use rand::Rng;
     let n = rng.gen_range(4..=16usize);
     // Server i feeds parent[i] > i; the last server is the root.
@@ -495,32 +498,31 @@ fn random_tree(rng: &mut rand_chacha::ChaCha8Rng) -> rtnetlab_core::model::Netwo
             (rng.gen_range(1..=3) as f64, rng.gen_range(1..=20) as f64, path)
         })
         .collect();
-    leak_network("tree", servers, flows)
+    (servers, flows)
 }
 
-fn leak_network(
-    name: &str,
-    servers: Vec<(f64, f64)>,
-    flows: Vec<(f64, f64, Vec<usize>)>,
-) -> rtnetlab_core::model::Network {
+/// A random network as a loaded description (`kind` names it).
+fn load_random(kind: &str, (servers, flows): RandomNet) -> rtnetlab_core::model::Network {
     let servers: &'static [(f64, f64)] = Box::leak(servers.into_boxed_slice());
     let flows: Vec<Fl> =
         flows.into_iter().map(|(r, b, p)| (r, b, &*Box::leak(p.into_boxed_slice()))).collect();
     let net = Net { servers, flows: Box::leak(flows.into_boxed_slice()) };
-    let (network, diags) = load_network(&description(name, &net));
+    let (network, diags) = load_network(&description(kind, &net));
     network.unwrap_or_else(|| panic!("{:?}", diags.0))
 }
 
-/// `best` is never above TFA, SFA, SFA-iter or PMOO on `network`, FIFO or blind.
-fn best_is_never_above(network: &rtnetlab_core::model::Network, case: usize) {
+/// `best` against TFA, SFA, SFA-iter and PMOO, FIFO and blind, on one random network (`kind`
+/// names it): never above any of them, flow by flow.
+fn assert_best_not_above_single_methods(kind: &str, case: usize, random: RandomNet) {
+    let network = load_random(kind, random);
     for blind in [false, true] {
-        let best = run(network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
+        let best = run(&network, &Request { method: "best".into(), grouping: false, blind }).unwrap();
         for method in ["tfa", "sfa", "sfa-iter", "pmoo"] {
-            let one = run(network, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            let one = run(&network, &Request { method: method.into(), grouping: false, blind }).unwrap();
             for (b, o) in best.flows.iter().zip(one.flows.iter()) {
                 assert!(
                     b.delay_us <= o.delay_us * (1.0 + 1e-9),
-                    "case {case} blind={blind}: best {} > {method} {}",
+                    "{kind} case {case} blind={blind}: best {} > {method} {}",
                     b.delay_us,
                     o.delay_us
                 );
@@ -538,7 +540,7 @@ fn best_is_never_above_a_single_method_on_random_tandems() {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     for case in 0..60 {
-        best_is_never_above(&random_tandem(&mut rng), case);
+        assert_best_not_above_single_methods("tandem", case, random_tandem(&mut rng));
     }
 }
 
@@ -548,7 +550,7 @@ fn best_is_never_above_a_single_method_on_random_trees() {
     use rand::SeedableRng;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
     for case in 0..40 {
-        best_is_never_above(&random_tree(&mut rng), case);
+        assert_best_not_above_single_methods("tree", case, random_tree(&mut rng));
     }
 }
 
@@ -564,8 +566,9 @@ fn sfa_iter_is_never_above_sfa_on_random_tandems_and_trees() {
         for blind in [false, true] {
             let (mut rows, mut tighter, mut gain_sum, mut gain_max) = (0, 0, 0.0f64, 0.0f64);
             for case in 0..cases {
-                let network =
+                let random =
                     if family == "tandems" { random_tandem(&mut rng) } else { random_tree(&mut rng) };
+                let network = load_random(family, random);
                 let req = |m: &str| Request { method: m.into(), grouping: false, blind };
                 let sfa = run(&network, &req("sfa")).unwrap();
                 let iter = run(&network, &req("sfa-iter")).unwrap();

@@ -8,6 +8,8 @@
 use pyo3::prelude::*;
 use rtnetlab_core::model;
 
+mod table_view;
+
 mod errors {
     // PyO3 0.22's macro checks a `gil-refs` feature this crate does not declare.
     #![allow(unexpected_cfgs)]
@@ -41,6 +43,37 @@ struct Network {
     inner: model::Network,
 }
 
+impl Network {
+    /// Runs an analysis; `lp` as in `analyze_json`.
+    fn run_analysis(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        grouping: bool,
+        blind: bool,
+        lp: Option<PyObject>,
+    ) -> PyResult<rtnetlab_core::analysis::results::AnalysisReport> {
+        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
+            let lp = lp.as_ref().expect("called only with a solver");
+            let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
+                .rows
+                .iter()
+                .map(|(terms, b)| {
+                    (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b)
+                })
+                .collect();
+            lp.call1(py, (p.objective.clone(), rows))
+                .and_then(|v| v.extract::<f64>(py))
+                .map_err(|e| e.value_bound(py).to_string())
+        };
+        let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
+            if lp.is_some() { Some(&mut solve) } else { None };
+        rtnetlab_core::analysis::run_with(&self.inner, &req, solver)
+            .map_err(pyo3::exceptions::PyValueError::new_err)
+    }
+}
+
 #[pymethods]
 impl Network {
     /// The description as written back by the engine (defaults kept as given), JSON text.
@@ -64,25 +97,43 @@ impl Network {
         blind: bool,
         lp: Option<PyObject>,
     ) -> PyResult<String> {
-        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
-        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
-            let lp = lp.as_ref().expect("called only with a solver");
-            let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
-                .rows
-                .iter()
-                .map(|(terms, b)| {
-                    (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b)
-                })
-                .collect();
-            lp.call1(py, (p.objective.clone(), rows))
-                .and_then(|v| v.extract::<f64>(py))
-                .map_err(|e| e.value_bound(py).to_string())
-        };
-        let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
-            if lp.is_some() { Some(&mut solve) } else { None };
-        rtnetlab_core::analysis::run_with(&self.inner, &req, solver)
-            .map(|report| to_json(&report))
-            .map_err(pyo3::exceptions::PyValueError::new_err)
+        self.run_analysis(py, method, grouping, blind, lp).map(|report| to_json(&report))
+    }
+    /// The analysis as `analyze --json` prints it: the report's fields, then `warnings`, JSON
+    /// text indented by two spaces (`indent`) or compact; serialised here rather than decoded
+    /// and re-encoded in Python (a 5000-VL report is 6.8 MB).
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, warnings=Vec::new(), indent=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn analyze_document_json(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        grouping: bool,
+        blind: bool,
+        lp: Option<PyObject>,
+        warnings: Vec<String>,
+        indent: bool,
+    ) -> PyResult<String> {
+        let report = self.run_analysis(py, method, grouping, blind, lp)?;
+        let doc = table_view::Document { report: &report, warnings: &warnings };
+        let text = if indent { serde_json::to_string_pretty(&doc) } else { serde_json::to_string(&doc) };
+        Ok(text.expect("engine results serialise to JSON"))
+    }
+    /// The analysis as its terminal tables show it, JSON text: the first `limit` rows of each
+    /// table (every row when None) most critical first, the counts of all rows, the deadline
+    /// failures and the unbounded ports (`table_view`).
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, limit=None))]
+    fn analyze_table_json(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        grouping: bool,
+        blind: bool,
+        lp: Option<PyObject>,
+        limit: Option<usize>,
+    ) -> PyResult<String> {
+        let report = self.run_analysis(py, method, grouping, blind, lp)?;
+        Ok(table_view::table_json(&report, limit))
     }
     /// The same analysis, summed up as (rows, unbounded rows, largest finite delay in µs): what
     /// benchmarks time to compare the engine's computation alone with other implementations.

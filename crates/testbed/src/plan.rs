@@ -375,10 +375,12 @@ fn kernel_port(
         }
         SchedulerConfig::Cbs { .. } | SchedulerConfig::Tas { .. } => Err(format!(
             "a {} shaper: this kernel has no cbs or taprio qdisc: run with --switch user",
-            if matches!(discipline, SchedulerConfig::Cbs { .. }) {
-                "credit-based (802.1Qav)"
-            } else {
-                "time-aware (802.1Qbv)"
+            match discipline {
+                SchedulerConfig::Cbs { gates: Some(_), .. } => {
+                    "credit-based (802.1Qav) behind a gate control list (802.1Qbv)"
+                }
+                SchedulerConfig::Cbs { .. } => "credit-based (802.1Qav)",
+                _ => "time-aware (802.1Qbv)",
             }
         )),
         SchedulerConfig::Ats { .. } => Err("asynchronous traffic shaping (802.1Qcr): this kernel has no \

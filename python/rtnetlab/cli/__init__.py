@@ -230,7 +230,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worst-case": (
         "rtnetlab.cli.worst_case:worst_case_command",
         "Search the worst case of every flow: the largest delay a replayed simulation realises\n"
-        "beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it.",
+        "beside its bound, the pessimism interval \\[achieved, bound], and the scenario that realises it.",
     ),
     "validate": ("rtnetlab.cli.description:validate",
                  "Check a network description; report every problem, one line each."),

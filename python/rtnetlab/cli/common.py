@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,12 +42,47 @@ class _LazyConsole:
             self._console = Console(**self._options)
         return getattr(self._console, name)
 
+    def plain_file(self) -> Any:
+        """The file this console writes to when rich would write plain text to it (not a terminal,
+        no colour forced, the console not made yet), else None: a line or a table is then
+        written as rich would, without importing rich (a tenth of a second) or laying it out."""
+        if self._console is not None or any(v in os.environ for v in _FORCED_TERMINAL):
+            return None
+        file = sys.stderr if self._options.get("stderr") else sys.stdout
+        isatty = getattr(file, "isatty", None)
+        return None if isatty is None or isatty() else file
+
+    def plain_width(self) -> int | None:
+        """The width this console lays tables out in, when fixed."""
+        return self._options.get("width")
+
+    def print(self, *objects: Any, markup: bool | None = None, style: Any = None, **options: Any) -> None:
+        file = self.plain_file()
+        if (file is not None and not options and len(objects) == 1 and isinstance(objects[0], str)
+                and plain_text(objects[0], markup is not False)):
+            file.write(objects[0] + "\n")  # the style has no colour to add without a terminal
+            return
+        self.__getattr__("print")(*objects, markup=markup, style=style, **options)
+
     # Special methods are looked up on the type, not through __getattr__ (rich's Live uses these).
     def __enter__(self) -> Any:
         return self.__getattr__("__enter__")()
 
     def __exit__(self, *exc: Any) -> None:
         self.__getattr__("__exit__")(*exc)
+
+
+#: rich makes a terminal of any output when one of these is set.
+_FORCED_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+#: rich's emoji codes (``:name:``); text that could hold one goes through rich.
+_EMOJI = re.compile(r":\S*?:")
+
+
+def plain_text(text: str, markup: bool) -> bool:
+    """Whether rich would print `text` as it is: printable ASCII (one cell a character), no
+    emoji code, and no markup where markup is read."""
+    return (text.replace("\n", "").isprintable() and text.isascii() and not _EMOJI.search(text)
+            and not (markup and "[" in text))
 
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
@@ -60,7 +97,10 @@ EXIT_INTERNAL = 3
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
-FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
+FileArg = Annotated[
+    Path,
+    typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC server graph .java)"),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
 FailOnMissOpt = Annotated[
     bool,
@@ -154,19 +194,26 @@ def quantity(kind: str, text: str, option: str) -> float:
         raise UserError(f"{option}: {e}") from None
 
 
-def comma_list(option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values") -> list:
-    """A comma-separated option (`--loads 0.1,0.5`): each non-empty item through `parse`.
+def comma_list(
+    option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values", *, bad: str = ""
+) -> list:
+    """A comma-separated option (`--loads 0.1,0.5`): each item, stripped, through `parse` (int,
+    float, a duration...), in order.
 
-    One line naming the option when an item does not parse or the list is empty; numbers must be
-    finite (a NaN or an infinity in a sweep's axis is always a typo).
+    One line naming the option when an item is empty or does not parse (`bad`, if given, words it:
+    a format of {option}, {text} the whole list and {item} the item refused); a `parse` that
+    raises UserError refuses with its own line (an item's own rule). Numbers must be finite (a NaN
+    or an infinity in a sweep's axis is always a typo).
     """
-    items = [x.strip() for x in text.split(",")]
-    try:
-        values = [parse(x) for x in items if x]
-    except ValueError:
-        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'") from None
-    if not values or len(values) != len(items):
-        raise UserError(f"{option}: expected {what} separated by commas, got '{text}'")
+    message = bad or "{option}: expected {what} separated by commas, got '{text}'"
+    values = []
+    for item in (x.strip() for x in text.split(",")):
+        try:
+            if not item:
+                raise ValueError(item)
+            values.append(parse(item))
+        except ValueError:
+            raise UserError(message.format(option=option, text=text, item=item, what=what)) from None
     if any(isinstance(v, float) and not math.isfinite(v) for v in values):
         raise UserError(f"{option}: numbers must be finite, got '{text}'")
     return values

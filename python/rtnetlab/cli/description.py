@@ -132,7 +132,7 @@ def info(file: FileArg, as_json: JsonOpt = False) -> None:
 
 
 def convert(
-    src: Annotated[Path, typer.Argument(help="Input (.yaml, .yml, .json or WOPANet .xml)")],
+    src: Annotated[Path, typer.Argument(help="Input (.yaml, .yml, .json, WOPANet .xml or DNC .java)")],
     dst: Annotated[Path, typer.Argument(help="Output (.yaml, .yml, .json or WOPANet .xml)")],
     as_json: JsonOpt = False,
 ) -> None:

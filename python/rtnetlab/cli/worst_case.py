@@ -15,7 +15,9 @@ from rtnetlab.worst_case import summary_line
 
 
 def worst_case_command(
-    file: Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")],
+    file: Annotated[
+        Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC .java)")
+    ],
     budget: Annotated[
         str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 2min.")
     ] = "60s",
@@ -51,8 +53,9 @@ def worst_case_command(
         bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")
     ] = False,
 ) -> None:
+    # The help is rich markup: "\\[" keeps the interval's brackets from being read as a tag.
     """Search the worst case of every flow: the largest delay a replayed simulation realises
-    beside its bound, the pessimism interval [achieved, bound], and the scenario that realises it."""
+    beside its bound, the pessimism interval \\[achieved, bound], and the scenario that realises it."""
     from rtnetlab import model
     from rtnetlab.cli import common as cli
     from rtnetlab.io import output as outfiles

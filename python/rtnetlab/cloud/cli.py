@@ -20,6 +20,12 @@ out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty()
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+# `slrm simulate` and `slrm run`: the same draws and the same files.
+SlrmSeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the think times and SL draws.")]
+SlrmOutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", help="Write slrm.json, slrm.csv and slrm.png (caps, SL, response times) here."),
+]
 
 
 def _emit(data: dict) -> None:
@@ -27,13 +33,33 @@ def _emit(data: dict) -> None:
 
 
 def _numbers(option: str, text: str) -> list[float]:
-    try:
-        values = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise UserError(f"{option}: a comma-separated list of numbers, got '{text}'") from None
-    if any(v != v or v in (float("inf"), float("-inf")) for v in values):
-        raise UserError(f"{option}: numbers must be finite, got '{text}'")
-    return values
+    from rtnetlab.cli.common import comma_list
+
+    return comma_list(option, text, float, bad="{option}: a comma-separated list of numbers, got '{text}'")
+
+
+def _check_seed(seed: int) -> None:
+    if seed < 0:
+        raise UserError(f"--seed: must be at least 0, got {seed}")
+
+
+def _check_capacity(capacity: float | None) -> None:
+    if capacity is not None and not (capacity > 0 and capacity != float("inf")):
+        raise UserError(f"--capacity: must be a positive number, got {capacity}")
+
+
+def _periods_table(title: str, apps: list[str], periods: list[dict], digits: int) -> None:
+    """The RM's periods, one row each: per app its cap, SL and largest response time."""
+    t = Table(title=title)
+    t.add_column("time", justify="right")
+    for name in apps:
+        t.add_column(name, justify="right")
+    for p in periods:
+        t.add_row(
+            f"{p['time']:g}",
+            *[f"{a['cap']:.2f} / {a['sl']:.2f} / {a['response_time']:.{digits}f}s" for a in p["apps"]],
+        )
+    out.print(t)
 
 
 def _wrote(files: list[Path]) -> None:
@@ -62,8 +88,7 @@ def slrm_step(
 
     c = _numbers("--shares", shares)
     f = _numbers("--matching", matching)
-    if capacity is not None and not (capacity > 0 and capacity != float("inf")):
-        raise UserError(f"--capacity: must be a positive number, got {capacity}")
+    _check_capacity(capacity)
     new = [round(x, 12) for x in law.step(c, f, epsilon, min_share)]
     doc: dict = {"shares": new}
     if capacity is not None:
@@ -93,19 +118,15 @@ def slrm_simulate(
     scenario_file: Annotated[
         Path | None, typer.Option("--scenario", help="A scenario file (.yaml/.json; docs/CLOUD.md).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the think times and SL draws.")] = 1,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option("--out", help="Write slrm.json, slrm.csv and slrm.png (caps, SL, response times) here."),
-    ] = None,
+    seed: SlrmSeedOpt = 1,
+    out_dir: SlrmOutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Discrete-time simulation of SL-aware applications sharing cores under the RM."""
     from rtnetlab.cloud import slrm as law
     from rtnetlab.io import output as outfiles
 
-    if seed < 0:
-        raise UserError(f"--seed: must be at least 0, got {seed}")
+    _check_seed(seed)
     sc = law.scenario(experiment, scenario_file, seed)
     if out_dir is not None:
         outfiles.check(
@@ -120,17 +141,9 @@ def slrm_simulate(
         _emit({"summary": s, **report})
         outfiles.created_directories.clear()
         return
-    t = Table(title=f"SL-aware RM, {title}: every 100 s (cap in cores, SL, max response time)")
-    t.add_column("time", justify="right")
-    for name in report["apps"]:
-        t.add_column(name, justify="right")
     step = max(1, round(100 / report["control_period"]))
-    for p in report["periods"][step - 1 :: step]:
-        t.add_row(
-            f"{p['time']:g}",
-            *[f"{a['cap']:.2f} / {a['sl']:.2f} / {a['response_time']:.2f}s" for a in p["apps"]],
-        )
-    out.print(t)
+    title = f"SL-aware RM, {title}: every 100 s (cap in cores, SL, max response time)"
+    _periods_table(title, report["apps"], report["periods"][step - 1 :: step], 2)
     out.print(f"largest |sum of caps - capacity| over {s['periods']} periods: {s['max_cap_sum_error']:.2e}")
     _wrote(files)
 
@@ -149,11 +162,8 @@ def slrm_run(
     capacity: Annotated[
         float | None, typer.Option("--capacity", help="Cores shared by the apps (default: the scenario's).")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the think times and SL draws.")] = 1,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option("--out", help="Write slrm.json, slrm.csv and slrm.png (caps, SL, response times) here."),
-    ] = None,
+    seed: SlrmSeedOpt = 1,
+    out_dir: SlrmOutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Real SL-aware HTTP services on this machine, capped by cgroups, under the RM (needs root)."""
@@ -161,10 +171,8 @@ def slrm_run(
     from rtnetlab.cloud import slrmrun
     from rtnetlab.io import output as outfiles
 
-    if seed < 0:
-        raise UserError(f"--seed: must be at least 0, got {seed}")
-    if capacity is not None and not (capacity > 0 and capacity != float("inf")):
-        raise UserError(f"--capacity: must be a positive number, got {capacity}")
+    _check_seed(seed)
+    _check_capacity(capacity)
     sc, source = slrmrun.scenario(apps, duration, capacity)
     if out_dir is not None:
         outfiles.check({f"--out ({k})": v for k, v in law.outputs(out_dir).items()})
@@ -185,16 +193,7 @@ def slrm_run(
         _emit({"summary": s, **report})
         outfiles.created_directories.clear()
         return
-    t = Table(title=f"{title} (cap in cores / SL / max response time)")
-    t.add_column("time", justify="right")
-    for name in report["apps"]:
-        t.add_column(name, justify="right")
-    for p in report["periods"]:
-        t.add_row(
-            f"{p['time']:g}",
-            *[f"{a['cap']:.2f} / {a['sl']:.2f} / {a['response_time']:.3f}s" for a in p["apps"]],
-        )
-    out.print(t)
+    _periods_table(f"{title} (cap in cores / SL / max response time)", report["apps"], report["periods"], 3)
     noise = report["host_noise"]
     share = noise["spinner_share_alone"]
     out.print(
@@ -290,8 +289,7 @@ def experiment_admission(
         raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
     if requests < 1 or requests > 100_000:
         raise UserError(f"--requests: between 1 and 100000, got {requests}")
-    if seed < 0:
-        raise UserError(f"--seed: must be at least 0, got {seed}")
+    _check_seed(seed)
     for name, v in (("--mean-gap", mean_gap), ("--mean-lifetime", mean_lifetime)):
         if not (0 < v < 1e4):
             raise UserError(f"{name}: must be positive and below 10000 s, got {v}")

@@ -1,4 +1,5 @@
-"""File formats by extension: YAML and JSON (the native description), WOPANet XML (import).
+"""File formats by extension: YAML and JSON (the native description), WOPANet XML and DNC server
+graphs in Java (imports).
 
 YAML and JSON are read by the engine (`rtnetlab._core`), within limits on what a description may
 cost before it is validated (file size, nesting, values and aliases, nodes, flows, paths): the
@@ -18,6 +19,7 @@ from rtnetlab.errors import UserError
 
 NATIVE = (".yaml", ".yml", ".json")
 WOPANET = (".xml",)
+DNC = (".java",)
 LIMITS_ENV = "RTNETLAB_LIMITS"
 
 _option_limits: list[str] = []
@@ -61,15 +63,17 @@ def _read_text(path: Path) -> str:
 
 
 def native_format(path: Path) -> str | None:
-    """`yaml` or `json` for a native description file, None for another (WOPANet XML)."""
+    """`yaml` or `json` for a native description file, None for an import (WOPANet XML, DNC Java)."""
     suffix = path.suffix.lower()
     if path.is_dir():
         raise UserError(f"{path}: is a directory, expected a network description file")
     if suffix in NATIVE:
         return "json" if suffix == ".json" else "yaml"
-    if suffix in WOPANET:
+    if suffix in WOPANET or suffix in DNC:
         return None
-    raise UserError(f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json or .xml (WOPANet)")
+    raise UserError(
+        f"{path}: unknown file type '{suffix}', expected .yaml, .yml, .json, .xml (WOPANet) or .java (DNC)"
+    )
 
 
 def read_native(path: Path) -> tuple[str, str]:
@@ -83,6 +87,10 @@ def read_native(path: Path) -> tuple[str, str]:
 def read(path: Path) -> Any:
     """Reads a description file into plain data, by its extension."""
     fmt = native_format(path)
+    if fmt is None and path.suffix.lower() in DNC:
+        from rtnetlab.io import dnc
+
+        return dnc.parse(_read_text(path), str(path))
     if fmt is None:
         from rtnetlab.io import wopanet
 

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
 
 app = typer.Typer(
@@ -26,17 +27,15 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 def int_list(option: str, text: str, minimum: int = 1) -> list[int]:
     """A comma-separated list of integers, each at least `minimum`."""
-    values = []
-    for word in text.split(","):
-        word = word.strip()
-        try:
-            v = int(word)
-        except ValueError:
-            raise UserError(f"{option}: expected comma-separated integers, got '{word}'") from None
+
+    def at_least_minimum(word: str) -> int:
+        v = int(word)
         if v < minimum:
             raise UserError(f"{option}: each value must be at least {minimum}, got {v}")
-        values.append(v)
-    return values
+        return v
+
+    bad = "{option}: expected comma-separated integers, got '{item}'"
+    return comma_list(option, text, at_least_minimum, bad=bad)
 
 
 def duration_us(option: str, text: str) -> float:
@@ -75,6 +74,19 @@ OutOpt = Annotated[
         help="Directory for the results: <command>.json (as --json) and <command>.html (tables and plots).",
     ),
 ]
+
+
+# The request/response commands (partitions, reqresp) share these two.
+NoiseOpt = Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")]
+RequestWarmupOpt = Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")]
+
+
+def check_placement(placement: str) -> None:
+    from rtnetlab.middleware.placement import PLACEMENTS
+
+
+    if placement not in PLACEMENTS:
+        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
 
 
 def backend_list(text: str, known, refused=()) -> list[str]:
@@ -179,7 +191,6 @@ def pubsub_cmd(
     subscriber count and payload size."""
     from rtnetlab.middleware import pubsub
     from rtnetlab.middleware.backends import NAMES
-    from rtnetlab.middleware.placement import PLACEMENTS
 
     names = backend_list(backends, NAMES)
     subs = int_list("--subscribers", subscribers)
@@ -196,8 +207,7 @@ def pubsub_cmd(
     noise_us = duration_us("--noise", noise)
     if noise_us < 0:
         raise UserError(f"--noise: must not be negative, got {noise}")
-    if placement not in PLACEMENTS:
-        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+    check_placement(placement)
     paths = out_paths(out_dir, "pubsub")
     progress = progress_printer(
         as_json,
@@ -293,9 +303,9 @@ def partitions_cmd(
     payload: Annotated[
         int, typer.Option("--payload", help="Request and reply size in bytes (16 to 1400).")
     ] = 1000,
-    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    warmup: RequestWarmupOpt = 50,
     rt: Annotated[bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and CPU pinning when allowed.")] = True,
-    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    noise: NoiseOpt = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
@@ -407,12 +417,12 @@ def reqresp_cmd(
             "--cpu-cap", help="The virtualised server's share of one CPU (cgroup quota), in (0, 1]."
         ),
     ] = 0.1,
-    warmup: Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")] = 50,
+    warmup: RequestWarmupOpt = 50,
     gap: Annotated[str, typer.Option("--gap", help="Pause between a reply and the next request.")] = "500us",
     rt: Annotated[
         bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and pinning of the client when allowed.")
     ] = True,
-    noise: Annotated[str, typer.Option("--noise", help="Length of the timer-noise probe (0s: none).")] = "1s",
+    noise: NoiseOpt = "1s",
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
 ) -> None:
@@ -426,12 +436,14 @@ def reqresp_cmd(
     sizes = int_list("--payload", payload, 16)
     if max(sizes) > 1400:
         raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
-    busy_us = []
-    for word in busy.split(","):
-        us = duration_us("--busy", word.strip())
+
+    def busy_time(word: str) -> float:
+        us = duration_us("--busy", word)
         if not 0 <= us <= 100_000:
-            raise UserError(f"--busy: must be in [0, 100ms], got {word.strip()}")
-        busy_us.append(us)
+            raise UserError(f"--busy: must be in [0, 100ms], got {word}")
+        return us
+
+    busy_us = comma_list("--busy", busy, busy_time, "durations")
     at_least("--requests", requests, 1)
     if not 0 < cpu_cap <= 1:
         raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
@@ -551,7 +563,6 @@ def cwalker_cmd(
     backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
     from rtnetlab.middleware import cwalker
     from rtnetlab.middleware.backends import NAMES
-    from rtnetlab.middleware.placement import PLACEMENTS
 
     names = backend_list(backends, NAMES, refused=("zeromq-ipc",))
     maps = int_list("--mappings", mappings)
@@ -560,8 +571,7 @@ def cwalker_cmd(
     seconds = duration_us("--duration", duration) / 1e6
     if seconds < 2:
         raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
-    if placement not in PLACEMENTS:
-        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
+    check_placement(placement)
     paths = out_paths(out_dir, "cwalker")
     progress = progress_printer(
         as_json,

@@ -28,6 +28,11 @@ ResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Go on with the sweep in --out: finished rows are kept.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+# The experiments built on sweeps (`rtnetlab experiment soundness`, the seeds' figures).
+OutDirOpt = Annotated[
+    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
+]
+RunsOpt = Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")]
 
 
 def _json_default(x: Any) -> Any:

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler, emit
-
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
+from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler, emit
 
 
 def soundness(
@@ -32,21 +27,12 @@ def soundness(
     and checked against every sound method's delay and backlog bounds."""
     from rtnetlab.sweep import runner
     from rtnetlab.sweep import soundness as sound
+    from rtnetlab.sweep.figures import sweep_figure
 
     check_scheduler(scheduler)
     spec = sound.campaign_spec(networks, seed, duration_ms)
-    t0 = time.perf_counter()
-    outcome = runner.run_sweep(
-        spec,
-        out,
-        workers,
-        scheduler,
-        resume,
-        progress=None if not as_json else False,
-        batch_fn=sound.run_batch,
-        batch_args=(seed, duration_ms),
-    )
-    rows = runner.rows_as_dicts(runner.read_rows(out))
+    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, sound.run_batch, (seed, duration_ms))
+    rows, outcome = swept.rows, swept.outcome
     doc = sound.summarise(rows, networks)
     doc["reproducer"] = sound.write_reproducer(rows, seed, duration_ms, out)
     doc["error_reproducer"] = sound.write_reproducer(
@@ -59,7 +45,7 @@ def soundness(
             "ran": outcome.ran,
             "skipped": outcome.skipped,
             "workers": outcome.workers if scheduler is None else None,
-            "wall_s": time.perf_counter() - t0,
+            "wall_s": time.perf_counter() - swept.t0,
             "rows_dir": str(out / runner.ROWS),
         }
     )

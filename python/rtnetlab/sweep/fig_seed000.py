@@ -23,15 +23,31 @@ import json
 import math
 import random
 import statistics
-import time
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
-from rtnetlab.sweep.figures import FACTORS, FIG8_SCHEDULERS, OutDirOpt, _finish
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    RunsOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    check_scheduler,
+)
+from rtnetlab.sweep.figures import (
+    FACTORS,
+    FIG8_SCHEDULERS,
+    DurationOpt,
+    LinkRateOpt,
+    Swept,
+    VlsOpt,
+    _finish,
+    sweep_figure,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 CLASSES = list(FACTORS)
@@ -351,47 +367,18 @@ METRICS = {
 }
 
 
-def _value(v: float | None) -> float | None:
-    """A metric for the rows: None when undefined (no frame of the class, no frame due)."""
-    return None if v is None or math.isnan(v) else float(v)
-
-
 def run_batch(kind: str, cfg: dict, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of one batch of `kind` (omega, fig9, fig11): a point that fails gives a row with its
     error and no metrics; the batch goes on."""
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
     compute, keep = METRICS[kind]
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        try:
-            values = compute(params, seed, cfg)
-            metrics = {k: _value(values[k]) for k in keep()}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded in the row; the other points go on
-            error = f"{type(e).__name__}: {' '.join(str(e).split())}"
-            metrics = {k: None for k in keep()}
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": metrics,
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    names = keep()
+    return [record(task, names, lambda t=task: compute(t[2], t[1], cfg)) for task in batch]
 
 
-def _sweep(kind: str, name: str, axes: list[Axis], runs: int, cfg: dict, out: Path, opts: dict) -> tuple:
-    """Runs the rows of `kind` (resumable) and returns (rows, outcome, spec)."""
-    from rtnetlab.sweep import runner
+def _sweep(kind: str, name: str, axes: list[Axis], runs: int, cfg: dict, out: Path, opts: dict) -> Swept:
+    """Runs the rows of `kind` (resumable) into `out`."""
     from rtnetlab.sweep.points import engine_version
 
     check_scheduler(opts["scheduler"])
@@ -406,17 +393,7 @@ def _sweep(kind: str, name: str, axes: list[Axis], runs: int, cfg: dict, out: Pa
         confidence=0.95,
         points_per_task=None,
     )
-    outcome = runner.run_sweep(
-        spec,
-        out,
-        opts["workers"],
-        opts["scheduler"],
-        opts["resume"],
-        progress=None if not opts["as_json"] else False,
-        batch_fn=run_batch,
-        batch_args=(kind, cfg),
-    )
-    return runner.rows_as_dicts(runner.read_rows(out)), outcome, spec
+    return sweep_figure(spec, out, **opts, batch_fn=run_batch, batch_args=(kind, cfg))
 
 
 def _duration_ns(text: str, option: str) -> int:
@@ -432,12 +409,10 @@ def _duration_ns(text: str, option: str) -> int:
 
 
 def _numbers(text: str, option: str, kind=float) -> list:
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
 
-    try:
-        values = [kind(v) for v in text.split(",")]
-    except ValueError:
-        raise UserError(f"{option}: '{text}' is not a comma-separated list of numbers") from None
+    values = comma_list(option, text, kind, bad="{option}: '{text}' is not a comma-separated list of numbers")
     if not values or any(v <= 0 for v in values) or len(set(values)) != len(values):
         raise UserError(f"{option}: '{text}' must list distinct positive numbers")
     return values
@@ -502,8 +477,8 @@ def seed000_omega(
     omega_mm: Annotated[
         str, typer.Option("--omega-mm", help="ω(multimedia)/ω(data) values, comma-separated.")
     ] = "1,2,3,4,6,8",
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 20,
-    duration: Annotated[str, typer.Option("--duration", help="Simulated time per run.")] = "1s",
+    runs: RunsOpt = 20,
+    duration: DurationOpt = "1s",
     load: Annotated[
         float,
         typer.Option(
@@ -522,10 +497,9 @@ def seed000_omega(
     av, mm = _numbers(omega_av, "--omega-av"), _numbers(omega_mm, "--omega-mm")
     cfg = {"duration_ns": _duration_ns(duration, "--duration"), "load": load}
     axes = [Axis(["tag.omega_av"], [[v] for v in av]), Axis(["tag.omega_mm"], [[v] for v in mm])]
-    t0 = time.perf_counter()
     opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
-    rows, outcome, spec = _sweep("omega", "seed 000 omega search", axes, runs, cfg, out, opts)
-    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    swept = _sweep("omega", "seed 000 omega search", axes, runs, cfg, out, opts)
+    rows, summary = swept.rows, swept.summary()
     table = [
         {
             "omega_av": e["tag.omega_av"],
@@ -585,17 +559,13 @@ def seed000_omega(
         )
     )
     outfiles.atomic_write(out / "omega.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 000 omega search (Sec. 4.7, Fig. 6)",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "table": table,
-        "choice": choice,
-        "paper": {"omega": PAPER_OMEGA},
-        "files": [str(p) for p in plots] + [str(out / "omega.csv")],
-    }
+    doc = swept.doc(
+        "seed 000 omega search (Sec. 4.7, Fig. 6)",
+        table=table,
+        choice=choice,
+        paper={"omega": PAPER_OMEGA},
+        files=[str(p) for p in plots] + [str(out / "omega.csv")],
+    )
     _finish(doc, as_json)
 
 
@@ -606,14 +576,10 @@ def seed000_omega(
 
 def seed000_fig9(
     out: OutDirOpt,
-    vls: Annotated[str, typer.Option("--vls", help="Numbers of VLs (the load axis), comma-separated.")] = (
-        "40,80,120,160,200,240,280"
-    ),
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 20,
-    duration: Annotated[str, typer.Option("--duration", help="Simulated time per run.")] = "0.5s",
-    link_rate: Annotated[
-        str, typer.Option("--link-rate", help="Rate of every link (sets the load).")
-    ] = "10Mbps",
+    vls: VlsOpt = "40,80,120,160,200,240,280",
+    runs: RunsOpt = 20,
+    duration: DurationOpt = "0.5s",
+    link_rate: LinkRateOpt = "10Mbps",
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
     resume: ResumeOpt = False,
@@ -634,10 +600,9 @@ def seed000_fig9(
         Axis(["generate.virtual_links"], [[v] for v in counts]),
         Axis(["tag.scheduler"], [[s[0]] for s in FIG8_SCHEDULERS]),
     ]
-    t0 = time.perf_counter()
     opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
-    rows, outcome, spec = _sweep("fig9", "seed 000 Fig. 9", axes, runs, cfg, out, opts)
-    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    swept = _sweep("fig9", "seed 000 Fig. 9", axes, runs, cfg, out, opts)
+    rows, summary = swept.rows, swept.summary()
     plots = [
         aggregate.plot(
             summary,
@@ -683,17 +648,13 @@ def seed000_fig9(
         if (n, "D2DRR") in index and (n, other) in index
     ]
     outfiles.atomic_write(out / "fig9.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 000 Fig. 9",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "deadline_rule": "BAG + the largest frame's unloaded latency to the farthest destination",
-        "table": table,
-        "d2drr_minus": paired,
-        "files": [str(p) for p in plots] + [str(out / "fig9.csv")],
-    }
+    doc = swept.doc(
+        "seed 000 Fig. 9",
+        deadline_rule="BAG + the largest frame's unloaded latency to the farthest destination",
+        table=table,
+        d2drr_minus=paired,
+        files=[str(p) for p in plots] + [str(out / "fig9.csv")],
+    )
     _finish(doc, as_json)
 
 
@@ -718,8 +679,8 @@ def seed000_fig11(
     hashes: Annotated[
         int, typer.Option("--hashes", min=0, help="Hash functions q (0: Theorem 8's best q for 128 keys).")
     ] = 4,
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 20,
-    duration: Annotated[str, typer.Option("--duration", help="Simulated time per run.")] = "1s",
+    runs: RunsOpt = 20,
+    duration: DurationOpt = "1s",
     load: Annotated[
         float, typer.Option("--load", min=0.05, max=0.99, help="Offered load on the destination's links.")
     ] = 0.8,
@@ -743,10 +704,9 @@ def seed000_fig11(
         "skew_max": f"{_duration_ns(skew_max, '--skew-max')}ns",
     }
     axes = [Axis(["tag.counters"], [[m] for m in sizes])]
-    t0 = time.perf_counter()
     opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
-    rows, outcome, spec = _sweep("fig11", "seed 000 Fig. 11", axes, runs, cfg, out, opts)
-    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    swept = _sweep("fig11", "seed 000 Fig. 11", axes, runs, cfg, out, opts)
+    spec, summary = swept.spec, swept.summary()
     fp_plot = [
         {"log2_counters": math.log2(e["tag.counters"]), "series": s, "fp": e[m]}
         for e in summary
@@ -795,16 +755,12 @@ def seed000_fig11(
             row[f"paper_decrease_pct.{c}"] = FIG11_PAPER_DECREASE[c].get(e["tag.counters"])
         table.append(row)
     outfiles.atomic_write(out / "fig11.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 000 Fig. 11",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "table": table,
-        "paper_decrease_pct": FIG11_PAPER_DECREASE,
-        "files": [str(p) for p in plots] + [str(out / "fig11.csv")],
-    }
+    doc = swept.doc(
+        "seed 000 Fig. 11",
+        table=table,
+        paper_decrease_pct=FIG11_PAPER_DECREASE,
+        files=[str(p) for p in plots] + [str(out / "fig11.csv")],
+    )
     _finish(doc, as_json)
 
 

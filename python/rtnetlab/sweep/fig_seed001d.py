@@ -22,12 +22,8 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
 from rtnetlab.sweep.spec import Axis, SweepSpec
-
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
 
 #: Table II's MTC intervals (ms) and feasible sets (%) among 5000 random sets of 5 VLs.
 TABLE2_PAPER = {"10-60": 3.4, "60-110": 23.6, "110-160": 40.1, "160-210": 54.0, "210-260": 62.7}
@@ -81,34 +77,14 @@ def row_metrics(c: dict) -> dict[str, float | None]:
 def table2_batch(cap_s: float, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of seed 001D Table II: one per (VLs, MTC interval, seed) instance."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        metrics: dict[str, float | None] = {}
-        try:
-            lo, hi = (int(x) for x in params["tag.mtc_ms"].split("-"))
-            c = json.loads(_core.afdx_search_compare(params["tag.vls"], lo, hi, seed, cap_s))
-            metrics = row_metrics(c)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other instances go on
-            error = f"{type(e).__name__}: {e}"
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": {k: metrics.get(k) for k in keep_names()},
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float | None]:
+        lo, hi = (int(x) for x in params["tag.mtc_ms"].split("-"))
+        return row_metrics(json.loads(_core.afdx_search_compare(params["tag.vls"], lo, hi, seed, cap_s)))
+
+    keep = keep_names()
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 class StagedSpec(SweepSpec):
@@ -240,15 +216,16 @@ def _plots(summary: list[dict], intervals: list[str], out: Path, cap_s: float) -
 
 
 def parse_intervals(text: str) -> list[str]:
-    from rtnetlab.errors import UserError
+    from rtnetlab.cli.common import comma_list
 
-    out = []
-    for part in text.split(","):
-        m = re.fullmatch(r"\s*(\d+)-(\d+)\s*", part)
+    def interval(part: str) -> str:
+        m = re.fullmatch(r"(\d+)-(\d+)", part)
         if not m or not 0 < int(m[1]) <= int(m[2]):
-            raise UserError(f"--mtc: '{part}' is not an interval LO-HI of whole ms with 0 < LO <= HI")
-        out.append(f"{int(m[1])}-{int(m[2])}")
-    return out
+            raise ValueError(part)
+        return f"{int(m[1])}-{int(m[2])}"
+
+    bad = "{option}: '{item}' is not an interval LO-HI of whole ms with 0 < LO <= HI"
+    return comma_list("--mtc", text, interval, bad=bad)
 
 
 def seed001d_table2(

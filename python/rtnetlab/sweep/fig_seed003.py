@@ -16,18 +16,21 @@ from __future__ import annotations
 import copy
 import json
 import math
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    RunsOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    check_scheduler,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
-
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
 
 CLASSES = ["NC", "VO", "VI", "CL", "EE", "BE", "BK"]
 QOS = ["NC", "VO", "VI", "CL"]
@@ -160,34 +163,15 @@ def _checks_hold(ch: dict) -> bool:
 def fabric_batch(base: dict, schedulers: dict, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of seed 003's load sweep: one fabric run per (load, scheduler, seed)."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        error = None
-        metrics: dict[str, float | None] = {}
-        try:
-            name = dict((label, n) for label, n in SCHEDULERS)[params["tag.scheduler"]]
-            scenario = scenario_for(base, schedulers, name, params["tag.load"], seed)
-            metrics = row_metrics(json.loads(_core.fabric_run(json.dumps(scenario))))
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other runs go on
-            error = f"{type(e).__name__}: {e}"
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": {k: metrics.get(k) for k in keep_names()},
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float | None]:
+        name = dict(SCHEDULERS)[params["tag.scheduler"]]
+        scenario = scenario_for(base, schedulers, name, params["tag.load"], seed)
+        return row_metrics(json.loads(_core.fabric_run(json.dumps(scenario))))
+
+    keep = keep_names()
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 def configure(requirements: dict) -> dict:
@@ -388,7 +372,7 @@ def _cdf_plot(rows: list[dict], load: float, out: Path, runs: int) -> Path:
 
 def seed003_fabric(
     out: OutDirOpt,
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 10,
+    runs: RunsOpt = 10,
     loads: Annotated[
         str,
         typer.Option(
@@ -413,19 +397,18 @@ def seed003_fabric(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
     from rtnetlab.io import formats
     from rtnetlab.io import output as outfiles
-    from rtnetlab.sweep import aggregate, runner
-    from rtnetlab.sweep.figures import _finish
+    from rtnetlab.sweep import aggregate
+    from rtnetlab.sweep.figures import _finish, sweep_figure
     from rtnetlab.sweep.points import engine_version
 
     check_scheduler(scheduler)
-    try:
-        xs = [float(v) for v in loads.split(",")]
-    except ValueError:
-        raise UserError(f"--loads: '{loads}' is not a comma-separated list of numbers") from None
+    bad = "{option}: '{text}' is not a comma-separated list of numbers"
+    xs = comma_list("--loads", loads, float, bad=bad)
     floor = sum(QOS_INJECTION.values())
     for x in xs:
         if not floor < x <= 2.0:
@@ -466,20 +449,10 @@ def seed003_fabric(
         confidence=0.90,
         points_per_task=1,
     )
-    t0 = time.perf_counter()
-    outcome = runner.run_sweep(
-        spec,
-        out,
-        workers,
-        scheduler,
-        resume,
-        progress=None if not as_json else False,
-        batch_fn=fabric_batch,
-        batch_args=(base, report["schedulers"]),
-    )
-    rows = runner.rows_as_dicts(runner.read_rows(out))
-    metrics = [m for m in keep_names() if not m.startswith("cdf.")]
-    summary = aggregate.summarise(rows, spec.param_names, metrics, spec.confidence)
+    batch_args = (base, report["schedulers"])
+    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, fabric_batch, batch_args)
+    rows = swept.rows
+    summary = swept.summary([m for m in keep_names() if not m.startswith("cdf.")])
     plots = []
     for c in CLASSES:
         for stat, label in (("mean_us", "mean"), ("p99_us", "p99")):
@@ -519,23 +492,19 @@ def seed003_fabric(
     outfiles.atomic_write(out / "table4.csv", aggregate.csv_text(t4))
     outfiles.atomic_write(out / "table5.csv", aggregate.csv_text(t5))
     outfiles.atomic_write(out / "fabric.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 003 fabric latency vs load",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "checks_failed": sum(1 for r in rows if not r["error"] and not r["checks_hold"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "reference_rate": reference_rate,
-        "duration": duration,
-        "warmup": warmup,
-        "claims": claims(table, xs),
-        "paper_claims_percent": PAPER_CLAIMS,
-        "table": table,
-        "table4": t4,
-        "table5": t5,
-        "files": [str(p) for p in plots] + [str(out / n) for n in ("table4.csv", "table5.csv", "fabric.csv")],
-    }
+    doc = swept.doc(
+        "seed 003 fabric latency vs load",
+        {"checks_failed": sum(1 for r in rows if not r["error"] and not r["checks_hold"])},
+        reference_rate=reference_rate,
+        duration=duration,
+        warmup=warmup,
+        claims=claims(table, xs),
+        paper_claims_percent=PAPER_CLAIMS,
+        table=table,
+        table4=t4,
+        table5=t5,
+        files=[str(p) for p in plots] + [str(out / n) for n in ("table4.csv", "table5.csv", "fabric.csv")],
+    )
     _finish(doc, as_json)
     if doc["checks_failed"]:
         raise typer.Exit(1)

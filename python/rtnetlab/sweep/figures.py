@@ -13,17 +13,87 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler, emit
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    RunsOpt,
+    SchedulerOpt,
+    WorkersOpt,
+    check_scheduler,
+    emit,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
-OutDirOpt = Annotated[
-    Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
-]
+# Seed 000's simulated figures (Fig. 8, Fig. 9, the ω search, Fig. 11) share these.
+VlsOpt = Annotated[str, typer.Option("--vls", help="Numbers of VLs (the load axis), comma-separated.")]
+DurationOpt = Annotated[str, typer.Option("--duration", help="Simulated time per run.")]
+LinkRateOpt = Annotated[str, typer.Option("--link-rate", help="Rate of every link (sets the load).")]
+
+
+@dataclass
+class Swept:
+    """A figure's sweep, run: the SPEC, every row in --out (resumed ones too), the runner's
+    outcome and when the figure started."""
+
+    spec: SweepSpec
+    rows: list[dict]
+    outcome: Any
+    t0: float
+
+    def summary(self, metrics: list[str] | None = None) -> list[dict]:
+        """Per point: the mean and interval of each metric (default: every kept one)."""
+        from rtnetlab.sweep import aggregate
+
+        keep = self.spec.keep if metrics is None else metrics
+        return aggregate.summarise(self.rows, self.spec.param_names, keep, self.spec.confidence)
+
+    def doc(self, figure: str, counts: dict | None = None, **rest: Any) -> dict:
+        """The figure's document: its name, its rows, failed ones (and `counts`), rows run now,
+        wall time, then `rest`."""
+        return {
+            "figure": figure,
+            "rows": len(self.rows),
+            "failed": sum(1 for r in self.rows if r["error"]),
+            **(counts or {}),
+            "ran": self.outcome.ran,
+            "wall_s": time.perf_counter() - self.t0,
+            **rest,
+        }
+
+
+def sweep_figure(
+    spec: SweepSpec,
+    out: Path,
+    workers: int | None,
+    scheduler: str | None,
+    resume: bool,
+    as_json: bool,
+    batch_fn: Any = None,
+    batch_args: tuple = (),
+) -> Swept:
+    """Runs a figure's sweep into `out` (resumable; progress unless --json) and reads its rows."""
+    from rtnetlab.sweep import runner
+
+    t0 = time.perf_counter()
+    outcome = runner.run_sweep(
+        spec,
+        out,
+        workers,
+        scheduler,
+        resume,
+        progress=None if not as_json else False,
+        batch_fn=batch_fn,
+        batch_args=batch_args,
+    )
+    return Swept(spec, runner.rows_as_dicts(runner.read_rows(out)), outcome, t0)
+
 
 #: Seed 000's class factors ω (avionics : multimedia : best effort = 6 : 3 : 1), Δ = 1000 B.
 FACTORS = {"avionics": 6.0, "multimedia": 3.0, "best_effort": 1.0}
@@ -69,36 +139,28 @@ def fig8_spec_data(vls: list[int], runs: int, duration: str, link_rate: str) -> 
 
 def seed000_fig8(
     out: OutDirOpt,
-    vls: Annotated[str, typer.Option("--vls", help="Numbers of VLs (the load axis), comma-separated.")] = (
-        "40,80,120,160,200"
-    ),
-    runs: Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")] = 50,
-    duration: Annotated[str, typer.Option("--duration", help="Simulated time per run.")] = "0.5s",
-    link_rate: Annotated[
-        str, typer.Option("--link-rate", help="Rate of every link (sets the load).")
-    ] = "10Mbps",
+    vls: VlsOpt = "40,80,120,160,200",
+    runs: RunsOpt = 50,
+    duration: DurationOpt = "0.5s",
+    link_rate: LinkRateOpt = "10Mbps",
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 000 Fig. 8: latency per class vs number of VLs, FIFO / SP / WF2Q / D2DRR."""
-    from rtnetlab.errors import UserError
+    from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
-    from rtnetlab.sweep import aggregate, runner
+    from rtnetlab.sweep import aggregate
     from rtnetlab.sweep import spec as spec_mod
 
     check_scheduler(scheduler)
-    try:
-        counts = [int(v) for v in vls.split(",")]
-    except ValueError:
-        raise UserError(f"--vls: '{vls}' is not a comma-separated list of whole numbers") from None
+    bad = "{option}: '{text}' is not a comma-separated list of whole numbers"
+    counts = comma_list("--vls", vls, int, bad=bad)
     data = fig8_spec_data(counts, runs, duration, link_rate)
     spec = spec_mod.parse(data, "seed000-fig8", Path.cwd())
-    t0 = time.perf_counter()
-    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
-    rows = runner.rows_as_dicts(runner.read_rows(out))
-    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json)
+    summary = swept.summary()
     plots = []
     for c in FACTORS:
         for stat, label in (("mean_us", "mean"), ("p99_us", "p99")):
@@ -138,16 +200,12 @@ def seed000_fig8(
                 }
             )
     outfiles.atomic_write(out / "fig8.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 000 Fig. 8",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "table": table,
-        "paper_mean_ms": FIG8_PAPER_MS,
-        "files": [str(p) for p in plots] + [str(out / "fig8.csv")],
-    }
+    doc = swept.doc(
+        "seed 000 Fig. 8",
+        table=table,
+        paper_mean_ms=FIG8_PAPER_MS,
+        files=[str(p) for p in plots] + [str(out / "fig8.csv")],
+    )
     _finish(doc, as_json)
 
 
@@ -163,37 +221,17 @@ def fig6_batch(points: int, sets: int, batch: list[tuple[int, int, dict, str]]) 
     """Rows of seed 001E Fig. 6: one per (panel, seed): the x values and both acceptance ratios
     at each of the panel's points, over `sets` task sets per point."""
     from rtnetlab import _core
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import record
 
-    rows = []
-    for index, seed, params, key in batch:
-        t0 = time.perf_counter()
-        metrics: dict[str, float | None] = {}
-        error = None
-        try:
-            curve = _core.dopa_fig6(
-                params["tag.panel"], points, sets, seed, "local-window", "release-jitter", 1
-            )
-            for k, (x, opa, dm) in enumerate(curve):
-                metrics.update({f"x.{k}": x, f"opa.{k}": opa, f"dm.{k}": dm})
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded; the other panels go on
-            error = f"{type(e).__name__}: {e}"
-        metrics = {k: metrics.get(k) for k in fig6_keep(points)}
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": metrics,
-                "engine_version": engine_version(),
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
-    return rows
+    def metrics(params: dict, seed: int) -> dict[str, float]:
+        curve = _core.dopa_fig6(params["tag.panel"], points, sets, seed, "local-window", "release-jitter", 1)
+        out: dict[str, float] = {}
+        for k, (x, opa, dm) in enumerate(curve):
+            out.update({f"x.{k}": x, f"opa.{k}": opa, f"dm.{k}": dm})
+        return out
+
+    keep = fig6_keep(points)
+    return [record(task, keep, lambda t=task: metrics(t[2], t[1])) for task in batch]
 
 
 def fig6_keep(points: int) -> list[str]:
@@ -214,7 +252,7 @@ def seed001e_fig6(
 ) -> None:
     """Seed 001E Fig. 6: DOPA acceptance ratio (OPA vs DM) vs density, processors, applications."""
     from rtnetlab.io import output as outfiles
-    from rtnetlab.sweep import aggregate, runner
+    from rtnetlab.sweep import aggregate
     from rtnetlab.sweep.points import engine_version
 
     check_scheduler(scheduler)
@@ -229,18 +267,8 @@ def seed001e_fig6(
         confidence=0.95,
         points_per_task=1,
     )
-    t0 = time.perf_counter()
-    outcome = runner.run_sweep(
-        spec,
-        out,
-        workers,
-        scheduler,
-        resume,
-        progress=None if not as_json else False,
-        batch_fn=fig6_batch,
-        batch_args=(points, sets),
-    )
-    rows = runner.rows_as_dicts(runner.read_rows(out))
+    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, fig6_batch, (points, sets))
+    rows = swept.rows
     table, plots = [], []
     for panel, (label, (px, popa, pdm)) in FIG6_PANELS.items():
         rs = [r for r in rows if r["tag.panel"] == panel and not r["error"]]
@@ -284,16 +312,12 @@ def seed001e_fig6(
             )
         )
     outfiles.atomic_write(out / "fig6.csv", aggregate.csv_text(table))
-    doc = {
-        "figure": "seed 001E Fig. 6",
-        "rows": len(rows),
-        "failed": sum(1 for r in rows if r["error"]),
-        "ran": outcome.ran,
-        "wall_s": time.perf_counter() - t0,
-        "table": table,
-        "paper": {p: v[1] for p, v in FIG6_PANELS.items()},
-        "files": [str(p) for p in plots] + [str(out / "fig6.csv")],
-    }
+    doc = swept.doc(
+        "seed 001E Fig. 6",
+        table=table,
+        paper={p: v[1] for p, v in FIG6_PANELS.items()},
+        files=[str(p) for p in plots] + [str(out / "fig6.csv")],
+    )
     _finish(doc, as_json)
 
 

@@ -9,6 +9,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rtnetlab.sweep.spec import SweepSpec, set_path, sim_config
@@ -172,43 +173,65 @@ def compute(spec: SweepSpec, params: dict, seed: int) -> dict[str, float]:
     return metrics
 
 
-def run_point(spec: SweepSpec, params: dict, seed: int) -> tuple[dict[str, float | None], str | None, float]:
-    """(kept metrics, error or None, wall time in s) of one point and seed."""
+def error_line(e: BaseException) -> str:
+    """An exception as a row's error: its type and its message on one line."""
+    message = " ".join(str(e).split()) or type(e).__name__
+    return f"{type(e).__name__}: {message}"
+
+
+def _metric(v: Any) -> float | None:
+    """A metric for the rows: None when undefined (missing or NaN), else a float."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def record(
+    task: tuple[int, int, dict, str],
+    keep: Sequence[str],
+    compute: Callable[[], Mapping[str, Any]],
+    version: str | None = None,
+) -> dict:
+    """One Parquet row of a sweep task (index, seed, params, key): the metrics `keep` of
+    `compute()` (None where missing or NaN), or, when it raises, none and the error on one line
+    (an engine panic too: the batch goes on); the wall time is the computation's."""
+    index, seed, params, key = task
     t0 = time.perf_counter()
     try:
-        metrics = compute(spec, params, seed)
-        kept: dict[str, float | None] = {}
-        for name in spec.keep:
-            if name not in metrics:
-                cls = name.rsplit(".", 1)[-1]
-                raise ValueError(f"keep: {name}: the network has no traffic class '{cls}'")
-            v = metrics[name]
-            kept[name] = None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-        return kept, None, time.perf_counter() - t0
+        values = compute()
+        metrics, error = {name: _metric(values.get(name)) for name in keep}, None
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as e:  # recorded in the row (an engine panic too); the sweep goes on
-        message = " ".join(str(e).split()) or type(e).__name__
-        return {name: None for name in spec.keep}, f"{type(e).__name__}: {message}", time.perf_counter() - t0
+    except BaseException as e:  # recorded in the row; the sweep goes on
+        metrics, error = dict.fromkeys(keep), error_line(e)
+    return {
+        "point": key,
+        "index": index,
+        "seed": seed,
+        "params": params,
+        "metrics": metrics,
+        "engine_version": engine_version() if version is None else version,
+        "wall_s": time.perf_counter() - t0,
+        "error": error,
+    }
+
+
+def _kept(spec: SweepSpec, params: dict, seed: int) -> dict[str, float]:
+    """The point's metrics; a kept name the point does not give is the point's error."""
+    metrics = compute(spec, params, seed)
+    for name in spec.keep:
+        if name not in metrics:
+            cls = name.rsplit(".", 1)[-1]
+            raise ValueError(f"keep: {name}: the network has no traffic class '{cls}'")
+    return metrics
+
+
+def run_point(spec: SweepSpec, params: dict, seed: int) -> tuple[dict[str, float | None], str | None, float]:
+    """(kept metrics, error or None, wall time in s) of one point and seed."""
+    row = record((0, seed, params, ""), spec.keep, lambda: _kept(spec, params, seed), version="")
+    return row["metrics"], row["error"], row["wall_s"]
 
 
 def run_batch(spec: SweepSpec, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Runs a batch of (index, seed, params, key) on a worker; returns its rows. The checked SPEC
     travels with the task (a base description as its data), so a worker needs only rtnetlab."""
     version = engine_version()
-    rows = []
-    for index, seed, params, key in batch:
-        kept, error, wall = run_point(spec, params, seed)
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": seed,
-                "params": params,
-                "metrics": kept,
-                "engine_version": version,
-                "wall_s": wall,
-                "error": error,
-            }
-        )
-    return rows
+    return [record(task, spec.keep, lambda t=task: _kept(spec, t[2], t[1]), version) for task in batch]

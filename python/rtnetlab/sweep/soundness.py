@@ -267,37 +267,13 @@ def check(doc: dict, p: dict, seed: int, duration_ms: float, details: bool = Fal
 
 def run_batch(seed: int, duration_ms: float, batch: list[tuple[int, int, dict, str]]) -> list[dict]:
     """Rows of a batch of networks (a sweep task)."""
-    import time
-
-    from rtnetlab.sweep.points import engine_version
+    from rtnetlab.sweep.points import engine_version, record
 
     version, rows = engine_version(), []
     names = metric_names()
-    for index, s, params, key in batch:
-        t0 = time.perf_counter()
-        p = plan(seed, params["tag.network"])
-        try:
-            metrics, error = check(network(p), p, s, duration_ms), None
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as e:  # recorded (an engine panic too); the campaign goes on
-            metrics, error = {k: None for k in names}, f"{type(e).__name__}: {' '.join(str(e).split())}"
-        metrics = {
-            k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
-            for k, v in metrics.items()
-        }
-        rows.append(
-            {
-                "point": key,
-                "index": index,
-                "seed": s,
-                "params": params,
-                "metrics": metrics,
-                "engine_version": version,
-                "wall_s": time.perf_counter() - t0,
-                "error": error,
-            }
-        )
+    for task in batch:
+        p = plan(seed, task[2]["tag.network"])
+        rows.append(record(task, names, lambda p=p, s=task[1]: check(network(p), p, s, duration_ms), version))
     return rows
 
 

@@ -125,6 +125,8 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
     if port["discipline"] in tsn:
         # Half a configuration (HTB in place of the shapers) would not keep the model's bounds.
         what, qdisc = tsn[port["discipline"]]
+        if "gate control list" in port["kernel"].get("Err", ""):
+            what = "credit-based shapers behind a gate control list (802.1Qav with 802.1Qbv)"
         raise ValueError(f"{node}'s port runs {what} and this kernel has no {qdisc}: no script written")
     flows = [f for f in plan["flows"] if f["source"] == k and plane_index in f["planes"]]
     missing: list[str] = []

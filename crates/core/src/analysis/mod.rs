@@ -93,18 +93,18 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
     Ok(report)
 }
 
-/// `run` with the method `tfa` (no grouping, FIFO multiplexing) on a network that extends the
-/// one `prev` was computed on by flows appended after it: only the ports those flows affect are
-/// analysed again ([`network_bounds::incremental`]). Also returns the cache of `net` and the
-/// number of ports analysed.
-pub fn tfa_after(
-    net: &Network,
-    prev: Option<&network_bounds::incremental::TfaCache>,
-) -> Result<(AnalysisReport, network_bounds::incremental::TfaCache, usize), String> {
+/// TFA (no grouping, FIFO multiplexing) on `net` as a cache that flows join in place
+/// ([`network_bounds::incremental`]); its report is [`tfa_report`].
+pub fn tfa_cache(net: &Network) -> Result<network_bounds::incremental::TfaCache, String> {
     network_bounds::applies(net)?;
-    let (mut report, cache, analysed) = network_bounds::incremental::tfa_after(net, prev);
+    Ok(network_bounds::incremental::TfaCache::new(net))
+}
+
+/// What `run` gives with the method `tfa` on `net`, from `cache`, the cache of `net`.
+pub fn tfa_report(net: &Network, cache: &network_bounds::incremental::TfaCache) -> AnalysisReport {
+    let mut report = cache.report(net);
     finish(net, &mut report);
-    Ok((report, cache, analysed))
+    report
 }
 
 /// Where flow `flow`'s bounds come from under `req` ([`network_bounds::explain`]): the report

@@ -196,66 +196,73 @@ fn layout(net: &Network) -> Layout {
                 .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo })
         })
         .collect();
-    let mut crossings: Vec<Crossing> = Vec::new();
-    let mut port_queues: Vec<Vec<usize>> = vec![Vec::new(); net.ports.len()];
-    let mut queues: Vec<Queue> = Vec::new();
-    let mut flow_crossings = Vec::with_capacity(net.flows.len());
-    for (f, flow) in net.flows.iter().enumerate() {
-        // Per flow, the crossing of each port it visits: routes of a multicast tree share prefixes.
-        let mut seen: Vec<(PortId, usize)> = Vec::new();
-        for r in &flow.routes {
-            let mut up = None;
-            for &p in &r.ports {
-                let c = match seen.iter().find(|(q, _)| *q == p) {
-                    Some(&(_, c)) => c,
-                    None => {
-                        // Queue key: the priority level, or the class for per-class shares.
-                        let priority = match models[p].discipline {
-                            Discipline::Fifo => None,
-                            Discipline::StaticPriority
-                            | Discipline::CreditBased
-                            | Discipline::TimeAware
-                            | Discipline::Asynchronous => {
-                                Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
-                            }
-                            Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
-                        };
-                        // A port has few queues: a linear look-up beats a map.
-                        let q = match port_queues[p].iter().find(|&&q| queues[q].priority == priority) {
-                            Some(&q) => q,
-                            None => {
-                                queues.push(Queue { priority, crossings: Vec::new() });
-                                port_queues[p].push(queues.len() - 1);
-                                queues.len() - 1
-                            }
-                        };
-                        crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
-                        let c = crossings.len() - 1;
-                        queues[q].crossings.push(c);
-                        seen.push((p, c));
-                        c
-                    }
-                };
-                up = Some(c);
-            }
+    let mut lay = Layout {
+        crossings: Vec::new(),
+        queues: Vec::new(),
+        port_queues: vec![Vec::new(); net.ports.len()],
+        models,
+        flow_crossings: Vec::with_capacity(net.flows.len()),
+        regulated: Vec::new(),
+    };
+    for f in 0..net.flows.len() {
+        lay_flow(net, &mut lay, f);
+    }
+    lay
+}
+
+/// Appends flow `f`'s crossings (and the queues it is the first to use) to `lay`, which holds
+/// the flows before it: a layout grows flow by flow (the admission's trials extend one).
+fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
+    let flow = &net.flows[f];
+    // Per flow, the crossing of each port it visits: routes of a multicast tree share prefixes.
+    let mut seen: Vec<(PortId, usize)> = Vec::new();
+    for r in &flow.routes {
+        let mut up = None;
+        for &p in &r.ports {
+            let c = match seen.iter().find(|(q, _)| *q == p) {
+                Some(&(_, c)) => c,
+                None => {
+                    // Queue key: the priority level, or the class for per-class shares.
+                    let priority = match lay.models[p].discipline {
+                        Discipline::Fifo => None,
+                        Discipline::StaticPriority
+                        | Discipline::CreditBased
+                        | Discipline::TimeAware
+                        | Discipline::Asynchronous => {
+                            Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
+                        }
+                        Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
+                    };
+                    // A port has few queues: a linear look-up beats a map. Its queues stay
+                    // highest priority first (one queue per level).
+                    let q = match lay.port_queues[p].iter().find(|&&q| lay.queues[q].priority == priority) {
+                        Some(&q) => q,
+                        None => {
+                            lay.queues.push(Queue { priority, crossings: Vec::new() });
+                            let q = lay.queues.len() - 1;
+                            let qs = &lay.port_queues[p];
+                            let at = qs.partition_point(|&o| lay.queues[o].priority < priority);
+                            lay.port_queues[p].insert(at, q);
+                            q
+                        }
+                    };
+                    lay.crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
+                    let c = lay.crossings.len() - 1;
+                    lay.queues[q].crossings.push(c);
+                    let regulated = lay.models[p].discipline == Discipline::Asynchronous
+                        && flow.class.is_some_and(|k| {
+                            let d = schedulers::discipline(&net.ports[p].discipline).expect("no shaper");
+                            matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
+                        });
+                    lay.regulated.push(regulated);
+                    seen.push((p, c));
+                    c
+                }
+            };
+            up = Some(c);
         }
-        flow_crossings.push(seen);
     }
-    // Highest priority first (a FIFO port has its one queue).
-    for qs in port_queues.iter_mut() {
-        qs.sort_by_key(|&q| queues[q].priority);
-    }
-    let regulated = crossings
-        .iter()
-        .map(|c| {
-            models[c.port].discipline == Discipline::Asynchronous
-                && net.flows[c.flow].class.is_some_and(|k| {
-                    let d = schedulers::discipline(&net.ports[c.port].discipline).expect("no shaper");
-                    matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
-                })
-        })
-        .collect();
-    Layout { crossings, queues, port_queues, models, flow_crossings, regulated }
+    lay.flow_crossings.push(seen);
 }
 
 /// TFA's results, which SFA reuses for the cross traffic.
@@ -461,37 +468,51 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
         port_delay: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
         port_backlog: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
     };
-    // Groups do not depend on bursts: build them once, by the port the flows come from. Grouping
-    // adds the line of that port's link (serialisation); without it a group is its members'
-    // token buckets and their aggregate output bound upstream.
-    for (q, queue) in lay.queues.iter().enumerate() {
-        let mut by_link: BTreeMap<Option<PortId>, Vec<usize>> = BTreeMap::new();
-        // afdx-naive's rule sums the whole queue as one token bucket (WOPANet's arithmetic).
-        let one_group = growth == BurstGrowth::ByDelay && !opt.grouping;
-        for &c in &queue.crossings {
-            let from = if one_group { None } else { cx[c].upstream.map(|u| cx[u].port) };
-            by_link.entry(from).or_default().push(c);
-        }
-        for (up, members) in by_link {
-            let regulated = members.iter().any(|&c| lay.regulated[c]);
-            let line = match up {
-                Some(_) if regulated => None,
-                Some(u) if opt.grouping => {
-                    let lmax =
-                        members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
-                    Some((net.ports[u].rate, lmax))
-                }
-                _ => None,
-            };
-            for &c in &members {
-                st.group_of[c] = st.groups[q].len();
-            }
-            st.groups[q].push(Group { members, upstream: up, line, regulated });
-        }
-        st.group_agg[q] = vec![None; st.groups[q].len()];
-        st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
+    // Groups do not depend on bursts: build them once.
+    for q in 0..nq {
+        queue_groups(net, lay, opt, growth, q, &mut st);
     }
     st
+}
+
+/// The groups of queue `q`, by the port their flows come from, with their sums and aggregates
+/// reset. Grouping adds the line of that port's link (serialisation); without it a group is its
+/// members' token buckets and their aggregate output bound upstream.
+fn queue_groups(
+    net: &Network,
+    lay: &Layout,
+    opt: &Options,
+    growth: BurstGrowth,
+    q: usize,
+    st: &mut TfaState,
+) {
+    let cx = &lay.crossings;
+    let queue = &lay.queues[q];
+    st.groups[q].clear();
+    let mut by_link: BTreeMap<Option<PortId>, Vec<usize>> = BTreeMap::new();
+    // afdx-naive's rule sums the whole queue as one token bucket (WOPANet's arithmetic).
+    let one_group = growth == BurstGrowth::ByDelay && !opt.grouping;
+    for &c in &queue.crossings {
+        let from = if one_group { None } else { cx[c].upstream.map(|u| cx[u].port) };
+        by_link.entry(from).or_default().push(c);
+    }
+    for (up, members) in by_link {
+        let regulated = members.iter().any(|&c| lay.regulated[c]);
+        let line = match up {
+            Some(_) if regulated => None,
+            Some(u) if opt.grouping => {
+                let lmax = members.iter().map(|&c| net.flows[cx[c].flow].max_frame_wire).fold(0.0, f64::max);
+                Some((net.ports[u].rate, lmax))
+            }
+            _ => None,
+        };
+        for &c in &members {
+            st.group_of[c] = st.groups[q].len();
+        }
+        st.groups[q].push(Group { members, upstream: up, line, regulated });
+    }
+    st.group_agg[q] = vec![None; st.groups[q].len()];
+    st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
 }
 
 /// TFA at port `p`: the bursts entering it (what the flows' ports upstream let out), its queues'
@@ -884,9 +905,26 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     // Shaped ports: one walk over the levels, the shaper's curve for each.
     let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
     let mut shaped = match d.service() {
-        schedulers::Service::CreditBased(slopes) => Some(
-            shaped_levels(net, lay, p, opt, &alphas, credit_based_level(net, lay, p, slopes, latency))
-                .into_iter(),
+        schedulers::Service::CreditBased(cbs) => Some(
+            match &cbs.gates {
+                None => shaped_levels(
+                    net,
+                    lay,
+                    p,
+                    opt,
+                    &alphas,
+                    credit_based_level(net, lay, p, cbs.idle_slopes, latency),
+                ),
+                Some(gates) => shaped_levels(
+                    net,
+                    lay,
+                    p,
+                    opt,
+                    &alphas,
+                    gated_credit_based_level(net, lay, p, cbs.idle_slopes, gates, latency),
+                ),
+            }
+            .into_iter(),
         ),
         schedulers::Service::TimeAware(tas) => Some(
             shaped_levels(net, lay, p, opt, &alphas, time_aware_level(net, lay, p, tas, latency)).into_iter(),
@@ -1138,6 +1176,98 @@ fn credit_based_level<'a>(
             Some(hi) => {
                 let lo = cbs::lo_credit(idle, link, lmax[k]);
                 let lr = cbs::latency_rate(idle, hi, lo);
+                (
+                    Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
+                    Some(cbs::output_bucket(idle, hi, lo)),
+                )
+            }
+        }
+    }
+}
+
+/// A level of a port whose credit-based shapers sit behind a gate control list, after
+/// [`schedulers::cbs`]'s gated model: a shaped class gets I·ρ·[t − T − θ − (hiCredit −
+/// loCredit)/(I·ρ)]^+, (ρ, θ) the supply bound of its gate's windows less its largest frame at
+/// their ends, hiCredit from [`schedulers::cbs::gated_hi_credit`]; an unshaped level is a gated
+/// level as under the time-aware shaper ([`time_aware_level`]), the shaped levels above it
+/// counted by their output buckets.
+fn gated_credit_based_level<'a>(
+    net: &'a Network,
+    lay: &'a Layout,
+    p: PortId,
+    slopes: &'a BTreeMap<String, crate::units::DataRate>,
+    gates: &'a schedulers::tas::TasDiscipline<'a>,
+    latency: f64,
+) -> impl FnMut(usize, &[f64], &Above) -> LevelService + 'a {
+    use schedulers::cbs;
+    let link = net.ports[p].rate;
+    let cx = &lay.crossings;
+    let mut unshaped = time_aware_level(net, lay, p, gates, latency);
+    move |k, lmax, above| {
+        let q = lay.port_queues[p][k];
+        let flows = || lay.queues[q].crossings.iter().map(|&c| &net.flows[cx[c].flow]);
+        let class = flows().find_map(|f| f.class).map_or("", |c| net.classes[c].name.as_str());
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            return unshaped(k, lmax, above);
+        };
+        let rate: f64 = flows().map(|f| f.rate).sum();
+        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
+        // The other levels' largest frames and classes (a shaped class is a level of its own).
+        let level_names = |j: usize| -> Vec<&str> {
+            let prio = lay.queues[lay.port_queues[p][j]].priority;
+            net.classes.iter().filter(|c| Some(c.priority) == prio).map(|c| c.name.as_str()).collect()
+        };
+        let others: Vec<(f64, Vec<&str>)> =
+            (0..lmax.len()).filter(|&j| j != k).map(|j| (lmax[j], level_names(j))).collect();
+        let cycle = gates.cycle.secs();
+        let (supply, blocking) = match gates.windows(&[class]) {
+            None => (Some((1.0, 0.0)), 0.0),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> =
+                    windows.iter().map(|&(o, c)| (o, c - lmax[k] / link)).filter(|(a, b)| b > a).collect();
+                // Per cycle, the frames of other levels that may be on the wire as a window opens.
+                let blocking: f64 = windows
+                    .iter()
+                    .map(|&(o, _)| {
+                        others
+                            .iter()
+                            .filter(|(_, n)| gates.open_across(n, o))
+                            .map(|&(l, _)| l)
+                            .fold(0.0, f64::max)
+                    })
+                    .sum();
+                (schedulers::tas::supply_bound(&usable, cycle), blocking)
+            }
+        };
+        let Some((rho, theta)) = supply else {
+            return (
+                Err(Unbounded::new(format!(
+                    "the gate windows of class '{class}' leave no time for its frames after the guard band"
+                ))),
+                None,
+            );
+        };
+        if rate > idle * rho * (1.0 + 1e-12) {
+            let why = format!(
+                "class '{class}' offered {} > idle slope {} x the usable share {:.6} of its gate",
+                rate_text(net, rate),
+                rate_text(net, idle),
+                rho
+            );
+            return (Err(Unbounded::new(why)), None);
+        }
+        let gate = cbs::GateSupply { rho, theta, blocking, cycle };
+        match cbs::gated_hi_credit(idle, link, lower, above.tb, gate) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (the higher classes' rate and the frames \
+                     blocking its window starts reach the link's rate in its usable share {rho:.6})"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = cbs::lo_credit(idle, link, lmax[k]);
+                let lr = cbs::gated_latency_rate(idle, hi, lo, gate);
                 (
                     Ok(Curve::rate_latency(lr.rate, lr.latency + latency)),
                     Some(cbs::output_bucket(idle, hi, lo)),

@@ -23,7 +23,7 @@
 use super::live::LiveNetwork;
 use super::placement::{self, Cores, Place};
 use super::vsn::{self, Infrastructure, Requests, Reservation};
-use crate::analysis::{self, results::AnalysisReport};
+use crate::analysis::{self, results::FlowBound};
 use crate::model::{self, Network, NodeId, NodeKind};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -132,6 +132,8 @@ pub struct Admission {
     /// The base network with every admitted flow, validated (trials add their flows and take
     /// them away again).
     live: RefCell<LiveNetwork>,
+    /// The flows of `live` that are admitted (those after are a trial's).
+    admitted_flows: usize,
     /// Trials on `live` (true) or on the whole description loaded again (false).
     pub incremental: bool,
 }
@@ -219,8 +221,10 @@ impl Admission {
         }
         let mut live = LiveNetwork::new(base_net.clone(), &base);
         live.settle(&request).map_err(|e| format!("method: {e}"))?;
+        let admitted_flows = live.len();
         let live = RefCell::new(live);
         Ok(Admission {
+            admitted_flows,
             infra,
             base,
             base_net,
@@ -262,25 +266,33 @@ impl Admission {
         if !self.incremental {
             let net = load(self.description(extra)).map_err(|e| ("network".to_string(), e))?;
             let report = analysis::run(&net, &self.request).map_err(|e| ("network".to_string(), e))?;
-            return self.judge(&net, &report, extra.len(), jitter);
+            return self.judge(&net, &report.flows, extra.len(), jitter);
         }
         let mut live = self.live.borrow_mut();
+        // A trial that passed stays in place until the next one (the decision keeps it).
+        live.truncate(self.admitted_flows);
         let before = live.len();
         live.add(extra).map_err(|e| ("network".to_string(), e))?;
-        let verdict = live
-            .analyse(&self.request)
-            .map_err(|e| ("network".to_string(), e))
-            .and_then(|report| self.judge(&live.net, &report, extra.len(), jitter));
-        live.truncate(before);
+        let verdict = match live.trial(&self.request) {
+            Ok(true) => self.judge(&live.net, live.rows(), extra.len(), jitter),
+            Ok(false) => live
+                .analyse(&self.request)
+                .map_err(|e| ("network".to_string(), e))
+                .and_then(|report| self.judge(&live.net, &report.flows, extra.len(), jitter)),
+            Err(e) => Err(("network".to_string(), e)),
+        };
+        if verdict.is_err() {
+            live.truncate(before);
+        }
         verdict
     }
 
-    /// Judges the analysis `report` of `net`, whose last `new` flows are the trial's, against
+    /// Judges the analysis `rows` of `net`, whose last `new` flows are the trial's, against
     /// the deadlines and jitter limits.
     fn judge(
         &self,
         net: &Network,
-        report: &AnalysisReport,
+        rows: &[FlowBound],
         new: usize,
         jitter: &[(String, f64)],
     ) -> Result<Vec<(f64, f64)>, (String, String)> {
@@ -293,7 +305,7 @@ impl Admission {
             .collect();
         let first_new = net.flows.len() - new;
         let mut new = vec![(0.0, 0.0); new];
-        for row in report.flows.iter() {
+        for row in rows {
             let name = &net.flows[row.flow].name;
             let whose = if row.flow >= first_new { "new" } else { "admitted" };
             match row.status {
@@ -354,9 +366,11 @@ impl Admission {
         }
         if self.incremental && !gone.is_empty() {
             let live = self.live.get_mut();
-            live.remove(&gone);
-            // The whole network once (the flows' indices moved); a failure shows at the next trial.
-            let _ = live.settle(&self.request);
+            // A failure (the analysis refused) shows at the next trial, on the whole network.
+            if live.remove(&gone).is_err() {
+                let _ = live.settle(&self.request);
+            }
+            self.admitted_flows = live.len();
         }
         released
     }
@@ -382,6 +396,12 @@ impl Admission {
             acceptance_ratio: 0.0,
         };
         let outcome = self.try_admit(r, &mut d);
+        if self.incremental {
+            // A rejected request's last trial that passed (a link by link search that failed
+            // further on) is undone.
+            let live = self.live.get_mut();
+            live.truncate(self.admitted_flows);
+        }
         if let Err((constraint, reason)) = outcome {
             d.constraint = Some(constraint);
             d.reason = Some(reason);
@@ -521,8 +541,15 @@ impl Admission {
         let flows = flows_for(&chosen, remote.len());
         if self.incremental {
             let live = self.live.get_mut();
-            live.add(&flows).map_err(|e| ("network".to_string(), e))?;
-            live.settle(&self.request).map_err(|e| ("network".to_string(), e))?;
+            let names = flows.iter().map(|f| f["name"].as_str().unwrap_or_default());
+            if !live.net.flows[self.admitted_flows..].iter().map(|f| f.name.as_str()).eq(names) {
+                // The last trial was not these flows: join them now.
+                live.truncate(self.admitted_flows);
+                live.add(&flows).map_err(|e| ("network".to_string(), e))?;
+                live.trial(&self.request).map_err(|e| ("network".to_string(), e))?;
+            }
+            live.commit();
+            self.admitted_flows = live.len();
         }
         let mut a = Active {
             name: r.name.clone(),
@@ -682,6 +709,7 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::results::AnalysisReport;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -773,7 +801,7 @@ mod tests {
     #[test]
     fn live_network_equals_a_fresh_analysis_after_every_decision() {
         let mut verdicts = HashMap::new();
-        let (mut ports_analysed, mut ports_total) = (0, 0);
+        let (mut ports_analysed, mut ports_total, mut releases) = (0, 0, 0);
         for seed in 0..4u64 {
             let mut rng = ChaCha8Rng::seed_from_u64(seed);
             let infra = infrastructure(if seed % 2 == 0 { 0 } else { 30 }, &mut rng);
@@ -785,12 +813,14 @@ mod tests {
             for r in &reqs.requests {
                 let a = live.decide(r);
                 let b = whole.decide(r);
+                releases += a.released.len();
                 assert!(same_decision(&a, &b), "seed {seed}, {}: {a:?} != {b:?}", r.name);
                 *verdicts.entry(a.constraint.clone().unwrap_or_else(|| "admitted".into())).or_insert(0) += 1;
                 let fresh = load(live.admitted()).unwrap();
                 let of = |report: AnalysisReport| serde_json::to_value(report).unwrap();
                 let mut state = live.live.borrow_mut();
                 assert_eq!(state.net.flows.len(), fresh.flows.len());
+                assert!(state.same_tfa_state_as_fresh(), "seed {seed}, after {}", r.name);
                 assert_eq!(
                     of(state.analyse(&live.request).unwrap()),
                     of(analysis::run(&fresh, &live.request).unwrap()),
@@ -821,12 +851,22 @@ mod tests {
                 );
                 ports_analysed += analysed;
                 ports_total += state.net.ports.len();
+                // Undone, the trial leaves the state exactly as it was: TFA's state is the fresh
+                // one's to the bit, and so are the reports.
                 state.truncate(n);
+                assert!(state.same_tfa_state_as_fresh(), "seed {seed}, after undoing a trial on {}", r.name);
+                assert_eq!(
+                    of(state.analyse(&live.request).unwrap()),
+                    of(analysis::run(&fresh, &live.request).unwrap()),
+                    "seed {seed}, after undoing a trial on {}",
+                    r.name
+                );
             }
         }
         // The trials left some ports alone.
         assert!(ports_analysed < ports_total, "{ports_analysed} of {ports_total}");
         // The streams exercise admissions, releases and the network's rejections.
+        assert!(releases > 0, "no release");
         for kind in ["admitted", "cpu", "latency"] {
             assert!(verdicts.get(kind).copied().unwrap_or(0) > 0, "no '{kind}' decision: {verdicts:?}");
         }

@@ -9,7 +9,11 @@
 //! the order of a description listing the base flows and then the added ones, so that analysing
 //! this network is analysing that description (tested against it after every decision).
 
-use crate::analysis::{self, network_bounds::incremental::TfaCache, results::AnalysisReport};
+use crate::analysis::{
+    self,
+    network_bounds::incremental::TfaCache,
+    results::{AnalysisReport, FlowBound},
+};
 use crate::model::{self, validate, Network};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -19,9 +23,10 @@ pub struct LiveNetwork {
     topology: Value,
     pub net: Network,
     names: HashSet<String>,
-    /// TFA's state of the settled network ([`Self::settle`]), when the analysis is `tfa`.
+    /// TFA's layout, state and rows ([`Self::settle`]), when the analysis is `tfa`: flows added
+    /// join it in place ([`Self::trial`]), and [`Self::truncate`] undoes that.
     tfa: Option<TfaCache>,
-    /// Ports analysed by the last [`Self::analyse`].
+    /// Ports analysed by the last [`Self::trial`] or [`Self::analyse`].
     pub last_analysed_ports: usize,
 }
 
@@ -43,24 +48,52 @@ impl LiveNetwork {
         req.method == "tfa" && !req.grouping && !req.blind
     }
 
-    /// Takes the network as it is now as the state later analyses extend (after admitted flows
-    /// were added or removed): with `tfa`, its state is computed (from the previous one when the
-    /// network only grew).
+    /// Takes the network as it is now as the state later analyses extend: with `tfa`, its state
+    /// is computed on the whole network (after flows were removed: their indices moved).
     pub fn settle(&mut self, req: &analysis::Request) -> Result<(), String> {
         if Self::cached(req) {
-            let (_, cache, _) = analysis::tfa_after(&self.net, self.tfa.as_ref())?;
-            self.tfa = Some(cache);
+            self.tfa = None;
+            self.tfa = Some(analysis::tfa_cache(&self.net)?);
+            self.last_analysed_ports = self.net.ports.len();
         }
         Ok(())
     }
 
-    /// The analysis of the network as it is now: with `tfa` and a settled state, only the ports
-    /// the flows added since affect are analysed again; else the whole network.
+    /// With `tfa` and a settled state, brings it up to the flows added since, in place (only the
+    /// ports they affect are analysed again), its rows then in [`Self::rows`] (every flow's, in
+    /// flow order, as `analysis::run` gives them but for the marks of cut-through switches), and
+    /// returns true; false otherwise.
+    /// [`Self::truncate`] undoes it, [`Self::commit`] keeps it.
+    pub fn trial(&mut self, req: &analysis::Request) -> Result<bool, String> {
+        if !Self::cached(req) || self.tfa.is_none() {
+            return Ok(false);
+        }
+        let cache = self.tfa.as_mut().expect("checked");
+        if cache.flows() < self.net.flows.len() {
+            analysis::network_bounds::applies(&self.net)?;
+            self.last_analysed_ports = cache.extend(&self.net);
+        }
+        Ok(true)
+    }
+
+    /// The rows [`Self::trial`] keeps (empty without a settled `tfa` state).
+    pub fn rows(&self) -> &[FlowBound] {
+        self.tfa.as_ref().map_or(&[], |c| c.rows())
+    }
+
+    /// Keeps the flows added and their analysis ([`Self::trial`]) as the settled state.
+    pub fn commit(&mut self) {
+        if let Some(c) = self.tfa.as_mut() {
+            c.commit();
+        }
+    }
+
+    /// The analysis of the network as it is now: with `tfa` and a settled state, from the state
+    /// [`Self::trial`] keeps; else of the whole network.
     pub fn analyse(&mut self, req: &analysis::Request) -> Result<AnalysisReport, String> {
-        if Self::cached(req) && self.tfa.is_some() {
-            let (report, _, analysed) = analysis::tfa_after(&self.net, self.tfa.as_ref())?;
-            self.last_analysed_ports = analysed;
-            return Ok(report);
+        if self.trial(req)? {
+            let cache = self.tfa.as_ref().expect("a trial ran");
+            return Ok(analysis::tfa_report(&self.net, cache));
         }
         self.last_analysed_ports = self.net.ports.len();
         analysis::run(&self.net, req)
@@ -106,7 +139,7 @@ impl LiveNetwork {
         Ok(())
     }
 
-    /// Keeps the first `n` flows.
+    /// Keeps the first `n` flows; TFA's state added with the others is undone.
     pub fn truncate(&mut self, n: usize) {
         if n >= self.len() {
             return;
@@ -117,23 +150,50 @@ impl LiveNetwork {
         self.net.flows.truncate(n);
         self.net.spec.flows.truncate(n);
         self.net.index_port_flows();
+        if let Some(c) = self.tfa.as_mut() {
+            if c.flows() > n {
+                c.undo();
+            }
+            if c.flows() > n {
+                // Committed flows taken away: the state is not that of a prefix any more.
+                self.tfa = None;
+                self.tfa = analysis::tfa_cache(&self.net).ok();
+            }
+        }
     }
 
-    /// Removes the flows named in `gone`, the others keeping their order.
-    pub fn remove(&mut self, gone: &HashSet<String>) {
+    /// Removes the flows named in `gone`, the others keeping their order; TFA's state follows in
+    /// place (only the ports they crossed, and those downstream, analysed again).
+    pub fn remove(&mut self, gone: &HashSet<String>) -> Result<(), String> {
         if gone.is_empty() {
-            return;
+            return Ok(());
         }
-        let keep: Vec<bool> = self.net.flows.iter().map(|f| !gone.contains(&f.name)).collect();
-        let mut k = keep.iter();
-        self.net.flows.retain(|_| *k.next().unwrap());
-        let mut k = keep.iter();
-        self.net.spec.flows.retain(|_| *k.next().unwrap());
+        let marks: Vec<bool> = self.net.flows.iter().map(|f| gone.contains(&f.name)).collect();
+        let mut k = marks.iter();
+        self.net.flows.retain(|_| !*k.next().unwrap());
+        let mut k = marks.iter();
+        self.net.spec.flows.retain(|_| !*k.next().unwrap());
         for n in gone {
             self.names.remove(n);
         }
-        // Removed flows shift the others' indices: the next settle analyses the whole network.
-        self.tfa = None;
         self.net.index_port_flows();
+        if let Some(c) = self.tfa.as_mut() {
+            c.commit();
+            if c.flows() != marks.len() {
+                self.tfa = None;
+                self.tfa = Some(analysis::tfa_cache(&self.net)?);
+            } else {
+                analysis::network_bounds::applies(&self.net)?;
+                self.last_analysed_ports = c.remove(&self.net, &marks);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the `tfa` state kept in place equals, to the bit, one computed on the network
+    /// from scratch (true without a state).
+    #[cfg(test)]
+    pub fn same_tfa_state_as_fresh(&self) -> bool {
+        self.tfa.as_ref().is_none_or(|c| c.same_state(&TfaCache::new(&self.net)))
     }
 }

@@ -253,8 +253,15 @@ pub enum SchedulerConfig {
     /// Credit-based shaper (IEEE 802.1Q §8.6.8.2, 802.1Qav) on each class given an idle slope
     /// (bit/s reserved for the class; its send slope is idle slope − port rate), over
     /// non-preemptive static priority between classes (class `priority`, lower first); classes
-    /// without an idle slope are plain static-priority levels.
-    Cbs { idle_slopes: BTreeMap<String, DataRate> },
+    /// without an idle slope are plain static-priority levels. With `gates`, every queue is also
+    /// behind the transmission gate of a gate control list (802.1Qbv with 802.1Qav): a shaped
+    /// class's credit is held while its gate is closed or its head frame cannot end before the
+    /// gate closes, and changes by the slopes above only while its gate is open.
+    Cbs {
+        idle_slopes: BTreeMap<String, DataRate>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gates: Option<GateSchedule>,
+    },
     /// Time-aware shaper (IEEE 802.1Q §8.6.8.4, 802.1Qbv): a cyclic gate control list opens and
     /// closes each priority level's gate; a frame starts only if it ends before its gate closes;
     /// static priority among the open levels.
@@ -299,6 +306,19 @@ impl SchedulerConfig {
             SchedulerConfig::Ats { .. } => "ats",
         }
     }
+}
+
+/// A gate control list on its own (the `gates` of a credit-based shaper): as a time-aware
+/// shaper's, it repeats every `cycle` from `base_time`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateSchedule {
+    /// Length of the cycle; the entries' durations sum to it.
+    pub cycle: Duration,
+    /// Start of a cycle (the schedule's phase).
+    #[serde(default, skip_serializing_if = "is_zero_duration")]
+    pub base_time: Duration,
+    pub entries: Vec<GateEntry>,
 }
 
 /// One entry of a gate control list: the classes whose gates are open, for `duration`.

@@ -592,7 +592,12 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
         }
     };
     // Classes sharing a priority share a queue, and so its gate.
-    if let SchedulerConfig::Tas { entries, .. } = cfg {
+    let gate_list = match cfg {
+        SchedulerConfig::Tas { entries, .. } => Some((entries, format!("{place}.entries"))),
+        SchedulerConfig::Cbs { gates: Some(g), .. } => Some((&g.entries, format!("{place}.gates.entries"))),
+        _ => None,
+    };
+    if let Some((entries, at)) = gate_list {
         for (i, e) in entries.iter().enumerate() {
             for c in &spec.classes {
                 let opened = e.open.contains(&c.name);
@@ -601,7 +606,7 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
                 }) {
                     if opened {
                         cx.diags.error(
-                            format!("{place}.entries[{i}].open"),
+                            format!("{at}[{i}].open"),
                             format!(
                                 "opens class '{}' but not class '{}' of the same priority {}; classes of one \
                                  priority share a queue and its gate",
@@ -614,7 +619,7 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
         }
     }
     // Each shaped class is a queue of its own, on a priority of its own.
-    if let SchedulerConfig::Cbs { idle_slopes } = cfg {
+    if let SchedulerConfig::Cbs { idle_slopes, .. } = cfg {
         for name in idle_slopes.keys() {
             let Some(c) = spec.classes.iter().find(|c| &c.name == name) else { continue };
             // A pair of shaped classes is reported once, at the second name.
@@ -1125,16 +1130,20 @@ fn check_port_schedulers(net: &Network, diags: &mut Diagnostics) {
             crate::schedulers::Service::PerClass(shares) => Some(shares),
             crate::schedulers::Service::TimeAware(tas) => {
                 if !over_subscribed.contains(&port.scheduler_name)
-                    && check_time_aware(net, p, flows, tas, diags)
+                    && check_time_aware(net, p, flows, tas, "entries", diags)
                 {
                     over_subscribed.insert(port.scheduler_name.clone());
                 }
                 None
             }
-            crate::schedulers::Service::CreditBased(slopes) => {
+            crate::schedulers::Service::CreditBased(cbs) => {
                 // Once per scheduler: the first port it does not fit.
                 if !over_subscribed.contains(&port.scheduler_name)
-                    && check_credit_based(net, p, slopes, diags)
+                    && (check_credit_based(net, p, cbs.idle_slopes, diags)
+                        || cbs
+                            .gates
+                            .as_ref()
+                            .is_some_and(|g| check_time_aware(net, p, flows, g, "gates.entries", diags)))
                 {
                     over_subscribed.insert(port.scheduler_name.clone());
                 }
@@ -1186,6 +1195,7 @@ fn check_time_aware(
     p: usize,
     flows: &[usize],
     tas: &crate::schedulers::tas::TasDiscipline<'_>,
+    field: &str,
     diags: &mut Diagnostics,
 ) -> bool {
     let port = &net.ports[p];
@@ -1199,7 +1209,7 @@ fn check_time_aware(
         let needed = net.flows[f].max_frame_wire / port.rate;
         if longest < needed {
             diags.error(
-                format!("schedulers.{}.entries", port.scheduler_name),
+                format!("schedulers.{}.{field}", port.scheduler_name),
                 format!(
                     "the gate of class '{}' is never open for {}, the time flow '{}''s largest frame takes on port {}",
                     class.name,

@@ -171,8 +171,9 @@ pub enum Service<'a> {
     /// One FIFO queue per class, each with the latency-rate guarantee of its share.
     PerClass(&'a dyn ClassShares),
     /// Credit-based shapers on the classes given an idle slope (by class name), over static
-    /// priority between classes ([`cbs`]).
-    CreditBased(&'a BTreeMap<String, crate::units::DataRate>),
+    /// priority between classes, every queue behind its gate when the port has a gate control
+    /// list ([`cbs`]).
+    CreditBased(&'a cbs::CbsDiscipline<'a>),
     /// One FIFO queue per priority level behind the gates of a time-aware shaper ([`tas`]).
     TimeAware(&'a tas::TasDiscipline<'a>),
     /// Interleaved regulators per input port and class in front of static priority ([`ats`]).
@@ -247,7 +248,14 @@ pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
             Box::new(iba_table::IbaTableDiscipline { entries })
         }
         S::Table { table_kind: TableKind::Dtable, entries } => Box::new(dtable::DtableDiscipline { entries }),
-        S::Cbs { idle_slopes } => Box::new(cbs::CbsDiscipline { idle_slopes }),
+        S::Cbs { idle_slopes, gates } => Box::new(cbs::CbsDiscipline {
+            idle_slopes,
+            gates: gates.as_ref().map(|g| tas::TasDiscipline {
+                cycle: g.cycle,
+                base_time: g.base_time,
+                entries: &g.entries,
+            }),
+        }),
         S::Tas { cycle, base_time, entries } => {
             Box::new(tas::TasDiscipline { cycle: *cycle, base_time: *base_time, entries })
         }
@@ -501,7 +509,13 @@ mod tests {
                 },
             ),
             ("tb_drr", S::TokenBucket { rate: DataRate(2e6), burst: b(1000.0), inner: Some("named".into()) }),
-            ("cbs", S::Cbs { idle_slopes: by_class(&[DataRate(300e6), DataRate(100e6), DataRate(5e6)]) }),
+            (
+                "cbs",
+                S::Cbs {
+                    idle_slopes: by_class(&[DataRate(300e6), DataRate(100e6), DataRate(5e6)]),
+                    gates: None,
+                },
+            ),
             (
                 "tas",
                 S::Tas {
@@ -519,7 +533,33 @@ mod tests {
                     ],
                 },
             ),
-            ("cbs_one", S::Cbs { idle_slopes: [("b".to_string(), DataRate(200e6))].into_iter().collect() }),
+            (
+                "cbs_one",
+                S::Cbs {
+                    idle_slopes: [("b".to_string(), DataRate(200e6))].into_iter().collect(),
+                    gates: None,
+                },
+            ),
+            (
+                "cbs_tas",
+                S::Cbs {
+                    idle_slopes: by_class(&[DataRate(300e6), DataRate(100e6)]),
+                    gates: Some(crate::model::GateSchedule {
+                        cycle: crate::units::Duration::from_us(100.0),
+                        base_time: crate::units::Duration::from_us(3.0),
+                        entries: vec![
+                            crate::model::GateEntry {
+                                open: vec!["a".into(), "c".into()],
+                                duration: crate::units::Duration::from_us(40.0),
+                            },
+                            crate::model::GateEntry {
+                                open: vec!["b".into(), "c".into(), "unlisted".into()],
+                                duration: crate::units::Duration::from_us(60.0),
+                            },
+                        ],
+                    }),
+                },
+            ),
         ]
     }
 

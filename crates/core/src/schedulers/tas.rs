@@ -93,6 +93,31 @@ impl Gcl {
         Some(i64::MAX)
     }
 
+    /// The open windows (start, end) of the gate of `level`, in ns from a cycle's start (an end
+    /// past the cycle wraps into the next), merged across consecutive entries; `None` when the
+    /// gate never closes.
+    pub fn windows_of(&self, level: usize) -> Option<Vec<(i64, i64)>> {
+        let n = self.open.len();
+        if self.open.iter().all(|o| o[level]) {
+            return None;
+        }
+        let mut out = Vec::new();
+        for e in 0..n {
+            let before = self.open[(e + n - 1) % n][level];
+            if self.open[e][level] && !before {
+                let end = self.open_until_from_zero(level, self.starts[e]).expect("open");
+                out.push((self.starts[e], end));
+            }
+        }
+        Some(out)
+    }
+
+    /// [`Self::open_until`] with the cycle starting at 0 (times within the first cycle).
+    fn open_until_from_zero(&self, level: usize, t: i64) -> Option<i64> {
+        let shifted = Gcl { base_ns: 0, ..self.clone() };
+        shifted.open_until(level, t)
+    }
+
     /// The entry boundaries after `t` over the next two cycles, in order.
     fn boundaries_after(&self, t: i64) -> impl Iterator<Item = i64> + '_ {
         let (cycle_start, _) = self.locate(t);
@@ -246,19 +271,7 @@ impl TasDiscipline<'_> {
     /// one cycle (an end past the cycle wraps into the next); `None` when the gate never closes.
     pub fn windows(&self, classes: &[&str]) -> Option<Vec<(f64, f64)>> {
         let gcl = Gcl::new(self.cycle.as_ns(), 0, self.entries, &[classes.to_vec()]);
-        let n = gcl.open.len();
-        if gcl.open.iter().all(|o| o[0]) {
-            return None;
-        }
-        let mut out = Vec::new();
-        for e in 0..n {
-            let before = gcl.open[(e + n - 1) % n][0];
-            if gcl.open[e][0] && !before {
-                let end = gcl.open_until(0, gcl.starts[e]).expect("open");
-                out.push((gcl.starts[e] as f64 * 1e-9, end as f64 * 1e-9));
-            }
-        }
-        Some(out)
+        gcl.windows_of(0).map(|w| w.iter().map(|&(o, c)| (o as f64 * 1e-9, c as f64 * 1e-9)).collect())
     }
 
     /// Whether the gate of a level holding `classes` is open both just before and at time `t` of

@@ -101,9 +101,11 @@ impl ArrivalLog {
         self.logged.len()
     }
 
-    /// Moves every arrival due by `horizon` into `batch` (empty), grouped by destination, each
-    /// destination's in (time, seq) order.
-    pub fn take_due(&mut self, horizon: i64, batch: &mut Vec<Arrival>) {
+    /// Moves every arrival due by `horizon` into the first entries of `batch`, grouped by
+    /// destination, each destination's in (time, seq) order; gives how many. The entries after
+    /// them are stale: `batch` only grows, so that it is not cleared and filled again for each
+    /// batch (it is written once, entry by entry, by the sort).
+    pub fn take_due(&mut self, horizon: i64, batch: &mut Vec<Arrival>) -> usize {
         // A stable counting sort by destination: each destination's arrivals in the order
         // logged, which is time order port by port (a port sends one frame at a time)...
         self.counts.fill(0);
@@ -114,8 +116,9 @@ impl ArrivalLog {
             self.counts[d] += self.counts[d - 1];
         }
         let due = *self.counts.last().expect("a sentinel") as usize;
-        batch.clear();
-        batch.resize(due, Arrival::default());
+        if batch.len() < due {
+            batch.resize(due, Arrival::default());
+        }
         for &a in &self.logged {
             if a.time <= horizon {
                 let at = &mut self.counts[self.destination_of[a.node as usize] as usize];
@@ -135,6 +138,7 @@ impl ArrivalLog {
             batch[start..end as usize].sort_unstable_by_key(Arrival::key);
             start = end as usize;
         }
+        due
     }
 }
 

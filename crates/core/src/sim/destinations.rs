@@ -189,8 +189,9 @@ impl Simulator {
     /// each one's records [`AHEAD`] arrivals before it is handled.
     pub(super) fn deliver_logged(&mut self, horizon: i64) {
         let Some(log) = self.arrivals.as_mut() else { return };
-        let mut batch = std::mem::take(&mut self.batch);
-        log.take_due(horizon, &mut batch);
+        let mut all = std::mem::take(&mut self.batch);
+        let due = log.take_due(horizon, &mut all);
+        let batch = &all[..due];
         for i in 0..batch.len() {
             if let Some(a) = batch.get(i + AHEAD) {
                 prefetch(&self.route_stats[a.route as usize]);
@@ -206,10 +207,9 @@ impl Simulator {
             }
             self.deliver(&batch[i]);
         }
-        self.events += batch.len() as u64;
-        self.packets_delivered += batch.len() as u64;
-        batch.clear();
-        self.batch = batch;
+        self.events += due as u64;
+        self.packets_delivered += due as u64;
+        self.batch = all;
     }
 
     /// A copy of a frame reaches its destination: its latency is measured, integrity checking

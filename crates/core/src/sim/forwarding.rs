@@ -91,6 +91,17 @@ impl Simulator {
         }
     }
 
+    /// `packet`, which has left its port, now carries its copy to crossing `crossing` (as if
+    /// freed and created again: a packet more is counted).
+    pub(super) fn reuse_packet(&mut self, packet: u32, crossing: u32) -> u32 {
+        self.packets_created += 1;
+        let p = &mut self.packets[packet as usize];
+        p.crossing = crossing;
+        p.hop = self.hops[crossing as usize];
+        p.lag_ns = FROM_SOURCE;
+        packet
+    }
+
     pub(super) fn free_packet(&mut self, packet: u32) {
         let copy = self.packets[packet as usize].copy;
         self.free_packets.push(packet);
@@ -169,8 +180,13 @@ impl Simulator {
         let latency = self.hot.node_latency_ns[node];
         let cut_through = self.hot.node_cut_through[node];
         let lane = self.hot.port_forward_lane[hop.port as usize];
+        if hop.n_next == 0 {
+            self.free_packet(packet);
+        }
         for d in hop.first_next..hop.first_next + hop.n_next {
-            let p = self.new_packet(copy, d);
+            // The arriving packet carries the copy on to its first next port (its copy's record
+            // is not touched), a new packet to each other one.
+            let p = if d == hop.first_next { self.reuse_packet(packet, d) } else { self.new_packet(copy, d) };
             let next = self.packets[p as usize].hop;
             if next.deliver != NO_ROUTE {
                 if self.arrivals.is_none() {
@@ -190,7 +206,6 @@ impl Simulator {
             self.packets[p as usize].lag_ns = lag.clamp(FROM_SOURCE as i64 + 1, i32::MAX as i64) as i32;
             self.push_lane(lane, at + lag, Ev::Enqueue { packet: p });
         }
-        self.free_packet(packet);
     }
 
     /// ARINC 664 account-based policing of a VL frame whose last bit reached a switch at `at`,

@@ -103,7 +103,7 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     }
 
     /// Holds `e` (pushed at `now`) if it falls within the wheel's span, else gives it back.
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, now: i64, e: Event<T>) -> Result<(), Event<T>> {
         // The current bucket never moves back (see `EventQueue::push`), so that every event
         // listed stays within `SLOTS` of it; an event before it is given back.
@@ -184,6 +184,16 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
         self.due_at = 0;
         let mut i = std::mem::replace(&mut self.heads[slot], NIL);
         self.bits[slot / 64] &= !(1 << (slot % 64));
+        if self.nodes[i as usize].next == NIL {
+            // A bucket of one event (sparse traffic): nothing to order.
+            let n = &mut self.nodes[i as usize];
+            let e = n.e;
+            n.next = self.free;
+            self.free = i;
+            self.listed -= 1;
+            self.due.push(e);
+            return e.key();
+        }
         while i != NIL {
             let n = &mut self.nodes[i as usize];
             let (e, next) = (n.e, n.next);
@@ -217,7 +227,7 @@ impl<T: Copy, const SHIFT: u32, const SLOTS: usize> Wheel<T, SHIFT, SLOTS> {
     }
 
     /// Takes the earliest event (the wheel is not empty).
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Event<T> {
         self.min_key();
         let e = self.due[self.due_at];
@@ -280,7 +290,7 @@ impl<T: Copy> EventQueue<T> {
     /// hop before the current time, and that event then runs next): a lane takes an event only
     /// if it comes after its last, a wheel only if it comes after its current bucket, and
     /// anything else goes to the heap.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, now: i64, time: i64, ev: T, kind: Kind) {
         self.seq += 1;
         let e = Event { time, seq: self.seq, ev };
@@ -302,7 +312,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Queues `e` in a wheel or, beyond it, the heap.
-    #[inline]
+    #[inline(always)]
     fn hold(&mut self, now: i64, e: Event<T>, kind: Kind) {
         let (held, part) = match kind {
             Kind::Release => (self.releases.push(now, e), LATER),
@@ -325,7 +335,7 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// The earliest event, if it is due by `end`.
-    #[inline]
+    #[inline(always)]
     pub fn pop_due(&mut self, end: i64) -> Option<Event<T>> {
         let (mut part, mut min) = (NEAR, self.heads[NEAR]);
         for (k, &h) in self.heads[..LANE_0 + self.lanes.len()].iter().enumerate().skip(1) {
