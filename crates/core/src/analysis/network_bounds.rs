@@ -24,6 +24,7 @@ use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
+mod aggregate_pboo;
 pub mod explain;
 mod fifo_pass;
 pub mod incremental;
@@ -1882,6 +1883,19 @@ fn report_candidates(
             }
         })
         .collect();
+    // On a server graph, SFA also as DNC computes it, its cross traffic bounded by aggregate PBOO
+    // over concatenated sub-paths ([`aggregate_pboo`]): per flow, its (delay, backlog), named as
+    // plain SFA. Both bounds are valid; the smaller is kept.
+    let dnc_sfa: Vec<Option<Vec<Option<(f64, f64)>>>> = candidates
+        .iter()
+        .zip(labels.iter_mut())
+        .map(|(&(method, mux), labels)| {
+            let mut graph = aggregate_pboo::ServerGraph::new(net, mux)
+                .filter(|_| matches!(method, Method::Sfa | Method::SfaIter))?;
+            labels.push(Options { method: Method::Sfa, grouping, multiplexing: mux }.name());
+            Some((0..net.flows.len()).map(|f| graph.sfa(f)).collect())
+        })
+        .collect();
     let method_names: Vec<&'static str> = candidates
         .iter()
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
@@ -1921,9 +1935,11 @@ fn report_candidates(
                             .collect()
                     }
                     // SFA-iter: every pass's bound is valid; the smallest is kept.
-                    Method::Sfa | Method::SfaIter => {
-                        services[k].iter().map(|s| sfa_route(net, lay, s, f, &r.ports)).collect()
-                    }
+                    Method::Sfa | Method::SfaIter => services[k]
+                        .iter()
+                        .map(|s| sfa_route(net, lay, s, f, &r.ports))
+                        .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
+                        .collect(),
                     // Its interferers as token buckets (the ungrouped curves, in closed form):
                     // with the links' lines they cost three times more for a bound that, on
                     // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
