@@ -1886,7 +1886,7 @@ fn report_candidates(
     // On a server graph, SFA also as DNC computes it, its cross traffic bounded by aggregate PBOO
     // over concatenated sub-paths ([`aggregate_pboo`]): per flow, its (delay, backlog), named as
     // plain SFA. Both bounds are valid; the smaller is kept.
-    let dnc_sfa: Vec<Option<Vec<Option<(f64, f64)>>>> = candidates
+    let dnc_sfa: Vec<Option<aggregate_pboo::FlowBounds>> = candidates
         .iter()
         .zip(labels.iter_mut())
         .map(|(&(method, mux), labels)| {

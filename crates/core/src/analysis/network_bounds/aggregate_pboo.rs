@@ -30,6 +30,9 @@ use super::Multiplexing;
 use crate::model::{FlowId, Network, PortId};
 use std::collections::HashMap;
 
+/// Per flow, its (delay, backlog) bound, or `None` where there is none.
+pub(super) type FlowBounds = Vec<Option<(f64, f64)>>;
+
 /// A token bucket (burst, rate).
 type TokenBucket = (f64, f64);
 /// A rate-latency service (rate, latency).
