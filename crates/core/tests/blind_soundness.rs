@@ -49,6 +49,9 @@ fn blind_bounds_hold_whatever_the_order() {
         let spec = random_small(2000 + seed, RandomSchedulers::Fifo);
         let fifo_net = validate_spec(spec.clone()).0.expect("random networks validate");
         let blind = run(&fifo_net, &Request { method: "best".into(), grouping: false, blind: true }).unwrap();
+        // SFA iterated on its own and TFA's output bounds, blind.
+        let iter =
+            run(&fifo_net, &Request { method: "sfa-iter".into(), grouping: false, blind: true }).unwrap();
         let fifo = run(&fifo_net, &Request { method: "best".into(), ..Default::default() }).unwrap();
         let n = spec.flows.len();
         for variant in 0..2 {
@@ -66,7 +69,7 @@ fn blind_bounds_hold_whatever_the_order() {
                 ..Default::default()
             };
             let sim = simulate(&net, &cfg).unwrap();
-            for ((s, b), f) in sim.flows.iter().zip(&blind.flows).zip(&fifo.flows) {
+            for (((s, b), f), i) in sim.flows.iter().zip(&blind.flows).zip(&fifo.flows).zip(&iter.flows) {
                 assert_eq!((&*s.flow, &*s.destination, &*s.plane), blind.flows.names_of(b));
                 assert!(
                     s.latency.max_us <= b.delay_us,
@@ -78,6 +81,14 @@ fn blind_bounds_hold_whatever_the_order() {
                     s.latency.max_us,
                     b.delay_us,
                     b.method
+                );
+                assert!(
+                    s.latency.max_us <= i.delay_us,
+                    "seed {seed}: {} -> {}: simulated {} us > sfa-iter-blind bound {} us",
+                    s.flow,
+                    s.destination,
+                    s.latency.max_us,
+                    i.delay_us
                 );
                 fifo_passed += (s.latency.max_us > f.delay_us) as usize;
                 checked += s.latency.count;

@@ -82,7 +82,7 @@ def _analysis_text(fmt: str, net: Network, report: dict) -> str:
 def analyze(
     file: FileArg,
     method: Annotated[
-        str, typer.Option("--method", "-m", help="best, tfa, sfa, pmoo, fifo-lp or afdx-naive")
+        str, typer.Option("--method", "-m", help="best, tfa, sfa, sfa-iter, pmoo, fifo-lp or afdx-naive")
     ] = "best",
     grouping: Annotated[
         bool, typer.Option("--grouping", help="Serialise flows sharing an input link.")

@@ -26,7 +26,7 @@ use crate::model::Network;
 use results::AnalysisReport;
 
 /// The analysis methods, by the names users give them.
-pub const METHODS: &[&str] = &["best", "tfa", "sfa", "pmoo", "fifo-lp", "afdx-naive"];
+pub const METHODS: &[&str] = &["best", "tfa", "sfa", "sfa-iter", "pmoo", "fifo-lp", "afdx-naive"];
 
 /// What the user asked for: a method, grouping, and blind instead of FIFO multiplexing.
 #[derive(Clone, Debug, Default)]
@@ -66,6 +66,9 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         }
         "tfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Tfa))),
         "sfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Sfa))),
+        "sfa-iter" => {
+            network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::SfaIter)))
+        }
         // PMOO assumes arbitrary multiplexing: --blind changes nothing, and it is named so.
         "pmoo" => network_bounds::applies(net).map(|_| {
             network_bounds::analyze(net, &Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) })
@@ -138,6 +141,7 @@ pub fn explain_with(
     let report = run_with(net, req, lp)?;
     let method = match req.method.as_str() {
         "sfa" => Method::Sfa,
+        "sfa-iter" => Method::SfaIter,
         "pmoo" => Method::Pmoo,
         _ => Method::Tfa,
     };

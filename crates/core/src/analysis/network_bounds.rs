@@ -24,6 +24,7 @@ use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
 use std::collections::BTreeMap;
 
+mod aggregate_pboo;
 pub mod explain;
 mod fifo_pass;
 pub mod incremental;
@@ -35,6 +36,9 @@ pub(crate) use fifo_pass::PortTables;
 pub enum Method {
     Tfa,
     Sfa,
+    /// SFA whose cross traffic is bounded by the smaller of TFA's and SFA's own output bounds,
+    /// iterated to a fixed point ([`sfa_iterate`]).
+    SfaIter,
     /// PMOO: arbitrary multiplexing whatever the options say (it is sound under FIFO too).
     Pmoo,
 }
@@ -68,6 +72,10 @@ impl Options {
             (Sfa, Fifo, true) => "sfa+grouping",
             (Sfa, Blind, false) => "sfa-blind",
             (Sfa, Blind, true) => "sfa-blind+grouping",
+            (SfaIter, Fifo, false) => "sfa-iter",
+            (SfaIter, Fifo, true) => "sfa-iter+grouping",
+            (SfaIter, Blind, false) => "sfa-iter-blind",
+            (SfaIter, Blind, true) => "sfa-iter-blind+grouping",
             (Pmoo, _, false) => "pmoo",
             (Pmoo, _, true) => "pmoo+grouping",
         }
@@ -1561,10 +1569,11 @@ fn arrival_without(
         .map(|c| st.group_of[c]);
     let (with_foi, others): (Vec<usize>, Vec<usize>) =
         set.iter().partition(|&&c| Some(st.group_of[c]) == foi_group);
-    let mut total = arrival_of(net, lay, st, q, &others).unwrap_or_else(Curve::zero);
+    let total = arrival_of(net, lay, st, q, &others).unwrap_or_else(Curve::zero);
     if with_foi.is_empty() {
         return Ok(total);
     }
+    let mut travelled: Option<Curve> = None;
     // Their output at the port upstream, without the foi: per queue there.
     let mut by_queue: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &c in &with_foi {
@@ -1587,9 +1596,20 @@ fn arrival_without(
         let service = st.service[qu].clone()?;
         let mux = if rest.is_empty() { Multiplexing::Fifo } else { opt.multiplexing };
         let out = residual(&service, cross.as_ref(), mux).and_then(|res| curves::deconvolve(&alpha, &res))?;
-        total = total.add(&out);
+        travelled = Some(match travelled {
+            None => out,
+            Some(t) => t.add(&out),
+        });
     }
-    Ok(total)
+    let mut travelled = travelled.expect("the foi's group has members here");
+    // SFA-iter: the state's bursts are also valid bounds on these flows here (its own per-flow
+    // outputs among them); the smaller of two valid curves is one.
+    if opt.method == Method::SfaIter {
+        if let Some(own) = arrival_of(net, lay, st, q, &with_foi) {
+            travelled = travelled.min(&own);
+        }
+    }
+    Ok(total.add(&travelled))
 }
 
 /// SFA's delay and backlog bounds for one route, from the end-to-end service at its last
@@ -1606,6 +1626,163 @@ fn sfa_route(
     let service = services[last].clone()?;
     let alpha = Curve::token_bucket(flow.rate, flow.burst);
     Ok((curves::horizontal_deviation(&alpha, &service)?, curves::vertical_deviation(&alpha, &service)?))
+}
+
+/// Most passes of SFA-iter after plain SFA, and the relative change of every crossing's entering
+/// burst under which a pass counts as the fixed point.
+const SFA_ITER_PASSES: usize = 25;
+const SFA_ITER_TOLERANCE: f64 = 1e-9;
+
+/// SFA-iter's end-to-end services, pass by pass, and how the iteration ended.
+struct SfaIteration {
+    /// Every pass's end-to-end services ([`sfa_services`]), plain SFA's first: each gives valid
+    /// bounds, and a route keeps the smallest (FIFO's θ choice is not monotone in the cross
+    /// traffic, so a later pass can give a route a larger bound).
+    services: Vec<Vec<Result<Curve, Unbounded>>>,
+    /// Passes after plain SFA.
+    passes: usize,
+    /// Whether it stopped at a fixed point: no SFA output bound below the state's, or no
+    /// entering burst moved by more than the tolerance.
+    converged: bool,
+    /// Why it did not iterate at all, if it did not.
+    skipped: Option<&'static str>,
+}
+
+impl SfaIteration {
+    fn note(&self, name: &str) -> String {
+        match (self.skipped, self.converged) {
+            (Some(why), _) => format!("{name}: not iterated ({why}): plain SFA's bounds"),
+            (None, true) if self.passes == 0 => {
+                format!("{name}: SFA's own output bounds are nowhere tighter than TFA's: plain SFA's bounds")
+            }
+            (None, true) => format!(
+                "{name}: cross traffic tightened to a fixed point in {} pass{} (no entering burst moved by \
+                 more than {SFA_ITER_TOLERANCE:e} relative)",
+                self.passes,
+                if self.passes == 1 { "" } else { "es" }
+            ),
+            (None, false) => format!(
+                "{name}: stopped after {} passes, bursts still moving (every pass's bounds are valid; \
+                 the smallest is kept)",
+                self.passes
+            ),
+        }
+    }
+}
+
+/// SFA with the tightest cross traffic this analysis has: each pass bounds every crossing's flow,
+/// where it leaves its port, by the smaller of TFA's output burst and SFA's own, α ⊘ β_e2e (the
+/// flow's source token bucket deconvolved by its end-to-end left-over service up to and including
+/// that port, as DNC bounds an output), plus r·L_max/C for the frame in transmission, as TFA's
+/// output rule counts it. TFA then runs again from those bursts (its queues' services and groups'
+/// aggregates tighten too), and SFA again on the new state, until no entering burst moves.
+///
+/// Why it is sound: if every curve of a pass bounds what it claims, TFA's output bounds and SFA's
+/// end-to-end services computed from them are valid, so each output burst is a valid bound on the
+/// flow there, and so is the smaller of two (both token buckets of the flow's rate: their
+/// min-plus minimum is the one with the smaller burst). By induction on the passes, over the
+/// ports in feed-forward order, every pass's curves are valid. Each burst is also capped by the
+/// previous pass's, so the bursts never grow and the iteration only tightens.
+///
+/// Not iterated: cyclic port dependencies (TFA's own fixed point there starts from the source
+/// bursts; capping it by curves of a previous fixed point is not shown valid here). Flows through
+/// interleaved regulators keep TFA's bursts from the first regulator on (SFA does not bound them).
+fn sfa_iterate(
+    net: &Network,
+    lay: &Layout,
+    st0: &TfaState,
+    tfa_opt: &Options,
+    opt: &Options,
+) -> SfaIteration {
+    let cx = &lay.crossings;
+    let mut it = SfaIteration {
+        services: vec![sfa_services(net, lay, st0, opt)],
+        passes: 0,
+        converged: false,
+        skipped: None,
+    };
+    if !net.port_order().acyclic {
+        it.skipped = Some("cyclic port dependencies");
+        return it;
+    }
+    // Crossings at or after an interleaved regulator: SFA's chain does not hold there.
+    let mut regulated_path = vec![false; cx.len()];
+    for (c, x) in cx.iter().enumerate() {
+        regulated_path[c] =
+            (lay.regulated[c] && x.upstream.is_some()) || x.upstream.is_some_and(|u| regulated_path[u]);
+    }
+    // The bound on each crossing's flow leaving its port (what enters the crossing after it).
+    let mut cap: Vec<f64> = st0.out_burst.clone();
+    let mut entering: Vec<f64> = st0.burst.clone();
+    loop {
+        let services = it.services.last().expect("plain SFA's services first");
+        let mut tightened = false;
+        for (u, x) in cx.iter().enumerate() {
+            if regulated_path[u] {
+                continue;
+            }
+            if let Some(b) = services[u].as_ref().ok().and_then(|s| sfa_output_burst(net, x, s)) {
+                tightened |= b < cap[u] - SFA_ITER_TOLERANCE * cap[u].max(1.0);
+                cap[u] = cap[u].min(b);
+            }
+        }
+        // No output bound tighter than the last state's: TFA would give that state again.
+        if !tightened {
+            it.converged = true;
+            break;
+        }
+        if it.passes == SFA_ITER_PASSES {
+            break;
+        }
+        let st = tfa_capped(net, lay, tfa_opt, &cap);
+        let moved = st
+            .burst
+            .iter()
+            .zip(&entering)
+            .map(|(&new, &old)| match (new.is_finite(), old.is_finite()) {
+                (true, true) => (old - new).abs() / old.max(1.0),
+                (false, false) => 0.0,
+                _ => f64::INFINITY,
+            })
+            .fold(0.0, f64::max);
+        for (c, b) in cap.iter_mut().enumerate() {
+            *b = b.min(st.out_burst[c]);
+        }
+        entering.clone_from(&st.burst);
+        it.services.push(sfa_services(net, lay, &st, opt));
+        it.passes += 1;
+        if moved <= SFA_ITER_TOLERANCE {
+            it.converged = true;
+            break;
+        }
+    }
+    it
+}
+
+/// SFA's bound on crossing `x`'s flow where it enters the next hop, from its end-to-end service
+/// up to and including `x`'s port: the burst of α ⊘ β (a token bucket of the flow's rate, β being
+/// convex), plus r·L_max/C for the frame in transmission (counted whole at the next hop when its
+/// last bit arrives, as [`output_bursts`] counts it). `None` when β is slower than the flow.
+fn sfa_output_burst(net: &Network, x: &Crossing, service: &Curve) -> Option<f64> {
+    let f = &net.flows[x.flow];
+    let out = curves::deconvolve(&Curve::token_bucket(f.rate, f.burst), service).ok()?;
+    (out.tail_slope() <= f.rate)
+        .then(|| upper_burst(&out) + f.rate * f.max_frame_wire / net.ports[x.port].rate)
+}
+
+/// TFA over the ports in feed-forward order, each crossing's output burst capped by `cap` before
+/// the ports after it read it.
+fn tfa_capped(net: &Network, lay: &Layout, opt: &Options, cap: &[f64]) -> TfaState {
+    let mut st = tfa_start(net, lay, opt, BurstGrowth::Tightest);
+    for &p in &net.port_order().order {
+        tfa_port(net, lay, opt, BurstGrowth::Tightest, p, &mut st);
+        for &q in &lay.port_queues[p] {
+            for &c in &lay.queues[q].crossings {
+                st.out_burst[c] = st.out_burst[c].min(cap[c]);
+            }
+        }
+    }
+    st
 }
 
 /// TFA's backlog bound for a route, in DNC's sense: the largest backlog of a port on it (bits).
@@ -1720,18 +1897,67 @@ fn report_candidates(
     candidates: &[(Method, Multiplexing)],
     name: &'static str,
 ) -> AnalysisReport {
+    // Per candidate, the end-to-end services to evaluate each route on, each with the name its
+    // rows get: SFA-iter's plain-SFA passes are named as SFA, so that a row says `sfa-iter` only
+    // where the iteration tightened it (they come first: a tie goes to the first).
+    let mut labels: Vec<Vec<&'static str>> = Vec::with_capacity(candidates.len());
     let services: Vec<Vec<Vec<Result<Curve, Unbounded>>>> = candidates
         .iter()
         .map(|&(method, mux)| match method {
-            Method::Tfa | Method::Pmoo => Vec::new(),
+            Method::Tfa | Method::Pmoo => {
+                labels.push(Vec::new());
+                Vec::new()
+            }
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
                 let mut v = vec![sfa_services(net, lay, st, &opt)];
                 if let Some(st_u) = ungrouped {
                     v.push(sfa_services(net, lay, st_u, &Options { grouping: false, ..opt }));
                 }
+                labels.push(vec![opt.name(); v.len()]);
                 v
             }
+            Method::SfaIter => {
+                let opt = Options { method, grouping, multiplexing: mux };
+                let sfa_name = Options { method: Method::Sfa, ..opt }.name();
+                // TFA's own passes assume what the candidate assumes (as `st` does, in every
+                // candidate list that holds SFA-iter).
+                let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: mux };
+                let mut runs = vec![sfa_iterate(net, lay, st, &tfa_opt, &opt)];
+                if let Some(st_u) = ungrouped {
+                    let plain = |o: Options| Options { grouping: false, ..o };
+                    runs.push(sfa_iterate(net, lay, st_u, &plain(tfa_opt), &plain(opt)));
+                }
+                // Alone, SFA-iter says how it ended; among `best`'s candidates, only when it
+                // iterated or could not.
+                for (run, curves) in runs.iter().zip(["", " (on the ungrouped curves)"]) {
+                    if candidates.len() == 1 || run.passes > 0 || run.skipped.is_some() {
+                        notes.push(run.note(&format!("{}{curves}", opt.name())));
+                    }
+                }
+                let (mut first, mut later) = (Vec::new(), Vec::new());
+                for run in runs {
+                    let mut passes = run.services.into_iter();
+                    first.extend(passes.next());
+                    later.extend(passes);
+                }
+                labels.push([vec![sfa_name; first.len()], vec![opt.name(); later.len()]].concat());
+                first.extend(later);
+                first
+            }
+        })
+        .collect();
+    // On a server graph, SFA also as DNC computes it, its cross traffic bounded by aggregate PBOO
+    // over concatenated sub-paths ([`aggregate_pboo`]): per flow, its (delay, backlog), named as
+    // plain SFA. Both bounds are valid; the smaller is kept.
+    let dnc_sfa: Vec<Option<aggregate_pboo::FlowBounds>> = candidates
+        .iter()
+        .zip(labels.iter_mut())
+        .map(|(&(method, mux), labels)| {
+            let mut graph = aggregate_pboo::ServerGraph::new(net, mux)
+                .filter(|_| matches!(method, Method::Sfa | Method::SfaIter))?;
+            labels.push(Options { method: Method::Sfa, grouping, multiplexing: mux }.name());
+            Some((0..net.flows.len()).map(|f| graph.sfa(f)).collect())
         })
         .collect();
     let method_names: Vec<&'static str> = candidates
@@ -1757,7 +1983,7 @@ fn report_candidates(
             });
             for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
                 let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
-                    Method::Sfa | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
+                    Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
                         "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
                     ))],
                     Method::Tfa => {
@@ -1772,7 +1998,12 @@ fn report_candidates(
                             .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
                             .collect()
                     }
-                    Method::Sfa => services[k].iter().map(|s| sfa_route(net, lay, s, f, &r.ports)).collect(),
+                    // SFA-iter: every pass's bound is valid; the smallest is kept.
+                    Method::Sfa | Method::SfaIter => services[k]
+                        .iter()
+                        .map(|s| sfa_route(net, lay, s, f, &r.ports))
+                        .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
+                        .collect(),
                     // Its interferers as token buckets (the ungrouped curves, in closed form):
                     // with the links' lines they cost three times more for a bound that, on
                     // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
@@ -1789,10 +2020,10 @@ fn report_candidates(
                         }
                     }
                 };
-                for bound in bounds {
+                for (i, bound) in bounds.into_iter().enumerate() {
                     match bound {
                         Ok((d, b)) if best.as_ref().is_none_or(|(x, _, _)| d + fixed < *x) => {
-                            best = Some((d + fixed, b, *cname))
+                            best = Some((d + fixed, b, labels[k].get(i).copied().unwrap_or(*cname)))
                         }
                         Ok(_) => {}
                         Err(u) => reason = reason.or(Some(u.to_string())),
@@ -1850,16 +2081,19 @@ fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
 pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
     // Grouping serialises flows on links; a server graph has none.
     let ethernet = net.kind == crate::model::NetworkKind::Ethernet;
+    // SFA-iter's first pass is SFA (its rows named so): it replaces SFA where it runs.
+    let iterated = iterates_in_best(net);
+    let sfa = if iterated.is_ok() { Method::SfaIter } else { Method::Sfa };
     let candidates = match multiplexing {
         Multiplexing::Fifo => vec![
             (Method::Tfa, Multiplexing::Fifo),
-            (Method::Sfa, Multiplexing::Fifo),
-            (Method::Sfa, Multiplexing::Blind),
+            (sfa, Multiplexing::Fifo),
+            (sfa, Multiplexing::Blind),
             (Method::Pmoo, Multiplexing::Blind),
         ],
         Multiplexing::Blind => vec![
             (Method::Tfa, Multiplexing::Blind),
-            (Method::Sfa, Multiplexing::Blind),
+            (sfa, Multiplexing::Blind),
             (Method::Pmoo, Multiplexing::Blind),
         ],
     };
@@ -1867,7 +2101,30 @@ pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
         Multiplexing::Fifo => "best",
         Multiplexing::Blind => "best-blind",
     };
-    run_candidates(net, ethernet, multiplexing, &candidates, name)
+    let mut report = run_candidates(net, ethernet, multiplexing, &candidates, name);
+    if let Err(why) = iterated {
+        report.notes.push(why);
+    }
+    report
+}
+
+/// Crossings (flow, port) above which `best` runs plain SFA instead of SFA-iter: each pass of the
+/// iteration costs one TFA and one SFA, so on large Ethernet networks it would multiply `best`'s
+/// time by the passes (`--method sfa-iter` iterates whatever the size). Measured in
+/// docs/ANALYSIS.md ("SFA-iter").
+pub const SFA_ITER_IN_BEST_MAX_CROSSINGS: usize = 10_000;
+
+/// Whether `best` iterates SFA on `net` ([`SFA_ITER_IN_BEST_MAX_CROSSINGS`]), or why not.
+fn iterates_in_best(net: &Network) -> Result<(), String> {
+    let crossings: usize = net.flows_per_port().iter().map(|f| f.len()).sum();
+    if crossings <= SFA_ITER_IN_BEST_MAX_CROSSINGS {
+        Ok(())
+    } else {
+        Err(format!(
+            "SFA not iterated ({crossings} flow-port crossings > {SFA_ITER_IN_BEST_MAX_CROSSINGS}): \
+             ask for it with --method sfa-iter"
+        ))
+    }
 }
 
 /// Smallest possible delay of a route: latencies, one smallest frame per hop, propagation.

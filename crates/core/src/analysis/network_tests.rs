@@ -37,7 +37,7 @@ fn no_looser(a: &AnalysisReport, b: &AnalysisReport, what: &str, seed: u64) {
 fn grouping_never_loosens_a_method() {
     for seed in 0..150 {
         let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
-        for method in [Method::Tfa, Method::Sfa] {
+        for method in [Method::Tfa, Method::Sfa, Method::SfaIter] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 let with = network_bounds::analyze(&n, &opt(method, true, mux));
                 let without = network_bounds::analyze(&n, &opt(method, false, mux));
@@ -61,12 +61,32 @@ fn best_is_never_looser_than_any_method() {
             _ => net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4])),
         };
         let best = network_bounds::best(&n, network_bounds::Multiplexing::Fifo);
-        for method in [Method::Tfa, Method::Sfa, Method::Pmoo] {
+        for method in [Method::Tfa, Method::Sfa, Method::SfaIter, Method::Pmoo] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 for grouping in [false, true] {
                     let other = network_bounds::analyze(&n, &opt(method, grouping, mux));
                     no_looser(&best, &other, &format!("best vs {}", other.method), seed);
                 }
+            }
+        }
+    }
+}
+
+/// SFA-iter is never looser than SFA (plain SFA's bounds are its first pass) on random Ethernet
+/// networks of every scheduler, FIFO and blind, with and without grouping.
+#[test]
+fn sfa_iter_is_never_looser_than_sfa() {
+    for seed in 0..120 {
+        let n = match seed {
+            0..90 if seed % 2 == 0 => net(seed, RandomSchedulers::Mixed),
+            0..90 => net(seed, RandomSchedulers::Any),
+            _ => net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4])),
+        };
+        for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
+            for grouping in [false, true] {
+                let iter = network_bounds::analyze(&n, &opt(Method::SfaIter, grouping, mux));
+                let sfa = network_bounds::analyze(&n, &opt(Method::Sfa, grouping, mux));
+                no_looser(&iter, &sfa, &format!("{} vs {}", iter.method, sfa.method), seed);
             }
         }
     }
@@ -305,7 +325,7 @@ fn cyclic_dependencies_reach_a_fixed_point() {
 fn every_flag_is_honoured_or_refused() {
     // FIFO ports, so that afdx-naive applies and only its flags decide.
     let n = net(3, RandomSchedulers::Fifo);
-    for method in ["best", "tfa", "sfa", "pmoo", "afdx-naive"] {
+    for method in ["best", "tfa", "sfa", "sfa-iter", "pmoo", "afdx-naive"] {
         for grouping in [false, true] {
             for blind in [false, true] {
                 let req = Request { method: method.into(), grouping, blind };
@@ -355,7 +375,7 @@ fn best_blind_takes_only_blind_candidates() {
         let best_blind = network_bounds::best(&n, Multiplexing::Blind);
         let best_fifo = network_bounds::best(&n, Multiplexing::Fifo);
         let mut smallest_blind: Option<AnalysisReport> = None;
-        for method in [Method::Tfa, Method::Sfa, Method::Pmoo] {
+        for method in [Method::Tfa, Method::Sfa, Method::SfaIter, Method::Pmoo] {
             let other = network_bounds::analyze(&n, &opt(method, true, Multiplexing::Blind));
             no_looser(&best_blind, &other, &format!("best-blind vs {}", other.method), seed);
             smallest_blind = Some(match smallest_blind {
