@@ -9,9 +9,8 @@
 //! two servers of the tree, it feeds one and the flows to the other are cut: their piece after
 //! the cut carries the burst σ + ρ·d, d a bound on the flow's delay up to there (its own
 //! `fifo-lp` bound there, computed first: the network is feed-forward, so the recursion ends;
-//! bounds are memoised per flow and route prefix). At every server past a piece's first, the
-//! piece's arrival curve there (σ + ρ·d, d the flow's bound up to there) is added, and TFA's
-//! per-server delay bounds cap each server's delay. O(N·D) dates for N servers of depth at most
+//! bounds are memoised per flow and route prefix). TFA's per-server delay bounds cap each
+//! server's delay. O(N·D) dates for N servers of depth at most
 //! D and O(D²) arrival constraints per piece: polynomial.
 //! Cyclic networks are refused, in one line.
 //!
@@ -193,7 +192,7 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
             next: (j + 1 < n).then_some(j + 1),
         })
         .collect();
-    tree_program(&servers, pieces, &[])
+    tree_program(&servers, pieces)
 }
 
 /// The program of a bit through a sink tree of FIFO servers (each server's output goes to at
@@ -220,20 +219,12 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
 /// * service of server h between the start of its backlog and the departure date it holds:
 ///   Σ_flows [F(depth(h)−1) − F(depth(h))] ≥ R_h·(t(next(h),depth(h)−1) − t(h,depth(h))) − R_h·T_h;
 /// * where `cap` is finite (TFA's delay bound of the server, valid for every bit through it):
-///   t(next(h),u) − t(h,u) ≤ cap (Bouillard's "TFA constraints" of PLP);
-/// * per `shaped` (piece i, server h of its run past its first, burst σ'): the piece's arrival
-///   curve at h's input, σ' + ρ·t, σ' = σ + ρ·d with d a bound on its delay from its source to
-///   there: F(u) − F(v) ≤ σ' + ρ·(t(h,u) − t(h,v)), u < v ≤ depth(h) (the output arrival
-///   curves that PLP adds at intermediate servers).
+///   t(next(h),u) − t(h,u) ≤ cap (Bouillard's "TFA constraints" of PLP).
 ///
 /// The objective is the bit's delay t(exit,0) − t(first,0). Scaled so that the largest burst is
 /// 1 and the fastest server sends it in one time unit (a solver's tolerances are absolute).
 /// O(N·D) dates and O(D²) arrival rows per piece, N servers of depth at most D: polynomial.
-pub fn tree_program(
-    servers: &[TreeServer],
-    pieces: &[Piece],
-    shaped: &[(usize, usize, f64)],
-) -> (Program, f64) {
+pub fn tree_program(servers: &[TreeServer], pieces: &[Piece]) -> (Program, f64) {
     let n = servers.len();
     let depth: Vec<usize> =
         (0..n).map(|h| std::iter::successors(Some(h), |&j| servers[j].next).take(n + 1).count()).collect();
@@ -257,12 +248,10 @@ pub fn tree_program(
     }
     // F[i][u]: flow i's traffic at its entry level's dates.
     let mut served: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut traffic: Vec<Vec<usize>> = Vec::new();
     for piece in pieces {
         let e = piece.first;
         let (sigma, rho) = (piece.sigma / bits, piece.rho * time / bits);
         let f: Vec<usize> = (0..=depth[e]).map(|_| lp.column(0.0)).collect();
-        traffic.push(f.clone());
         for u in 0..depth[e] {
             lp.row(vec![(f[u + 1], 1.0), (f[u], -1.0)], 0.0);
             for v in u + 1..=depth[e] {
@@ -277,14 +266,6 @@ pub fn tree_program(
             match servers[h].next {
                 Some(j) if h != piece.last => h = j,
                 _ => break,
-            }
-        }
-    }
-    for &(i, h, burst) in shaped {
-        let (f, sigma, rho) = (&traffic[i], burst / bits, pieces[i].rho * time / bits);
-        for u in 0..depth[h] {
-            for v in u + 1..=depth[h] {
-                lp.row(vec![(f[u], 1.0), (f[v], -1.0), (t[h][u], -rho), (t[h][v], rho)], sigma);
             }
         }
     }
@@ -390,9 +371,7 @@ pub fn variables(net: &Network, f: FlowId) -> usize {
 /// maximal run of its route along the tree's edges; a run that does not start at the flow's
 /// source (it was cut) brings the burst σ + ρ·d, d a bound on the flow's delay up to there,
 /// since a flow of token bucket (σ, ρ) through any system of delay at most d leaves with token
-/// bucket (σ + ρ·d, ρ); at every later server of a run, the same arrival curve with d the
-/// bound up to that server is added to the program (`shaped`). d is the least of the flow's own
-/// bound over its route up to there (computed first, by this function: the network is
+/// bucket (σ + ρ·d, ρ). d is the least of the flow's own bound over its route up to there (computed first, by this function: the network is
 /// feed-forward and that server is upstream of the root, so the recursion ends) and the sum of
 /// TFA's per-server bounds there.
 pub fn prefix_delay(
@@ -440,15 +419,12 @@ fn tree_delay(
         let tfa_sum: f64 = net.flows[g].routes[0].ports[..r].iter().map(|&p| tfa[p]).sum();
         Ok(prefix_delay(net, g, r, tfa, &mut *solver, memo)?.min(tfa_sum))
     };
-    let (mut pieces, mut shaped) = (Vec::new(), Vec::new());
-    for (i, &(g, start, mut piece)) in entries.iter().enumerate() {
+    let mut pieces = Vec::new();
+    for &(g, start, mut piece) in &entries {
         if start > 0 {
             piece.sigma += piece.rho * upstream(g, start)?;
         }
         pieces.push(piece);
-        for (r, h) in along(&next, piece).enumerate().skip(1) {
-            shaped.push((i, h, net.flows[g].burst + piece.rho * upstream(g, start + r)?));
-        }
     }
     let servers: Vec<TreeServer> = tree
         .iter()
@@ -460,7 +436,7 @@ fn tree_delay(
             next,
         })
         .collect();
-    let (lp, time) = tree_program(&servers, &pieces, &shaped);
+    let (lp, time) = tree_program(&servers, &pieces);
     let value = solver(&lp).map_err(|why| {
         Unbounded::new(format!("flow '{}': the linear program has no optimum ({why})", net.flows[f].name))
     })?;
@@ -632,12 +608,11 @@ mod tests {
         assert!(best.flows.iter().all(|r| r.method != NAME));
     }
 
-    /// In `best`, every flow of a feed-forward graph is asked, and every prefix bound the
-    /// programs need is solved once (memoised). f0 over s0, s1 (joined at s1 by f2, which starts
-    /// there): its bound over s0 (f0's arrival curve at s1's input), then over both: 2. f1 over
-    /// s0 (with f0, which entered there too): its tree program and the source-tree one: 2. f2
-    /// over s1, s2: its tree takes s0 (f0 goes s0 → s1); its bound over s1 (its arrival curve
-    /// at s2), then over both: 2. 2 + 2 + 2 = 6.
+    /// In `best`, every flow of a feed-forward graph is asked. f0 over s0, s1 (joined at s1 by
+    /// f2, which starts there): its tree program, 1. f1 over s0 (with f0, which entered there
+    /// too): its tree program and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0
+    /// goes s0 → s1), so f0 enters with its own burst and no bound upstream is needed: 1.
+    /// 1 + 2 + 1 = 4 (the path alone, without s0, would cut f0 and ask for its bound over s0).
     #[test]
     fn best_asks_for_every_flow() {
         let net = graph(
@@ -652,7 +627,7 @@ mod tests {
         };
         let req = Request { method: "best".into(), ..Default::default() };
         let r = run_with(&net, &req, Some(&mut count)).unwrap();
-        assert_eq!(asked, 6);
+        assert_eq!(asked, 4);
         assert!(r.flows.iter().all(|f| f.method == NAME));
     }
 
