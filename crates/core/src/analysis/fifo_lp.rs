@@ -495,7 +495,7 @@ pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
 /// `best` runs `fifo-lp` only where no flow's program ([`variables`]) has more variables than
 /// this: past it, a program can take HiGHS seconds to minutes, and `best` keeps the other
 /// methods' bounds with a note (`--method fifo-lp` alone still runs it).
-pub const BEST_MAX_VARIABLES: usize = 5_000;
+pub const BEST_MAX_VARIABLES: usize = 2_000;
 
 /// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow and is
 /// tighter than the other methods, its bound; skipped, with a note, where a flow's program has
