@@ -1,15 +1,17 @@
 //! `fifo-lp`: a linear-programming delay bound for feed-forward networks of FIFO servers of
 //! rate-latency service crossed by token-bucket flows, solved with HiGHS.
 //!
-//! **General feed-forward networks** ([`tandem_program`], [`prefix_delay`]). A flow's bound is
-//! the optimum of Bouillard & Stea's FIFO tandem program over its path (the tandem case of
-//! Bouillard's polynomial-size PLP, Performance Evaluation 2022): every flow that meets the path
-//! enters it as one piece per run of consecutive path servers it crosses, wherever it joins and
-//! leaves; a piece that does not start at its flow's source carries the burst σ + ρ·d, d the
-//! flow's own `fifo-lp` bound up to there, computed first (the network is feed-forward, so the
-//! recursion ends; bounds are memoised per flow and route prefix). TFA's per-server delay bounds
-//! are added as constraints. The program has O(n²) dates for a path of n servers and
-//! O(n²) arrival constraints per piece: polynomial, so no exponential variant is needed.
+//! **General feed-forward networks** ([`tree_program`], [`prefix_delay`]). A flow's bound is
+//! the optimum of Bouillard's polynomial-size PLP program (Performance Evaluation 2022; Bouillard
+//! & Stea's FIFO program, IEEE/ACM ToN 2015, with one backlogged period per server) over the sink
+//! tree of the servers that can delay it ([`sink_tree`]): its path, then every server from which
+//! a flow goes to a server of the tree, nearest to the root first. Where a server's flows go to
+//! two servers of the tree, it feeds one and the flows to the other are cut: their piece after
+//! the cut carries the burst σ + ρ·d, d a bound on the flow's delay up to there (its own
+//! `fifo-lp` bound there, computed first: the network is feed-forward, so the recursion ends;
+//! bounds are memoised per flow and route prefix). TFA's per-server delay bounds cap each
+//! server's delay. O(N·D) dates for N servers of depth at most
+//! D and O(D²) arrival constraints per piece: polynomial.
 //! Cyclic networks are refused, in one line.
 //!
 //! **Source trees** ([`program`]). Where every flow sharing the path entered at its first
@@ -166,46 +168,81 @@ pub struct Piece {
     pub last: usize,
 }
 
+/// A server of a [`tree_program`]: rate-latency service R·[t − T]^+, TFA's delay bound `cap`
+/// (infinite where there is none), and the server its output goes to in the tree (`None`: the
+/// root, where the bit of interest leaves).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeServer {
+    pub rate: f64,
+    pub latency: f64,
+    pub cap: f64,
+    pub next: Option<usize>,
+}
+
 /// The tandem program of a bit crossing servers 0..n (rates `rate`, latencies `latency`) with the
-/// flows `pieces` (the first being the bit's own flow, over the whole tandem): Bouillard & Stea's
-/// FIFO tandem program ("Exact worst-case delay for FIFO-multiplexing tandems", ValueTools 2012;
-/// the tandem case of Bouillard's PLP, "Trade-off between accuracy and tractability of network
-/// calculus in FIFO networks", Performance Evaluation 2022, where it coincides with the exact
-/// program). Returns (program, time unit): the optimum × the unit bounds the delay.
-///
-/// Level j (0..=n) is the link into server j (level n: out of the tandem). Level j carries the
-/// dates u = 0..=n−j, latest first: at level n the bit's exit t(n,0); at level j < n the FIFO
-/// arrival dates t(j,u) of what left server j at t(j+1,u) (u ≤ n−j−1), then t(j,n−j), the start
-/// of server j's backlogged period that holds t(j+1,n−j−1). A flow's cumulative traffic at those
-/// dates is one variable F(u) per date of its entry level: FIFO makes what left j by t(j+1,u)
-/// equal what entered it by t(j,u), so every later level reads the same F(u). Every constraint
-/// holds on every trajectory:
-/// * dates: t(j,u+1) ≤ t(j,u) (FIFO keeps order; a backlog starts before its bits arrive), and
-///   t(j,u) ≤ t(j+1,u) (a bit leaves after it arrives);
-/// * arrival curves, at each flow's entry level: F(u) − F(v) ≤ σ + ρ·(t(e,u) − t(e,v)), u < v,
-///   and F(u) ≥ F(u+1);
-/// * service of server j between the start of its backlog and the departure date it holds:
-///   Σ_flows [F(n−j−1) − F(n−j)] ≥ R_j·(t(j+1,n−j−1) − t(j,n−j)) − R_j·T_j;
-/// * where `caps[j]` is finite (TFA's delay bound of server j, valid for every bit through it):
-///   t(j+1,u) − t(j,u) ≤ `caps[j]` (Bouillard's "TFA constraints" of PLP).
-///
-/// The objective is the bit's delay t(n,0) − t(0,0). Scaled so that the largest burst is 1 and
-/// the fastest server sends it in one time unit (a solver's tolerances are absolute).
+/// flows `pieces` (the first being the bit's own flow, over the whole tandem): the
+/// [`tree_program`] of the line 0 → 1 → … → n−1.
 pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Piece]) -> (Program, f64) {
     let n = rate.len();
+    let servers: Vec<TreeServer> = (0..n)
+        .map(|j| TreeServer {
+            rate: rate[j],
+            latency: latency[j],
+            cap: caps[j],
+            next: (j + 1 < n).then_some(j + 1),
+        })
+        .collect();
+    tree_program(&servers, pieces)
+}
+
+/// The program of a bit through a sink tree of FIFO servers (each server's output goes to at
+/// most one other server of the tree, `next`; the root's leaves it), crossed by the flows
+/// `pieces`, each from its server `first` along `next` to its server `last`; the first piece is
+/// the bit's own flow, its `last` the root. Bouillard & Stea's FIFO program ("Exact worst-case
+/// delay for FIFO-multiplexing tandems", ValueTools 2012; "Exact worst-case delay in
+/// FIFO-multiplexing feed-forward networks", IEEE/ACM ToN 2015) in the polynomial form of
+/// Bouillard's PLP for trees ("Trade-off between accuracy and tractability of network calculus
+/// in FIFO networks", Performance Evaluation 2022). Returns (program, time unit): the optimum ×
+/// the unit bounds the delay.
+///
+/// Let depth(h) be the number of servers from h to the root (the root's is 1). The input of
+/// server h (its level) carries the dates u = 0..=depth(h), latest first; the root's output (the
+/// exit level) the exit date t(exit,0). At level h, t(h,u) for u < depth(h) is the FIFO arrival
+/// date of what left h at t(next(h),u), and t(h,depth(h)) the start of h's backlogged period
+/// that holds t(next(h),depth(h)−1). A flow's cumulative traffic at those dates is one variable
+/// per date of its entry level: FIFO makes what left h by t(next(h),u) equal what entered it by
+/// t(h,u), so every later level reads the same F(u). Every constraint holds on every trajectory:
+/// * dates: t(h,u+1) ≤ t(h,u) (FIFO keeps order; a backlog starts before its bits arrive), and
+///   t(h,u) ≤ t(next(h),u) (a bit leaves after it arrives);
+/// * arrival curves, at each flow's entry level e: F(u) − F(v) ≤ σ + ρ·(t(e,u) − t(e,v)), u < v,
+///   and F(u) ≥ F(u+1);
+/// * service of server h between the start of its backlog and the departure date it holds:
+///   Σ_flows [F(depth(h)−1) − F(depth(h))] ≥ R_h·(t(next(h),depth(h)−1) − t(h,depth(h))) − R_h·T_h;
+/// * where `cap` is finite (TFA's delay bound of the server, valid for every bit through it):
+///   t(next(h),u) − t(h,u) ≤ cap (Bouillard's "TFA constraints" of PLP).
+///
+/// The objective is the bit's delay t(exit,0) − t(first,0). Scaled so that the largest burst is
+/// 1 and the fastest server sends it in one time unit (a solver's tolerances are absolute).
+/// O(N·D) dates and O(D²) arrival rows per piece, N servers of depth at most D: polynomial.
+pub fn tree_program(servers: &[TreeServer], pieces: &[Piece]) -> (Program, f64) {
+    let n = servers.len();
+    let depth: Vec<usize> =
+        (0..n).map(|h| std::iter::successors(Some(h), |&j| servers[j].next).take(n + 1).count()).collect();
     let bits = pieces.iter().map(|p| p.sigma).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-    let time = bits / rate.iter().copied().fold(0.0, f64::max);
+    let time = bits / servers.iter().map(|s| s.rate).fold(0.0, f64::max);
     let mut lp = Program::default();
-    // t[j][u]: the dates, level by level.
-    let t: Vec<Vec<usize>> = (0..=n).map(|j| (0..=n - j).map(|_| lp.column(0.0)).collect()).collect();
+    // t[h][u]: the dates, level by level; t[n]: the exit level.
+    let t: Vec<Vec<usize>> =
+        (0..=n).map(|h| (0..=if h < n { depth[h] } else { 0 }).map(|_| lp.column(0.0)).collect()).collect();
     lp.objective[t[n][0]] = 1.0;
-    lp.objective[t[0][0]] = -1.0;
-    for j in 0..n {
-        for u in 0..n - j {
-            lp.row(vec![(t[j][u + 1], 1.0), (t[j][u], -1.0)], 0.0);
-            lp.row(vec![(t[j][u], 1.0), (t[j + 1][u], -1.0)], 0.0);
-            if caps[j].is_finite() {
-                lp.row(vec![(t[j + 1][u], 1.0), (t[j][u], -1.0)], caps[j] / time);
+    lp.objective[t[pieces[0].first][0]] = -1.0;
+    let next = |h: usize| servers[h].next.unwrap_or(n);
+    for h in 0..n {
+        for u in 0..depth[h] {
+            lp.row(vec![(t[h][u + 1], 1.0), (t[h][u], -1.0)], 0.0);
+            lp.row(vec![(t[h][u], 1.0), (t[next(h)][u], -1.0)], 0.0);
+            if servers[h].cap.is_finite() {
+                lp.row(vec![(t[next(h)][u], 1.0), (t[h][u], -1.0)], servers[h].cap / time);
             }
         }
     }
@@ -214,28 +251,33 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
     for piece in pieces {
         let e = piece.first;
         let (sigma, rho) = (piece.sigma / bits, piece.rho * time / bits);
-        let f: Vec<usize> = (0..=n - e).map(|_| lp.column(0.0)).collect();
-        for u in 0..n - e {
+        let f: Vec<usize> = (0..=depth[e]).map(|_| lp.column(0.0)).collect();
+        for u in 0..depth[e] {
             lp.row(vec![(f[u + 1], 1.0), (f[u], -1.0)], 0.0);
-            for v in u + 1..=n - e {
+            for v in u + 1..=depth[e] {
                 lp.row(vec![(f[u], 1.0), (f[v], -1.0), (t[e][u], -rho), (t[e][v], rho)], sigma);
             }
         }
-        for (j, cols) in served.iter_mut().enumerate().take(piece.last + 1).skip(e) {
-            // Departure from j at u = n−j−1, arrival at the start of j's backlog, u = n−j.
-            cols.push(f[n - j - 1]);
-            cols.push(f[n - j]);
+        let mut h = e;
+        loop {
+            // Departure from h at u = depth(h)−1, arrival at the start of h's backlog, u = depth(h).
+            served[h].push(f[depth[h] - 1]);
+            served[h].push(f[depth[h]]);
+            match servers[h].next {
+                Some(j) if h != piece.last => h = j,
+                _ => break,
+            }
         }
     }
-    for j in 0..n {
-        let r = rate[j] * time / bits;
+    for h in 0..n {
+        let r = servers[h].rate * time / bits;
         // R·(t_out − t_start) − Σ (F_out − F_start) ≤ R·T, in scaled units.
-        let mut row = vec![(t[j + 1][n - j - 1], r), (t[j][n - j], -r)];
-        for pair in served[j].chunks(2) {
+        let mut row = vec![(t[next(h)][depth[h] - 1], r), (t[h][depth[h]], -r)];
+        for pair in served[h].chunks(2) {
             row.push((pair[0], -1.0));
             row.push((pair[1], 1.0));
         }
-        lp.row(row, r * latency[j] / time);
+        lp.row(row, r * servers[h].latency / time);
     }
     (lp, time)
 }
@@ -244,12 +286,94 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
 /// bound of a flow over a prefix of its route.
 pub type Memo = HashMap<(FlowId, usize), Result<f64, Unbounded>>;
 
-/// Flow `f`'s delay bound over the first `k` servers of its route, by the tandem program over
-/// them. Every flow that meets those servers enters as a [`Piece`] per maximal run of consecutive
-/// servers it shares with them; a run that does not start at the flow's source brings the burst
-/// σ + ρ·d, d the flow's bound up to there (computed the same way, upstream: the network is
-/// feed-forward), since a flow of token bucket (σ, ρ) through any system of delay at most d
-/// leaves with token bucket (σ + ρ·d, ρ).
+/// The sink tree of the servers that can delay flow `f` over the first `k` servers of its route:
+/// (its servers, each one's `next` in the tree). The path is the trunk, its k-th server the
+/// root; then, nearest to the root first, every server from which a flow goes to a server of
+/// the tree joins it, its `next` being that server, the first found (a server whose flows go to
+/// two servers of the tree feeds one; the flows to the other are cut there). So every server
+/// upstream of the tree is in it: what crosses the tree entered it at its source or at a cut.
+fn sink_tree(net: &Network, f: FlowId, k: usize) -> (Vec<PortId>, Vec<Option<usize>>) {
+    let mut tree: Vec<PortId> = net.flows[f].routes[0].ports[..k].to_vec();
+    let mut next: Vec<Option<usize>> = (0..k).map(|i| (i + 1 < k).then_some(i + 1)).collect();
+    let mut depth: Vec<usize> = (0..k).map(|i| k - i).collect();
+    let mut done = vec![false; k];
+    while let Some(b) = (0..tree.len()).filter(|&i| !done[i]).min_by_key(|&i| (depth[i], i)) {
+        done[b] = true;
+        for flow in &net.flows {
+            let route = &flow.routes[0].ports;
+            for r in 1..route.len() {
+                if route[r] == tree[b] && !tree.contains(&route[r - 1]) {
+                    tree.push(route[r - 1]);
+                    next.push(Some(b));
+                    depth.push(depth[b] + 1);
+                    done.push(false);
+                }
+            }
+        }
+    }
+    (tree, next)
+}
+
+/// The flows through the sink tree (`tree`, `next`) of flow `f` over its first `k` servers, as
+/// (flow, its route's index where the piece starts, piece): `f` first, over its path, then every
+/// other flow per maximal run of its route along the tree's edges, with its own (σ, ρ).
+fn tree_pieces(
+    net: &Network,
+    f: FlowId,
+    k: usize,
+    tree: &[PortId],
+    next: &[Option<usize>],
+) -> Vec<(FlowId, usize, Piece)> {
+    let at = |p: PortId| tree.iter().position(|&q| q == p);
+    let own = &net.flows[f];
+    let mut out = vec![(f, 0, Piece { sigma: own.burst, rho: own.rate, first: 0, last: k - 1 })];
+    for (g, flow) in net.flows.iter().enumerate() {
+        if g == f {
+            continue;
+        }
+        let mut current: Option<(usize, Piece)> = None;
+        for (r, &p) in flow.routes[0].ports.iter().enumerate() {
+            match (at(p), current.as_mut()) {
+                (Some(pos), Some((_, piece))) if next[piece.last] == Some(pos) => piece.last = pos,
+                (pos, _) => {
+                    if let Some((start, piece)) = current.take() {
+                        out.push((g, start, piece));
+                    }
+                    current = pos
+                        .map(|pos| (r, Piece { sigma: flow.burst, rho: flow.rate, first: pos, last: pos }));
+                }
+            }
+        }
+        if let Some((start, piece)) = current {
+            out.push((g, start, piece));
+        }
+    }
+    out
+}
+
+/// The servers of the tree that `piece` crosses, from its first to its last, along `next`.
+fn along(next: &[Option<usize>], piece: Piece) -> impl Iterator<Item = usize> + '_ {
+    std::iter::successors(Some(piece.first), move |&h| if h == piece.last { None } else { next[h] })
+}
+
+/// The number of variables of the [`tree_program`] that bounds flow `f` over its whole route:
+/// what `best`'s size guard counts ([`BEST_MAX_VARIABLES`]).
+pub fn variables(net: &Network, f: FlowId) -> usize {
+    let k = net.flows[f].routes[0].ports.len();
+    let (tree, next) = sink_tree(net, f, k);
+    let depth = |h: usize| std::iter::successors(Some(h), |&j| next[j]).count();
+    let dates: usize = (0..tree.len()).map(|h| depth(h) + 1).sum::<usize>() + 1;
+    dates + tree_pieces(net, f, k, &tree, &next).iter().map(|(_, _, p)| depth(p.first) + 1).sum::<usize>()
+}
+
+/// Flow `f`'s delay bound over the first `k` servers of its route, by the [`tree_program`] over
+/// its sink tree ([`sink_tree`]). Every flow that meets the tree enters as a [`Piece`] per
+/// maximal run of its route along the tree's edges; a run that does not start at the flow's
+/// source (it was cut) brings the burst σ + ρ·d, d a bound on the flow's delay up to there,
+/// since a flow of token bucket (σ, ρ) through any system of delay at most d leaves with token
+/// bucket (σ + ρ·d, ρ). d is the least of the flow's own bound over its route up to there (computed first, by this function: the network is
+/// feed-forward and that server is upstream of the root, so the recursion ends) and the sum of
+/// TFA's per-server bounds there.
 pub fn prefix_delay(
     net: &Network,
     f: FlowId,
@@ -261,73 +385,64 @@ pub fn prefix_delay(
     if let Some(known) = memo.get(&(f, k)) {
         return known.clone();
     }
-    let path: Vec<PortId> = net.flows[f].routes[0].ports[..k].to_vec();
-    let at = |p: PortId| path.iter().position(|&q| q == p);
-    let mut pieces = vec![Piece { sigma: net.flows[f].burst, rho: net.flows[f].rate, first: 0, last: k - 1 }];
-    // (flow, its route's index where the piece starts, piece)
-    let mut entries: Vec<(FlowId, usize, Piece)> = Vec::new();
-    for (g, flow) in net.flows.iter().enumerate() {
-        if g == f {
-            continue;
-        }
-        let route = &flow.routes[0].ports;
-        let mut current: Option<(usize, Piece)> = None;
-        for (r, &p) in route.iter().enumerate() {
-            match (at(p), current.as_mut()) {
-                (Some(pos), Some((_, piece))) if pos == piece.last + 1 => piece.last = pos,
-                (Some(pos), _) => {
-                    if let Some((start, piece)) = current.take() {
-                        entries.push((g, start, piece));
-                    }
-                    current = Some((r, Piece { sigma: flow.burst, rho: flow.rate, first: pos, last: pos }));
-                }
-                (None, _) => {
-                    if let Some((start, piece)) = current.take() {
-                        entries.push((g, start, piece));
-                    }
-                }
-            }
-        }
-        if let Some((start, piece)) = current {
-            entries.push((g, start, piece));
-        }
-    }
-    let rate: Vec<f64> = path.iter().map(|&p| net.ports[p].rate).collect();
-    let latency: Vec<f64> =
-        path.iter().map(|&p| net.nodes[net.ports[p].node].technological_latency).collect();
-    let result = (|| {
-        for (j, &p) in path.iter().enumerate() {
-            let load: f64 = pieces
-                .iter()
-                .chain(entries.iter().map(|(_, _, piece)| piece))
-                .filter(|piece| piece.first <= j && j <= piece.last)
-                .map(|piece| piece.rho)
-                .sum();
-            if load > rate[j] {
-                return Err(Unbounded::new(format!(
-                    "server '{}' overloaded: offered rate {load} > its rate {}",
-                    net.nodes[net.ports[p].node].name, rate[j]
-                )));
-            }
-        }
-        for (g, start, mut piece) in entries {
-            if start > 0 {
-                let upstream = prefix_delay(net, g, start, tfa, &mut *solver, memo)?;
-                piece.sigma += piece.rho * upstream;
-            }
-            pieces.push(piece);
-        }
-        let caps: Vec<f64> = path.iter().map(|&p| tfa[p]).collect();
-        let (lp, time) = tandem_program(&rate, &latency, &caps, &pieces);
-        let value = solver(&lp).map_err(|why| {
-            Unbounded::new(format!("flow '{}': the linear program has no optimum ({why})", net.flows[f].name))
-        })?;
-        // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
-        // one: raised by more than that, it stays an upper bound.
-        Ok((value + 1e-6 * value.abs().max(1.0)) * time)
-    })();
+    let result = tree_delay(net, f, k, tfa, &mut *solver, memo);
     memo.insert((f, k), result.clone());
     result
+}
+
+fn tree_delay(
+    net: &Network,
+    f: FlowId,
+    k: usize,
+    tfa: &[f64],
+    solver: Solver,
+    memo: &mut Memo,
+) -> Result<f64, Unbounded> {
+    let (tree, next) = sink_tree(net, f, k);
+    let entries = tree_pieces(net, f, k, &tree, &next);
+    let mut load = vec![0.0; tree.len()];
+    for &(_, _, piece) in &entries {
+        for h in along(&next, piece) {
+            load[h] += piece.rho;
+        }
+    }
+    for (h, &p) in tree.iter().enumerate() {
+        if load[h] > net.ports[p].rate {
+            return Err(Unbounded::new(format!(
+                "server '{}' overloaded: offered rate {} > its rate {}",
+                net.nodes[net.ports[p].node].name, load[h], net.ports[p].rate
+            )));
+        }
+    }
+    // A bound on flow g's delay from its source to the input of its route's server r (r ≥ 1).
+    let mut upstream = |g: FlowId, r: usize| -> Result<f64, Unbounded> {
+        let tfa_sum: f64 = net.flows[g].routes[0].ports[..r].iter().map(|&p| tfa[p]).sum();
+        Ok(prefix_delay(net, g, r, tfa, &mut *solver, memo)?.min(tfa_sum))
+    };
+    let mut pieces = Vec::new();
+    for &(g, start, mut piece) in &entries {
+        if start > 0 {
+            piece.sigma += piece.rho * upstream(g, start)?;
+        }
+        pieces.push(piece);
+    }
+    let servers: Vec<TreeServer> = tree
+        .iter()
+        .zip(&next)
+        .map(|(&p, &next)| TreeServer {
+            rate: net.ports[p].rate,
+            latency: net.nodes[net.ports[p].node].technological_latency,
+            cap: tfa[p],
+            next,
+        })
+        .collect();
+    let (lp, time) = tree_program(&servers, &pieces);
+    let value = solver(&lp).map_err(|why| {
+        Unbounded::new(format!("flow '{}': the linear program has no optimum ({why})", net.flows[f].name))
+    })?;
+    // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
+    // one: raised by more than that, it stays an upper bound.
+    Ok((value + 1e-6 * value.abs().max(1.0)) * time)
 }
 
 /// The LP bound of flow `f` along its route (s), or why it has none (an overloaded server, no
@@ -377,11 +492,30 @@ pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
     report
 }
 
-/// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow (its
-/// interferers entered with it, whatever the other flows do) and is tighter than the other
-/// methods, its bound.
+/// `best` runs `fifo-lp` only where no flow's program ([`variables`]) has more variables than
+/// this: past it, a program can take HiGHS seconds to minutes, and `best` keeps the other
+/// methods' bounds with a note (`--method fifo-lp` alone still runs it).
+pub const BEST_MAX_VARIABLES: usize = 2_000;
+
+/// `best` on a server graph under FIFO multiplexing: where `fifo-lp` applies to a flow and is
+/// tighter than the other methods, its bound; skipped, with a note, where a flow's program has
+/// more than [`BEST_MAX_VARIABLES`] variables.
 pub fn tighten(net: &Network, report: &mut AnalysisReport, solver: Solver) {
+    tighten_within(net, report, solver, BEST_MAX_VARIABLES)
+}
+
+/// [`tighten`] with the size guard `max_variables`.
+pub fn tighten_within(net: &Network, report: &mut AnalysisReport, solver: Solver, max_variables: usize) {
     if net.kind != NetworkKind::ServerGraph || !net.port_order().acyclic {
+        return;
+    }
+    let largest = (0..net.flows.len()).map(|f| (variables(net, f), f)).max();
+    if let Some((size, f)) = largest.filter(|&(size, _)| size > max_variables) {
+        report.notes.push(format!(
+            "fifo-lp skipped by best: flow '{}''s linear program has {size} variables, above best's \
+             limit of {max_variables} (run it alone with --method fifo-lp)",
+            net.flows[f].name
+        ));
         return;
     }
     let (tfa, mut memo) = (tfa_delays(net), Memo::new());
@@ -475,10 +609,10 @@ mod tests {
     }
 
     /// In `best`, every flow of a feed-forward graph is asked. f0 over s0, s1 (joined at s1 by
-    /// f2, which starts there): its tandem program. f1 over s0 (with f0, which entered there
-    /// too): the tandem program and the source-tree one. f2 over s1, s2 meets f0's run over s1,
-    /// which starts at f0's second server: f0's bound over s0 (its own program, once, memoised)
-    /// gives that run's burst, then f2's program. 1 + 2 + 2 = 5.
+    /// f2, which starts there): its tree program, 1. f1 over s0 (with f0, which entered there
+    /// too): its tree program and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0
+    /// goes s0 → s1), so f0 enters with its own burst and no bound upstream is needed: 1.
+    /// 1 + 2 + 1 = 4 (the path alone, without s0, would cut f0 and ask for its bound over s0).
     #[test]
     fn best_asks_for_every_flow() {
         let net = graph(
@@ -493,8 +627,61 @@ mod tests {
         };
         let req = Request { method: "best".into(), ..Default::default() };
         let r = run_with(&net, &req, Some(&mut count)).unwrap();
-        assert_eq!(asked, 5);
+        assert_eq!(asked, 4);
         assert!(r.flows.iter().all(|f| f.method == NAME));
+    }
+
+    /// f0 over s2 → s3; f1 s0 → s2 → s3; f2 s1 → s3; f3 s0 → s1. f0's sink tree: its path (s2,
+    /// s3), then nearest the root first: s1 (f2 goes s1 → s3), then s0 (f1 goes s0 → s2, found
+    /// from s2 before s1). f3 goes s0 → s1, but s0 feeds s2: f3 is cut there and enters s1 again
+    /// from its route's second server, with the burst of its bound over s0.
+    #[test]
+    fn the_sink_tree_takes_every_upstream_server() {
+        let net = graph(
+            &[(10.0, 0.0), (10.0, 0.0), (10.0, 0.0), (10.0, 0.0)],
+            &[(1.0, 1.0, &[2, 3]), (1.0, 1.0, &[0, 2, 3]), (1.0, 1.0, &[1, 3]), (1.0, 1.0, &[0, 1])],
+        );
+        let (tree, next) = sink_tree(&net, 0, 2);
+        let names: Vec<&str> = tree.iter().map(|&p| net.nodes[net.ports[p].node].name.as_str()).collect();
+        assert_eq!(names, ["s2", "s3", "s1", "s0"]);
+        assert_eq!(next, [Some(1), None, Some(1), Some(0)]);
+        let piece = |first, last| Piece { sigma: 1.0, rho: 1.0, first, last };
+        assert_eq!(
+            tree_pieces(&net, 0, 2, &tree, &next),
+            [
+                (0, 0, piece(0, 1)),
+                (1, 0, piece(3, 1)),
+                (2, 0, piece(2, 1)),
+                (3, 0, piece(3, 3)),
+                (3, 1, piece(2, 2))
+            ]
+        );
+        // Variables: dates (depths 2, 1, 2, 3: 3 + 2 + 3 + 4, and the exit) 13, the pieces'
+        // traffic at their entry level's dates 3 + 4 + 3 + 4 + 3 = 17.
+        assert_eq!(variables(&net, 0), 30);
+    }
+
+    /// `best`'s size guard: source16-50's largest program (flow t's, over the 16-server path, the
+    /// tree being the path: dates Σ_{j=0..15} (17 − j) + 1 = 153, 16 flows entering at depth 16:
+    /// 16·17 = 272) has 425 variables. With a limit below it, fifo-lp is skipped with a note and
+    /// the solver never asked; at it, fifo-lp runs.
+    #[test]
+    fn best_skips_programs_above_its_size_limit() {
+        let net = source16();
+        assert_eq!(variables(&net, 0), 425);
+        assert!((1..16).all(|f| variables(&net, f) <= 425));
+        let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
+        let mut never = |_: &Program| -> Result<f64, String> { panic!("no program above the limit") };
+        let mut report = network_bounds::analyze(&net, &opt);
+        tighten_within(&net, &mut report, &mut never, 424);
+        assert!(report.flows.iter().all(|r| r.method != NAME));
+        let note = report.notes.iter().find(|n| n.contains("fifo-lp skipped")).expect("a note");
+        assert!(note.contains("425 variables") && note.contains("--method fifo-lp"), "{note}");
+        let mut zero = |_: &Program| -> Result<f64, String> { Ok(0.0) };
+        let mut report = network_bounds::analyze(&net, &opt);
+        tighten_within(&net, &mut report, &mut zero, 425);
+        assert!(report.flows.iter().any(|r| r.method == NAME));
+        assert!(report.notes.iter().all(|n| !n.contains("fifo-lp skipped")));
     }
 
     /// f0 (1, 1) over s0, s1, both (10, 1); f1 (1, 1) joins at s1. A reachable trajectory: f0's
