@@ -17,9 +17,10 @@ Row = tuple[list[int], list[float], float]
 
 
 @contextlib.contextmanager
-def _no_banner() -> Iterator[None]:
-    """HiGHS prints its banner on the process's standard output when an instance is made, where
-    it would corrupt `--json`: that output goes to /dev/null meanwhile."""
+def quiet_highs() -> Iterator[None]:
+    """HiGHS prints its banner on the process's standard output (file descriptor 1) when an
+    instance is made, where it would corrupt `--json`: that output goes to /dev/null meanwhile.
+    Every user of HiGHS here (fifo-lp, the admission's exact placement) makes its instances in it."""
     sys.stdout.flush()
     saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
     try:
@@ -36,7 +37,7 @@ def maximise(objective: list[float], rows: list[Row]) -> float:
     import highspy
     import numpy as np
 
-    with _no_banner():
+    with quiet_highs():
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     inf = highspy.kHighsInf

@@ -7,27 +7,8 @@ requests: binary y_r (request r admitted) and x_{c,h,k} (component c on core k o
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-
+from rtnetlab.analysis.lp import quiet_highs
 from rtnetlab.errors import UserError
-
-
-@contextlib.contextmanager
-def _quiet():
-    """HiGHS writes its banner to the process's standard output (file descriptor 1), which
-    `--json` keeps for the document alone: sent to /dev/null while HiGHS runs."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
 
 
 def _highs():
@@ -42,7 +23,7 @@ def _highs():
 
 def exact_admitted(cores: list[int], requests: list[list[float]], time_limit: float = 30.0) -> int:
     """The largest number of requests (each a list of component utilisations) that fit."""
-    with _quiet():
+    with quiet_highs():
         return _exact(cores, requests, time_limit)
 
 
