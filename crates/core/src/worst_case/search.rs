@@ -40,6 +40,28 @@ pub(super) struct Context<'a> {
     /// route is unbounded).
     reach_ns: Vec<i64>,
     ifg_bits: f64,
+    /// Per port with a gate control list (time-aware shaper, or gated credit-based shaper): its
+    /// cycle and the instants its entries start, ns within the cycle. What such a port does
+    /// depends on when frames come, not only on when they come relative to each other.
+    gates: Vec<Option<(i64, Vec<i64>)>>,
+}
+
+/// A port's gate control list as (cycle, entry starts within it), ns; None for an ungated port.
+fn gate_schedule(port: &crate::model::EgressPort) -> Option<(i64, Vec<i64>)> {
+    use crate::model::spec::SchedulerConfig;
+    let (cycle, base, entries) = match &port.scheduler {
+        SchedulerConfig::Tas { cycle, base_time, entries } => (cycle.as_ns(), base_time.as_ns(), entries),
+        SchedulerConfig::Cbs { gates: Some(g), .. } => (g.cycle.as_ns(), g.base_time.as_ns(), &g.entries),
+        _ => return None,
+    };
+    let cycle = cycle.max(1);
+    let mut at = base;
+    let mut starts = Vec::with_capacity(entries.len());
+    for e in entries {
+        starts.push(at.rem_euclid(cycle));
+        at += e.duration.as_ns();
+    }
+    Some((cycle, starts))
 }
 
 impl<'a> Context<'a> {
@@ -79,6 +101,7 @@ impl<'a> Context<'a> {
             crossing,
             reach_ns,
             ifg_bits: net.spec.defaults.interframe_overhead.as_bits() as f64,
+            gates: net.ports.iter().map(gate_schedule).collect(),
         }
     }
 
@@ -145,6 +168,7 @@ impl<'a> Context<'a> {
     pub(super) fn search(&self, row: usize, seed: u64, budget: &RowBudget, grid_limit: u64) -> Found {
         let mut s = RowSearch::new(self, row, seed, budget);
         s.construct();
+        s.gate_phases();
         s.grid(grid_limit);
         if s.rel.len() > 1 {
             s.local_search();
@@ -193,6 +217,10 @@ struct RowSearch<'c, 'a> {
     grid_step: Option<i64>,
     exact: bool,
     started: Instant,
+    /// The longest gate cycle among the ports the relevant flows cross (0: none is gated). Where
+    /// it is not 0 the scenario's phase against the gates matters: the search also shifts the
+    /// whole scenario, and no grid of relative releases is exhaustive.
+    gate_cycle: i64,
 }
 
 /// Relative releases tried by the local search, as a power of two of ns at most.
@@ -207,8 +235,14 @@ impl<'c, 'a> RowSearch<'c, 'a> {
         rel.extend((0..ctx.net.flows.len()).filter(|&g| active[g] && g != t));
         let reach = rel.iter().map(|&g| ctx.reach_ns[g]).max().unwrap_or(0) + 1_000;
         let own = ctx.bounds[row].map_or(ctx.reach_ns[t], |us| (us * 1e3).ceil() as i64);
+        let gate_cycle = (0..ctx.net.ports.len())
+            .filter(|&p| ctx.crossing[p].iter().any(|(g, _)| active[*g]))
+            .filter_map(|p| ctx.gates[p].as_ref().map(|(cycle, _)| *cycle))
+            .max()
+            .unwrap_or(0);
         let t0 = reach;
-        let horizon = t0 + 2 * own + 10_000;
+        // Room for the whole scenario shifted by up to a gate cycle.
+        let horizon = t0 + 2 * own + 10_000 + gate_cycle;
         let n = rel.len();
         let mut order: Vec<usize> = (1..n).collect();
         order.push(0);
@@ -237,6 +271,7 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             grid_step: None,
             exact: false,
             started: Instant::now(),
+            gate_cycle,
         }
     }
 
@@ -405,7 +440,7 @@ impl<'c, 'a> RowSearch<'c, 'a> {
                 c.size[0] = bytes;
                 self.try_candidate(&c);
             }
-            self.exact = true;
+            self.exact = self.gate_cycle == 0;
             return;
         }
         if m > 4 {
@@ -477,7 +512,46 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             self.try_candidate(&c);
         }
         self.grid_step = Some(step);
-        self.exact = true;
+        // The grid fixes the target's release: exhaustive only where no gate makes the phase
+        // matter.
+        self.exact = self.gate_cycle == 0;
+    }
+
+    /// Behind gates, the phase of the whole scenario against the gate control lists: the best
+    /// candidate shifted so that the target's frame reaches each gated port of its path just
+    /// after an entry starts, or just too late to end before it (one ns past the usable part
+    /// of the window before), then at a few phases evenly over the cycle.
+    fn gate_phases(&mut self) {
+        if self.gate_cycle == 0 {
+            return;
+        }
+        let base = self.best.clone();
+        let (_, entries) = self.run(&base);
+        let mut shifts = Vec::new();
+        for &q in &self.path {
+            let Some((cycle, starts)) = self.ctx.gates[q].clone() else { continue };
+            let Some(at) = self.entry(&entries, 0, base.release[0], q) else { continue };
+            let tx = self.ctx.tx_ns(base.size[0], q).ceil() as i64;
+            for &start in &starts {
+                for target in [start + 1, start - tx + 1] {
+                    shifts.push((target - at).rem_euclid(cycle));
+                }
+            }
+        }
+        const EVEN: i64 = 16;
+        shifts.extend((1..EVEN).map(|k| k * self.gate_cycle / EVEN));
+        shifts.sort_unstable();
+        shifts.dedup();
+        for d in shifts {
+            if self.spent() {
+                break;
+            }
+            let mut c = base.clone();
+            for r in c.release.iter_mut() {
+                *r += d;
+            }
+            self.try_candidate(&c);
+        }
     }
 
     /// A (1+1) evolutionary local search from the best so far: one to three moves per step,
@@ -529,6 +603,14 @@ impl<'c, 'a> RowSearch<'c, 'a> {
 
     fn mutate(&mut self, c: &mut Candidate, entries: &[PortEntry]) {
         let n = self.rel.len();
+        if self.gate_cycle > 0 && self.rng.gen_bool(0.1) {
+            // The whole scenario against the gates, by up to a cycle either way.
+            let d = self.rng.gen_range(-self.gate_cycle..=self.gate_cycle);
+            for r in c.release.iter_mut() {
+                *r += d;
+            }
+            return;
+        }
         let roll = self.rng.gen_range(0..100);
         if n == 1 || roll < 5 {
             // The target's own size.
