@@ -7,21 +7,14 @@ use rand_chacha::ChaCha8Rng;
 use rtnetlab_core::analysis::{run, Request};
 use rtnetlab_core::generate::{random_small, RandomSchedulers};
 use rtnetlab_core::model::{
-    load_text, parse::Format, validate_spec, GateEntry, GateSchedule, Limits, Network, SchedulerConfig,
+    load_text, parse::Format, validate_spec, GateEntry, GateSchedule, Limits, SchedulerConfig,
 };
 use rtnetlab_core::sim::{simulate, FrameSizes, Release, SimConfig, Workload};
 use rtnetlab_core::units::{DataRate, Duration};
 use std::collections::BTreeMap;
 
-fn load(text: &str) -> Network {
-    let (net, d) = load_text(text, Format::Yaml, "example.yaml", &Limits::default());
-    net.unwrap_or_else(|| panic!("{:?}", d.0))
-}
-
-fn bounds(net: &Network) -> Vec<(String, f64)> {
-    let r = run(net, &Request { method: "best".into(), ..Default::default() }).unwrap();
-    r.flows.iter().map(|f| (net.flows[f.flow].name.clone(), f.delay_us)).collect()
-}
+mod common;
+use common::{bounds, load};
 
 /// examples/tsn/cbs_tas.yaml by hand (schedulers::cbs, "Behind a gate control list"). C = 1 Gb/s,
 /// no latencies; wire frames 12304 bits (video, backup) and 520·8 = 4160 bits (audio). Gates in a

@@ -1,19 +1,10 @@
 //! Time-aware shaper examples with numbers to check: INET's published showcase reproduced by the
 //! simulator, with rtnetlab's bound beside it, and the repository's own gate example by hand.
 
-use rtnetlab_core::analysis::{run, Request};
-use rtnetlab_core::model::{load_text, parse::Format, Limits, Network};
 use rtnetlab_core::sim::{simulate, Release, SimConfig};
 
-fn load(text: &str) -> Network {
-    let (net, d) = load_text(text, Format::Yaml, "example.yaml", &Limits::default());
-    net.unwrap_or_else(|| panic!("{:?}", d.0))
-}
-
-fn bounds(net: &Network) -> Vec<(String, f64)> {
-    let r = run(net, &Request { method: "best".into(), ..Default::default() }).unwrap();
-    r.flows.iter().map(|f| (net.flows[f.flow].name.clone(), f.delay_us)).collect()
-}
+mod common;
+use common::{bounds, load};
 
 /// INET's time-aware shaping showcase (inet/showcases/tsn/trafficshaping/timeawareshaper, INET
 /// 4.6 documentation): the high-priority frames, released at the start of their 20 µs window of

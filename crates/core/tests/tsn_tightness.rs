@@ -3,13 +3,11 @@
 //! bound is compared with it (docs/TSN.md reports the ratios).
 
 use rtnetlab_core::analysis::{run, Request};
-use rtnetlab_core::model::{load_text, parse::Format, Limits, Network};
+use rtnetlab_core::model::Network;
 use rtnetlab_core::sim::{simulate, FlowScenario, Release, Scenario, SimConfig};
 
-fn load(text: &str) -> Network {
-    let (net, d) = load_text(text, Format::Yaml, "example.yaml", &Limits::default());
-    net.unwrap_or_else(|| panic!("{:?}", d.0))
-}
+mod common;
+use common::load;
 
 /// (flow, bound, simulated worst case with synchronised releases), in µs.
 fn bound_and_simulated(net: &Network) -> Vec<(String, f64, f64)> {
