@@ -549,6 +549,31 @@ mod tests {
             .collect()
     }
 
+    /// A random port for the credit tests: 1 to 3 shaped classes c0.. with idle slopes (fractions
+    /// of a 1 Gb/s link, each at least `least_slope`, summing to at most 0.95) and one best-effort
+    /// class below; (shaped classes, classes, idle slopes in bit/s by class name, the fractions,
+    /// each class's largest frame on the wire in bytes).
+    #[allow(clippy::type_complexity)]
+    fn random_shaped_port(
+        rng: &mut rand_chacha::ChaCha8Rng,
+        least_slope: f64,
+    ) -> (usize, usize, BTreeMap<String, f64>, Vec<f64>, Vec<u32>) {
+        use rand::Rng;
+        let shaped = rng.gen_range(1..=3usize);
+        let n = shaped + 1;
+        let mut slopes = BTreeMap::new();
+        let mut left = 0.95;
+        let mut idle = Vec::new();
+        for k in 0..shaped {
+            let r: f64 = rng.gen_range(least_slope..0.5f64).min(left / (shaped - k) as f64);
+            left -= r;
+            idle.push(r);
+            slopes.insert(format!("c{k}"), r * 1e9);
+        }
+        let lmax: Vec<u32> = (0..n).map(|_| rng.gen_range(84..=1538u32)).collect();
+        (shaped, n, slopes, idle, lmax)
+    }
+
     fn frame(id: u32, class: u16, wire_bytes: u32) -> Queued {
         Queued {
             flow: u32::MAX,
@@ -714,18 +739,7 @@ mod tests {
         let mut closest = [0.0f64; 2];
         for seed in 0..200u64 {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let shaped = rng.gen_range(1..=3usize);
-            let n = shaped + 1;
-            let mut slopes = BTreeMap::new();
-            let mut left = 0.95;
-            let mut idle = Vec::new();
-            for k in 0..shaped {
-                let r: f64 = rng.gen_range(0.02..0.5f64).min(left / (shaped - k) as f64);
-                left -= r;
-                idle.push(r);
-                slopes.insert(format!("c{k}"), r * 1e9);
-            }
-            let lmax: Vec<u32> = (0..n).map(|_| rng.gen_range(84..=1538u32)).collect();
+            let (shaped, n, slopes, idle, lmax) = random_shaped_port(&mut rng, 0.02);
             let mut s = CreditBased::new(&classes(&(0..n as u32).collect::<Vec<_>>()), &slopes, 1e9);
             let mut id = 0u32;
             let mut now = 0i64;
@@ -799,18 +813,7 @@ mod tests {
             let (mut above, mut closest, mut checked) = (0, 0.0f64, 0);
             for seed in 0..120u64 {
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-                let shaped = rng.gen_range(1..=3usize);
-                let n = shaped + 1;
-                let mut slopes = BTreeMap::new();
-                let mut left = 0.95;
-                let mut idle = Vec::new();
-                for k in 0..shaped {
-                    let r: f64 = rng.gen_range(0.05..0.5f64).min(left / (shaped - k) as f64);
-                    left -= r;
-                    idle.push(r);
-                    slopes.insert(format!("c{k}"), r * 1e9);
-                }
-                let lmax: Vec<u32> = (0..n).map(|_| rng.gen_range(84..=1538u32)).collect();
+                let (shaped, n, slopes, idle, lmax) = random_shaped_port(&mut rng, 0.05);
                 let m = rng.gen_range(2..=4usize);
                 let entries: Vec<GateEntry> = (0..m)
                     .map(|e| GateEntry {
