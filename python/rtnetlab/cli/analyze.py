@@ -63,7 +63,9 @@ def _analyze_format(output_format: str | None, out_path: Path | None, as_json: b
 
 def _analysis_text(fmt: str, net: Network, report: dict) -> str:
     if fmt == "json":
-        return json.dumps({**report, "warnings": net.warnings}, indent=2, allow_nan=False) + "\n"
+        from rtnetlab.io import jsontext
+
+        return jsontext.dumps({**report, "warnings": net.warnings}) + "\n"
     if fmt == "csv":
         from rtnetlab import results
 

@@ -7,7 +7,6 @@ module imports it at start-up.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -113,7 +112,9 @@ FailOnMissOpt = Annotated[
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, allow_nan=False, default=_json_default) + "\n")
+    from rtnetlab.io import jsontext
+
+    sys.stdout.write(jsontext.dumps(data, default=_json_default) + "\n")
 
 
 def _json_default(x: Any) -> Any:
