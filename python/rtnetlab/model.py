@@ -20,6 +20,7 @@ from typing import Any
 from rtnetlab import _core
 from rtnetlab.errors import ModelError, UserError
 from rtnetlab.io import formats
+from rtnetlab.io.jsontext import loads
 
 #: A name given for an option is none of its choices (the engine lists them; the caller names the
 #: option).
@@ -36,14 +37,14 @@ class Network:
 
     @property
     def spec(self) -> dict:
-        return json.loads(self.handle.spec_json())
+        return loads(self.handle.spec_json())
 
     def info(self) -> dict:
-        return json.loads(self.handle.info_json())
+        return loads(self.handle.info_json())
 
     def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False) -> dict:
         """Worst-case bounds per (flow, destination, plane) and per egress port."""
-        return json.loads(self._analysis(self.handle.analyze_json, method, grouping, blind))
+        return loads(self._analysis(self.handle.analyze_json, method, grouping, blind))
 
     def analysis_document(
         self, method: str = "best", grouping: bool = False, blind: bool = False, indent: bool = True
@@ -61,7 +62,7 @@ class Network:
         ``counts`` of every row, the deadline ``failures`` of the flows and the
         ``unbounded_ports``; a 5000-VL report's 18,000 rows stay in the engine."""
         text = self._analysis(self.handle.analyze_table_json, method, grouping, blind, limit=limit)
-        return json.loads(text)
+        return loads(text)
 
     def _analysis(self, call: Any, method: str, grouping: bool, blind: bool, **options: Any) -> str:
         try:
@@ -79,13 +80,13 @@ class Network:
         try:
             from rtnetlab.analysis.lp import solver
 
-            return json.loads(self.handle.explain_json(method, grouping, blind, flow, solver()))
+            return loads(self.handle.explain_json(method, grouping, blind, flow, solver()))
         except ValueError as e:
             where = "--method" if str(e).startswith("unknown analysis method") else "--explain"
             raise UserError(f"{where}: {e}") from None
 
     def resolved(self) -> dict:
-        return json.loads(self.handle.resolved_json())
+        return loads(self.handle.resolved_json())
 
     def simulation(self, config: dict) -> Any:
         """A simulation of this network (`config`: the engine's SimConfig), the engine's running
@@ -94,13 +95,13 @@ class Network:
 
     def simulate_buses(self, config: dict) -> dict:
         """The CAN buses simulated (`config`: the engine's BusSimConfig); ValueError if wrong."""
-        return json.loads(self.handle.simulate_buses_json(json.dumps(config)))
+        return loads(self.handle.simulate_buses_json(json.dumps(config)))
 
     def worst_case(
         self, seconds: float | None, evaluations: int | None, seed: int, workers: int, flows: list[str]
     ) -> dict:
         """The worst-case search's report (a budget in seconds or in simulations)."""
-        return json.loads(self.handle.worst_case_json(seconds, evaluations, seed, workers, flows))
+        return loads(self.handle.worst_case_json(seconds, evaluations, seed, workers, flows))
 
     def check_scenario(self, scenario: dict) -> None:
         """ValueError (place and rule) when a worst-case scenario does not fit this network."""
@@ -108,11 +109,11 @@ class Network:
 
     def assign_priorities(self, method: str) -> dict:
         """Priority orders per processor and bus (`method`: opa or dm; ChoiceError otherwise)."""
-        return json.loads(self.handle.assign_priorities_json(method))
+        return loads(self.handle.assign_priorities_json(method))
 
     def partition(self, method: str) -> dict:
         """DOPA on the description's chains (`method`: opa or dm; ChoiceError otherwise)."""
-        return json.loads(self.handle.partition_json(method))
+        return loads(self.handle.partition_json(method))
 
 
 def _format(d: dict) -> str:
@@ -137,7 +138,7 @@ def load_text(json_text: str, source: str = "") -> Network:
 def _load(text: str, fmt: str, source: str) -> Network:
     """Validates a description's text (`fmt`: yaml or json) in the engine, within the limits in force."""
     handle, diags_json = _core.load_text(text, fmt, source or "(file)", formats.limits())
-    diags = json.loads(diags_json)
+    diags = loads(diags_json)
     errors = [_format(d) for d in diags if d["severity"] == "error"]
     warnings = [_format(d) for d in diags if d["severity"] == "warning"]
     if handle is None:
@@ -173,4 +174,4 @@ def write(data: Any, path: Path) -> None:
 
 def schema() -> dict:
     """The JSON Schema of the description format (generated from the engine's model)."""
-    return json.loads(_core.schema_json())
+    return loads(_core.schema_json())

