@@ -152,8 +152,6 @@ def attach_bounds(net: Network, report: dict, config: dict, analyze: bool = True
     `max_over_bound`, `above_bound` (a simulated maximum above its bound: a soundness bug), and
     the deadline with `late` (some frame arrived after it). An unbounded row has `bound_us` null
     and `bound_reason`. Returns the summary stored as the report's `bounds`."""
-    from rtnetlab.results import Reasons
-
     summary: dict = {"method": BOUND_METHOD, "applies": True, "reason": None, "above_bound": [], "late": []}
     resolved = net.resolved()
     deadlines = {f["name"]: f.get("deadline") for f in resolved.get("flows", [])}
@@ -171,6 +169,8 @@ def attach_bounds(net: Network, report: dict, config: dict, analyze: bool = True
     if analysis is not None:
         bounds = {(f["flow"], f["destination"], f["plane"]): f for f in analysis["flows"]}
         if any(f["status"] == "unbounded" for f in analysis["flows"]):
+            from rtnetlab.results import Reasons
+
             reasons = Reasons(resolved, net.info(), analysis)
     for f in report.get("flows", []):
         deadline_s = deadlines.get(f["flow"])

@@ -1,5 +1,5 @@
 """`python -m rtnetlab.cli`: the `rtnetlab` command."""
 
-from rtnetlab.cli import entry
+from rtnetlab.command import entry
 
 entry()

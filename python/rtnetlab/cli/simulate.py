@@ -120,7 +120,6 @@ def simulate(
     backlog. Ctrl-C stops early and still reports (exit 130)."""
     from rtnetlab import model
     from rtnetlab import simulate as sim_mod
-    from rtnetlab.worst_case import replay_setup
 
     limit = parse_limit(rows)
     seconds = quantity("duration", duration, "--duration")
@@ -176,6 +175,8 @@ def simulate(
         "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
     }
     if scenario is not None:
+        from rtnetlab.worst_case import replay_setup
+
         net, config = replay_setup(net, config, scenario)
     counts = net.info()["counts"]
     if net.info()["kind"] == "server_graph":

@@ -30,9 +30,9 @@ from typing import Any
 #: A float written by orjson that Python spells otherwise: in a value's place (after a space, at
 #: the start; before a comma or the end of a line: a raw newline never stands inside a JSON
 #: string, so no match can fall inside one), 0.0000... or with a negative exponent.
-_SMALL_FLOAT = re.compile(r"(?:(?<= )|^)-?(?:0\.0000[0-9]+|[0-9](?:\.[0-9]+)?e-[0-9]+)(?=,?\n|,?\Z)")
+_SMALL_FLOAT = r"(?:(?<= )|^)-?(?:0\.0000[0-9]+|[0-9](?:\.[0-9]+)?e-[0-9]+)(?=,?\n|,?\Z)"
 #: What ``ensure_ascii`` escapes: everything above ``~``.
-_NON_ASCII = re.compile("[\x7f-\U0010ffff]")
+_NON_ASCII = "[\x7f-\U0010ffff]"
 _PLAIN_SCALARS = frozenset((str, int, bool, type(None)))
 
 
@@ -43,10 +43,12 @@ def dumps(data: Any, default: Callable[[Any], Any] | None = None) -> str:
     text = _orjson_dumps(data)
     if text is None or not _plain(data):
         return json.dumps(data, indent=2, allow_nan=False, default=default)
-    if ("e-" in text or "0.0000" in text) and _SMALL_FLOAT.search(text):
-        text = _SMALL_FLOAT.sub(lambda m: repr(float(m.group())), text)
+    # The patterns are compiled (re caches them) only when the text may need them: compiling
+    # costs more than the whole document's writing.
+    if "e-" in text or "0.0000" in text:
+        text = re.sub(_SMALL_FLOAT, lambda m: repr(float(m.group())), text)
     if not text.isascii() or "\x7f" in text:
-        text = _NON_ASCII.sub(_escape, text)
+        text = re.sub(_NON_ASCII, _escape, text)
     return text
 
 

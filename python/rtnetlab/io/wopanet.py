@@ -41,13 +41,15 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
 from rtnetlab.errors import UserError
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 INTERFRAME_BYTES = 20
 DEFAULT_OVERHEAD = 67
@@ -522,6 +524,8 @@ def java_double(x: float) -> str:
         return "0.0"
     if not math.isfinite(x):
         return "Infinity" if x > 0 else ("-Infinity" if x < 0 else "NaN")
+    from decimal import Decimal  # for writing results only: reading does without it
+
     sign = "-" if x < 0 else ""
     d = Decimal(repr(abs(x)))
     _, digits, exp = d.normalize().as_tuple()
@@ -538,6 +542,8 @@ def java_double(x: float) -> str:
 
 
 def _half_up(x: float, places: int) -> Decimal:
+    from decimal import ROUND_HALF_UP, Decimal
+
     return Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 
