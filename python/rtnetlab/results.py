@@ -11,8 +11,6 @@ tables and the HTML report ``unbounded`` with the reason once.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from typing import Any
 
@@ -121,6 +119,9 @@ FLOW_COLUMNS = ["flow", "destination", "plane", "delay_us", "jitter_us", "best_c
 def flows_csv(analysis: dict) -> str:
     """The end-to-end bounds as CSV, one row per (flow, destination, plane). An unbounded row has
     ``inf`` delay and jitter, ``-inf`` slack when it has a deadline, and its reason."""
+    import csv
+    import io
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(FLOW_COLUMNS)
@@ -144,6 +145,9 @@ ITEM_COLUMNS = ["item", "kind", "resource", "priority", "cost_us", "period_us", 
 def response_times_csv(fp: dict) -> str:
     """The fixed-priority response times as CSV, one row per task, message or server; an
     unbounded response is ``inf`` (an unassigned item has none: empty)."""
+    import csv
+    import io
+
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(ITEM_COLUMNS)
