@@ -178,8 +178,9 @@ def simulate(
         from rtnetlab.worst_case import replay_setup
 
         net, config = replay_setup(net, config, scenario)
-    counts = net.info()["counts"]
-    if net.info()["kind"] == "server_graph":
+    info = net.info()
+    counts = info["counts"]
+    if info["kind"] == "server_graph":
         raise UserError(f"{file}: a server graph has no frames and no links to simulate; "
                         "analyse it with `rtnetlab analyze`")
     if counts["end_systems"]:
