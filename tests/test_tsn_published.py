@@ -172,13 +172,14 @@ def test_ats_icct_network_bounds_by_hand(rtnetlab_cli: Path) -> None:
     assert got["cdt"] == pytest.approx(low["cdt"], abs=1e-6)  # 201.44 + 3·129.44 = 589.76
     for flow in ("a2", "b3", "a4", "b5", "a6", "b7"):
         assert low[flow] - 1e-6 <= got[flow] <= high[flow] + 1e-6, flow
-    # The published bounds lie above ours: CDT by 32 % (ours serialises the ten CDT flows on
+    # The published bounds lie above ours: CDT's by 32 % (ours serialises the ten CDT flows on
     # their input link; without that, --method tfa, 818.19 us, still 5.7 % below), classes A
-    # and B by 1.0 to 6.3 % (derivation above against a per-hop model the paper's text, not
-    # reachable here, would name). Ours are not looser anywhere, so no published sound bound
-    # falls below them.
+    # and B's by 1.0 to 6.3 %, even with CDT's burst at its largest above. The paper's per-hop
+    # terms are not reachable here (only its figures, through INET's test), so the margin is not
+    # derived; what matters is the direction: a published sound bound below ours would point at
+    # a flaw of ours.
     for flow, published in ATS_PUBLISHED.items():
-        assert got[flow] < published
+        assert got[flow] < published and high.get(flow, got[flow]) < published
     tfa = by_group(bounds(rtnetlab_cli, ATS, "--method", "tfa"))
     assert tfa["cdt"] == pytest.approx(818.19, abs=0.01)
     assert got["cdt"] < tfa["cdt"] < ATS_PUBLISHED["cdt"]
