@@ -1,8 +1,8 @@
 """Published TSN examples with delay figures, from the command line: the credit-based shaper alone
 and asynchronous traffic shaping on INET's and CoRE4INET's validation network (published
 simulated worst cases), and asynchronous traffic shaping on the ICCT 2020 network (published
-bounds, as INET's validation test holds them). Each bound is derived
-by hand below and set beside the published figure; each example is also simulated."""
+bounds, as INET's validation test holds them). Each bound is derived by hand below and set beside
+the published figure; each example is also simulated."""
 
 from __future__ import annotations
 
