@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
+import sys
 
 from rich.console import Console
 
@@ -81,3 +83,25 @@ def test_many_rows_are_laid_out_as_plain_text():
     # Numbers right-aligned under their header, names left-aligned.
     assert lines[-1].endswith("2,000") and lines[3].startswith("f0 ")
     assert len({len(line) for line in lines[3:]}) == 1
+
+
+def test_port_labels_are_printed_as_written_not_as_emoji_codes():
+    # A two-plane port label followed by a colon ("ES1:A: ...") reads to rich as the emoji code
+    # ":A:" (a red "A" button); every console has emoji codes off, in the plain path, in rich's
+    # own (forced by FORCE_COLOR) and in a table's cells.
+    script = (
+        "from rtnetlab.cli.common import out\n"
+        "from rich.table import Table\n"
+        "out.print('ES1:A: end-system multiplexing jitter 600.0 us :smile:')\n"
+        "t = Table('port')\n"
+        "t.add_row('SW1:B:')\n"
+        "out.print(t)\n"
+    )
+    for env in ({}, {"FORCE_COLOR": "1"}):
+        r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr
+        text = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout)
+        assert "ES1:A: end-system multiplexing jitter 600.0 us :smile:" in text
+        assert "SW1:B:" in text
+        assert "\U0001f170" not in r.stdout and "\U0001f604" not in r.stdout

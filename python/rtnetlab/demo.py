@@ -20,7 +20,8 @@ def case_study_path() -> str:
 
 
 def run(as_json: bool = False) -> dict:
-    console = Console(highlight=False, stderr=as_json, width=None if sys.stdout.isatty() else 120)
+    width = None if sys.stdout.isatty() else 120
+    console = Console(emoji=False, highlight=False, stderr=as_json, width=width)
     path = case_study_path()
     console.print(f"[bold]rtnetlab demo[/bold]: {path}")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -73,22 +72,20 @@ class _LazyConsole:
 
 #: rich makes a terminal of any output when one of these is set.
 _FORCED_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
-#: rich's emoji codes (``:name:``); text that could hold one goes through rich.
-_EMOJI = re.compile(r":\S*?:")
 
 
 def plain_text(text: str, markup: bool) -> bool:
-    """Whether rich would print `text` as it is: printable ASCII (one cell a character), no
-    emoji code, and no markup where markup is read."""
-    return (text.replace("\n", "").isprintable() and text.isascii() and not _EMOJI.search(text)
-            and not (markup and "[" in text))
+    """Whether rich would print `text` as it is: printable ASCII (one cell a character) and no
+    markup where markup is read. (Emoji codes are off in every console: a port label such as
+    ``ES1:A:`` is text, not ``:A:``.)"""
+    return text.replace("\n", "").isprintable() and text.isascii() and not (markup and "[" in text)
 
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
 out: Console = _LazyConsole(  # type: ignore[assignment]
-    highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250
+    emoji=False, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250
 )
-err: Console = _LazyConsole(stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
+err: Console = _LazyConsole(emoji=False, stderr=True, highlight=False, soft_wrap=True)  # type: ignore[assignment]
 
 EXIT_VERDICT = 1
 EXIT_USER = 2

@@ -16,8 +16,8 @@ from rtnetlab.errors import Terminated, UserError
 
 slrm = typer.Typer(help="Seed 001G's service-level-aware resource manager.", no_args_is_help=True)
 
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(emoji=False, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(emoji=False, stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
 # `slrm simulate` and `slrm run`: the same draws and the same files.

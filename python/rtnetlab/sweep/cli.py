@@ -124,7 +124,7 @@ def sweep(
     from rich.console import Console
     from rich.table import Table
 
-    con = Console(highlight=False, soft_wrap=True)
+    con = Console(emoji=False, highlight=False, soft_wrap=True)
     table = Table(title=f"{spec.name}: means over seeds ({round(spec.confidence * 100)} % CI)")
     for p in spec.param_names:
         table.add_column(p)
@@ -150,7 +150,7 @@ def sweep(
     )
     if failed:
         first = next(r for r in rows if r["error"])
-        Console(stderr=True, highlight=False).print(
+        Console(emoji=False, stderr=True, highlight=False).print(
             f"warning: {failed} rows failed; first: point {first['index']} "
             f"seed {first['seed']}: {first['error']}",
             markup=False,

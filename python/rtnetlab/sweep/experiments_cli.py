@@ -57,7 +57,7 @@ def soundness(
     else:
         from rich.console import Console
 
-        con = Console(highlight=False, soft_wrap=True)
+        con = Console(emoji=False, highlight=False, soft_wrap=True)
         con.print(
             f"{doc['networks']} networks, {doc['routes']} routes, {doc['checks']} checks against "
             f"{len(doc['methods'])} methods: {doc['violations']} violations "

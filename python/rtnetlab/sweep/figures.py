@@ -331,7 +331,7 @@ def _finish(doc: dict, as_json: bool) -> None:
         return
     from rich.console import Console
 
-    con = Console(highlight=False, soft_wrap=True)
+    con = Console(emoji=False, highlight=False, soft_wrap=True)
     con.print(f"{doc['figure']}: {doc['rows']} rows ({doc['failed']} failed) in {doc['wall_s']:.0f} s")
     for f in doc["files"]:
         con.print(f"wrote {f}")

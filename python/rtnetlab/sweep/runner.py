@@ -305,7 +305,7 @@ class _bar:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=Console(emoji=False, stderr=True),
             transient=True,
         )
         self.progress.__enter__()

@@ -17,8 +17,8 @@ from rtnetlab.errors import UserError
 app = typer.Typer(help="Run a description on real frames in Linux network namespaces.", no_args_is_help=True)
 export_app = typer.Typer(help="Configurations for real hosts.", no_args_is_help=True)
 
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(emoji=False, highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 250)
+err = Console(emoji=False, stderr=True, highlight=False, soft_wrap=True)
 
 FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
