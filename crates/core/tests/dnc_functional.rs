@@ -8,7 +8,9 @@
 //! `addFlow(src, dst)` follows the shortest chain of declared turns.
 //!
 //! A description's numbers are read as seconds and bits: the reports' µs and bytes are turned
-//! back here.
+//! back here. The FIFO SFA rows are the suite's convention, the flow of interest left out of its
+//! companions' arrival bounds upstream (`analysis::SFA_FOI_LOWEST`); `sfa` counts it under FIFO
+//! (docs/ANALYSIS.md; its value on TA_2S_1SC_2F_1AC_1P by hand below).
 
 use rtnetlab_core::analysis::{run, Request};
 use rtnetlab_core::model::load_network;
@@ -78,10 +80,13 @@ fn differences(name: &str, net: &Net, rows: &[Row]) -> Vec<String> {
     let network = network.unwrap_or_else(|| panic!("{name}: {:?}", diags.0));
     let mut failures = Vec::new();
     for &(_, flow, analysis, mux, delay, backlog) in rows {
-        let method = match analysis {
-            Tfa => "tfa",
-            Sfa => "sfa",
-            Pmoo => "pmoo",
+        // The suite's FIFO SFA leaves the flow of interest out of its companions' interference
+        // upstream: reproduced by that variant, which `sfa` is not under FIFO (it counts it).
+        let method = match (analysis, mux) {
+            (Tfa, _) => "tfa",
+            (Sfa, Fifo) => rtnetlab_core::analysis::SFA_FOI_LOWEST,
+            (Sfa, Arb) => "sfa",
+            (Pmoo, _) => "pmoo",
         };
         let req = Request { method: method.into(), grouping: false, blind: matches!(mux, Arb) };
         let report = run(&network, &req).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -438,6 +443,25 @@ fn the_table_covers_every_network() {
     }
 }
 
+/// `sfa` under FIFO counts the flow of interest in its companion's interference upstream, on
+/// TA_2S_1SC_2F_1AC_1P (two flows (25, 5) over two servers (10, 10)), by hand: f1 leaves s0
+/// within the left-over (10 − 5, 10 + 25/10) = (5, 12.5), so it reaches s1 with burst
+/// 25 + 5·12.5 = 87.5 (the suite's convention: 25 + 5·10 = 75; FIFO lets it reach
+/// 25 + 5·(10 + 50/10) = 100); f0's left-overs (5, 12.5) and (5, 10 + 87.5/10) give
+/// 12.5 + 18.75 + 25/5 = 36.25, above the exact worst case 25 and the suite's 35. Backlog: the
+/// vertical deviation 25 + 5·31.25 = 181.25.
+#[test]
+fn sfa_counts_the_flow_of_interest_upstream_under_fifo() {
+    let (name, net) = NETWORKS.iter().find(|(n, _)| *n == "TA_2S_1SC_2F_1AC_1P").unwrap();
+    let (network, _) = load_network(&description(name, net));
+    let network = network.unwrap();
+    let r = run(&network, &Request { method: "sfa".into(), ..Default::default() }).unwrap();
+    for row in &r.flows {
+        assert!(matches(36.25, row.delay_us / 1e6, None), "{}", row.delay_us);
+        assert!(matches(181.25, row.backlog_bytes * 8.0, None), "{}", row.backlog_bytes);
+    }
+}
+
 /// Exact single-hop FIFO: three flows of unit burst (small rates) at one server of rate 4.71 and
 /// no latency: the last bit of the three bursts leaves at 3/4.71 exactly. TFA and best give that
 /// (TFA used to propagate bursts from an upstream that is not there); SFA's FIFO left-over
@@ -556,7 +580,8 @@ fn best_is_never_above_a_single_method_on_random_trees() {
 
 /// SFA-iter against DNC's SFA on the random tandems and trees above, FIFO and blind: never above
 /// it (each pass's bound is valid and the smallest is kept, plain SFA's among them), and below it
-/// on some rows (the iteration is not vacuous: when it is broken into plain SFA, this fails). The
+/// on some rows under blind multiplexing (the iteration is not vacuous: when it is broken into
+/// plain SFA, this fails). The
 /// figures (rows tightened, mean and largest gain) are printed for docs/ANALYSIS.md.
 #[test]
 fn sfa_iter_is_never_above_sfa_on_random_tandems_and_trees() {
@@ -594,7 +619,12 @@ fn sfa_iter_is_never_above_sfa_on_random_tandems_and_trees() {
                 100.0 * gain_sum / tighter.max(1) as f64,
                 100.0 * gain_max
             );
-            assert!(tighter > 0, "{family} blind={blind}: sfa-iter never below sfa");
+            // Under FIFO, where SFA counts the flow of interest in its companions' interference
+            // upstream, no flow's SFA output bound beats TFA's on these networks, so the iteration
+            // stops before a second pass (its gains there came from leaving the foi out).
+            if blind {
+                assert!(tighter > 0, "{family} blind={blind}: sfa-iter never below sfa");
+            }
         }
     }
 }

@@ -313,6 +313,36 @@ fn dnc_cross_traffic(net: &Network) -> bool {
     net.kind == crate::model::NetworkKind::ServerGraph
 }
 
+thread_local! {
+    /// Set while [`with_foi_lowest_upstream`] runs: the hop-by-hop SFA leaves the flow of interest
+    /// out of its travelling companions' arrival bounds under FIFO too.
+    static FOI_LOWEST_UPSTREAM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the convention of DNC's functional tests for SFA on a server graph: the flows
+/// that travel with the flow of interest (foi) are bounded with the foi left out upstream (as if
+/// it had the lowest priority there), under FIFO multiplexing as well. Not a bound under FIFO:
+/// FIFO serves the foi ahead of later cross traffic, which it then delays, and a trajectory
+/// exceeds the bound (docs/ANALYSIS.md, "DNC's SFA under FIFO"). Kept to reproduce the
+/// functional tests' FIFO rows; `sfa`, `sfa-iter` and `best` count the foi under FIFO.
+pub fn with_foi_lowest_upstream<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            FOI_LOWEST_UPSTREAM.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(FOI_LOWEST_UPSTREAM.with(|c| c.replace(true)));
+    f()
+}
+
+/// Whether the foi is left out of the arrival bounds of the flows travelling with it: under
+/// arbitrary multiplexing (DNC's convention: it may be taken as lowest priority, delaying no
+/// one), and under FIFO only inside [`with_foi_lowest_upstream`].
+fn foi_left_out(mux: Multiplexing) -> bool {
+    mux == Multiplexing::Blind || FOI_LOWEST_UPSTREAM.with(|c| c.get())
+}
+
 /// Whether the closed forms for token buckets may be used (always, but in their tests).
 fn closed_forms() -> bool {
     #[cfg(test)]
@@ -1546,8 +1576,10 @@ fn left_over(
 
 /// DNC's arrival bound of the crossings `set` of queue `q` (sorted; the flow of interest `foi`
 /// not among them) for separated flow analysis: the flows that reached the port from the port
-/// `foi` came from are bounded with `foi` removed all the way back (as if it had the lowest
-/// priority upstream), the others as TFA bounds them (DNC `SeparateFlowAnalysis` with
+/// `foi` came from are bounded over the ports they crossed with it, their output at each the
+/// left-over service of the others there (the foi counted by the state's curve of it under FIFO;
+/// left out, as if it had the lowest priority upstream, under arbitrary multiplexing and in
+/// [`with_foi_lowest_upstream`]), the others as TFA bounds them (DNC `SeparateFlowAnalysis` with
 /// `AggregatePboo`). Used on server graphs, whose fluid servers are DNC's.
 fn arrival_without(
     net: &Network,
@@ -1591,10 +1623,21 @@ fn arrival_without(
             .copied()
             .filter(|c| ups.binary_search(c).is_err() && Some(*c) != foi_here)
             .collect();
-        let cross =
+        let mut cross =
             if rest.is_empty() { None } else { Some(arrival_without(net, lay, st, opt, qu, &rest, foi)?) };
+        // Under FIFO the foi delays them there: it is counted, by the state's curve of it.
+        if let Some(own) = foi_here
+            .filter(|&c| cx[c].queue == qu && !foi_left_out(opt.multiplexing))
+            .and_then(|c| arrival_of(net, lay, st, qu, &[c]))
+        {
+            cross = Some(match cross {
+                None => own,
+                Some(c) => c.add(&own),
+            });
+        }
+        let rest_empty = cross.is_none();
         let service = st.service[qu].clone()?;
-        let mux = if rest.is_empty() { Multiplexing::Fifo } else { opt.multiplexing };
+        let mux = if rest_empty { Multiplexing::Fifo } else { opt.multiplexing };
         let out = residual(&service, cross.as_ref(), mux).and_then(|res| curves::deconvolve(&alpha, &res))?;
         travelled = Some(match travelled {
             None => out,
