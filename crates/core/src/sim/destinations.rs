@@ -218,11 +218,15 @@ impl Simulator {
                 prefetch(&self.receivers[a.rx as usize]);
             }
             if let Some(a) = batch.get(i + AHEAD / 2) {
-                // Their records are in by now: the histogram counts the arrival will increment.
-                let at = a.time + self.route_sinks[a.route as usize].receive_ns;
+                // Their records are in by now: the histogram counts the arrival will increment,
+                // and the frames redundancy management holds, if it keeps any for the route.
+                let sink = &self.route_sinks[a.route as usize];
+                let at = a.time + sink.receive_ns;
                 self.route_stats[a.route as usize].prefetch_record(at - a.start_ns);
                 self.delivered[a.rx as usize].prefetch_record(at - a.emit_ns);
-                prefetch(self.receivers[a.rx as usize].awaiting_twins.as_slices().0.as_ptr());
+                if sink.twins {
+                    prefetch(self.receivers[a.rx as usize].awaiting_twins.as_slices().0.as_ptr());
+                }
             }
             self.deliver(&batch[i]);
         }
