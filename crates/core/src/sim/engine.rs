@@ -6,7 +6,7 @@
 //! model.
 
 use super::arrivals::{Arrival, ArrivalLog};
-use super::destinations::{Receiver, Remembered};
+use super::destinations::{Receiver, Remembered, RouteSink};
 use super::forwarding::{Copy, Hop, Packet};
 use super::ports::{Discipline, PortSim, NO_WAKE};
 use super::queue::{EventQueue, Kind};
@@ -68,10 +68,8 @@ pub struct Simulator {
     pub(super) free_packets: Vec<u32>,
     pub(super) route_stats: Vec<Latency>,
     pub(super) route_losses: Vec<u64>,
-    /// Integrity checking per route (VL, destination, plane): the sequence number of the last
-    /// copy received (0 before the first), and the copies discarded.
-    pub(super) route_last_sn: Vec<u8>,
-    pub(super) route_integrity_discards: Vec<u64>,
+    /// What a delivery reads per route (VL, destination, plane), integrity checking included.
+    pub(super) route_sinks: Vec<RouteSink>,
     /// Route index -> (flow, destination node, plane, receiver index).
     pub(super) routes: Vec<(u32, u32, u8, u32)>,
     pub(super) receivers: Vec<Receiver>,

@@ -115,12 +115,12 @@ impl Simulator {
 
     /// A copy heads for its last port: its destination's records will be needed on arrival and
     /// are fetched while other events run.
-    pub(super) fn prefetch_destination(&self, hop: Hop, copy: u32) {
+    pub(super) fn prefetch_destination(&self, hop: Hop) {
         let (route, rx) = (hop.deliver as usize, hop.first_next as usize);
+        prefetch(&self.route_sinks[route]);
         prefetch(&self.route_stats[route]);
         prefetch(&self.delivered[rx]);
         prefetch(&self.receivers[rx]);
-        prefetch(&self.hot.flow_skew_max[self.copies[copy as usize].flow as usize]);
     }
 
     /// A copy starts on a link: what its end of transmission will read is fetched while other
@@ -198,7 +198,7 @@ impl Simulator {
             let next = self.packets[p as usize].hop;
             if next.deliver != NO_ROUTE {
                 if self.arrivals.is_none() {
-                    self.prefetch_destination(next, copy);
+                    self.prefetch_destination(next);
                 }
             } else if next.n_next > 0 {
                 // Read when the next port schedules the packet (and forwards it at once).

@@ -153,7 +153,13 @@ impl Simulator {
         };
         let in_flight =
             if sending_until > now { (sending_until - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
-        ps.max_backlog_bits = ps.max_backlog_bits.max(ps.queued_bits as f64 + in_flight);
+        // The queued bits converted through i64 (one instruction; they are far below 2^63, where
+        // both conversions agree), and the maximum kept by a comparison (the backlog is never
+        // NaN): the same value as `f64::max` of the `u64` conversion, fewer instructions.
+        let backlog = ps.queued_bits as i64 as f64 + in_flight;
+        if backlog > ps.max_backlog_bits {
+            ps.max_backlog_bits = backlog;
+        }
         match &mut ps.discipline {
             Discipline::Fifo { waiting } => {
                 let Transmission { start, started, end } = ps.link.transmit(now, wire);

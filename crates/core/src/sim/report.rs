@@ -52,7 +52,7 @@ impl Simulator {
                     plane: net.planes[plane as usize].clone(),
                     latency: LatencySummary::from(l),
                     losses: self.route_losses[r],
-                    integrity_discards: self.route_integrity_discards[r],
+                    integrity_discards: self.route_sinks[r].integrity_discards,
                     retransmissions: self.sources_cold[f as usize].retransmissions,
                     frames_due: self.cfg.retransmit.then_some(self.sources_cold[f as usize].frames_due),
                     histogram: l.histogram().into_iter().map(|(ns, n)| (ns as f64 / 1e3, n)).collect(),

@@ -234,10 +234,10 @@ impl Simulator {
         let synchronized = self.cfg.release == Release::Synchronized || self.scenario.is_some();
         let jitter = if synchronized || jitter_ns == 0 { 0 } else { self.rng.gen_range(0..=jitter_ns) };
         let ifg = self.hot.ifg_bits;
-        for k in self.starts_at[f]..self.starts_at[f + 1] {
+        let (starts, end) = (self.starts_at[f], self.starts_at[f + 1]);
+        for k in starts..end {
             let (plane, first, n) = self.starts[k as usize];
-            let k = k - self.starts_at[f];
-            let skew = if k == 0 { 0 } else { plane_skew };
+            let skew = if k == starts { 0 } else { plane_skew };
             let start = emit_ns + jitter + skew;
             let copy = self.new_copy(Copy {
                 flow: f as u32,
@@ -256,10 +256,18 @@ impl Simulator {
                     // Due now: no need to go through the event queue.
                     self.enqueue(p);
                 } else {
-                    self.push(start + source_latency, Ev::Enqueue { packet: p });
+                    self.enqueue_at(start + source_latency, p);
                 }
             }
         }
+    }
+
+    /// A copy enters its source port later (release jitter, plane skew, the end system's
+    /// latency): an event. Apart, so that `emit` does not carry the queue's inlined push (and
+    /// its values kept across the loop) where, without jitter or latency, a copy enters at once.
+    #[inline(never)]
+    fn enqueue_at(&mut self, at: i64, packet: u32) {
+        self.push(at, Ev::Enqueue { packet });
     }
 
     /// The next releases' records, fetched in stages while other events run (each stage reads

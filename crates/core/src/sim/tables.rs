@@ -3,7 +3,7 @@
 //! with its first releases.
 
 use super::arrivals::ArrivalLog;
-use super::destinations::Receiver;
+use super::destinations::{Receiver, RouteSink};
 use super::engine::Ev;
 use super::forwarding::{Hop, NO_ROUTE};
 use super::ports::ns_per_bit;
@@ -95,11 +95,6 @@ pub(super) fn lay_out(
 /// are large; reaching into them for each frame costs a cache miss).
 pub(super) struct Hot {
     pub(super) flow_class: Vec<u16>,
-    /// Flows that are virtual links (their copies carry an AFDX sequence number, checked at
-    /// the destination).
-    pub(super) flow_is_vl: Vec<bool>,
-    /// SkewMax per flow, ns: redundancy management's window.
-    pub(super) flow_skew_max: Vec<i64>,
     pub(super) port_prop_ns: Vec<i64>,
     pub(super) port_peer: Vec<u32>,
     pub(super) node_latency_ns: Vec<i64>,
@@ -132,16 +127,6 @@ impl Hot {
         let ns = |s: f64| (s * 1e9).round() as i64;
         Hot {
             flow_class: net.flows.iter().map(|f| f.class.map_or(u16::MAX, |k| k as u16)).collect(),
-            flow_is_vl: net.flows.iter().map(|f| matches!(f.traffic, Traffic::VirtualLink { .. })).collect(),
-            flow_skew_max: net
-                .flows
-                .iter()
-                .map(|f| match &f.traffic {
-                    Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
-                    _ if net.skew_max > 0.0 => ns(net.skew_max),
-                    _ => i64::MAX,
-                })
-                .collect(),
             port_prop_ns: net.ports.iter().map(|p| ns(p.propagation_delay)).collect(),
             port_peer: net.ports.iter().map(|p| p.peer as u32).collect(),
             node_latency_ns: net.nodes.iter().map(|n| ns(n.technological_latency)).collect(),
@@ -383,6 +368,26 @@ impl Simulator {
                 flow_receivers[f as usize].push(rx);
             }
         }
+        let ns = |s: f64| (s * 1e9).round() as i64;
+        let route_sinks = routes
+            .iter()
+            .map(|&(f, destination, _, rx)| {
+                let flow = &net.flows[f as usize];
+                RouteSink {
+                    receive_ns: hot.node_receive_ns[destination as usize],
+                    // SkewMax, redundancy management's window.
+                    skew_max_ns: match &flow.traffic {
+                        Traffic::VirtualLink { skew_max: Some(s), .. } => ns(s.secs()),
+                        _ if net.skew_max > 0.0 => ns(net.skew_max),
+                        _ => i64::MAX,
+                    },
+                    // A VL's copies carry an AFDX sequence number, checked at the destination.
+                    is_vl: matches!(flow.traffic, Traffic::VirtualLink { .. }),
+                    twins: receivers[rx as usize].copies > 1,
+                    ..RouteSink::default()
+                }
+            })
+            .collect();
         let arrivals = arrival_batch
             .filter(|_| cfg.dedup.is_none() && !cfg.retransmit && !hot.node_cut_through.iter().any(|&c| c))
             .map(|batch| {
@@ -413,8 +418,7 @@ impl Simulator {
             free_packets: Vec::new(),
             route_stats: vec![Latency::default(); n_routes],
             route_losses: vec![0; n_routes],
-            route_last_sn: vec![0; n_routes],
-            route_integrity_discards: vec![0; n_routes],
+            route_sinks,
             routes,
             delivered: (0..receivers.len()).map(|_| Latency::default()).collect(),
             receivers,
