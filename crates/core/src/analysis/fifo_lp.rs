@@ -271,21 +271,30 @@ fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
             ge[k][k] = true;
             k
         };
-        // The output dates from the earliest up, while each is known to follow the previous one:
-        // the chain along which backlogs are decided (FIFO keeps the order of the dates).
-        let mut chain: Vec<usize> = (0..m).collect();
-        chain.sort_by_key(|&a| (below[a].iter().filter(|&&x| x).count(), std::cmp::Reverse(a)));
-        let known = 1 + chain.windows(2).take_while(|w| below[w[1]][w[0]]).count();
-        chain.truncate(known);
-        let decided = cases[h].len().min(known - 1);
+        // The output dates whose backlogs are decided, from the earliest up (the earliest's start
+        // as in the one-period program); each against the latest date before it that it is known
+        // to follow (FIFO keeps the order of the dates; with T > 0 a start's order against the
+        // earlier dates' is unknown, and a date may follow none).
+        let rank = |a: usize| below[a].iter().filter(|&&x| x).count();
+        let mut by_time: Vec<usize> = (0..m).collect();
+        by_time.sort_by_key(|&a| (rank(a), std::cmp::Reverse(a)));
+        let earliest = by_time[0];
+        let mut chain: Vec<(usize, usize)> = Vec::new();
+        let mut taken = vec![earliest];
+        for &d in &by_time[1..] {
+            if let Some(&p) = taken.iter().filter(|&&x| below[d][x]).max_by_key(|&&x| rank(x)) {
+                chain.push((p, d));
+                taken.push(d);
+            }
+        }
+        let decided = cases[h].len().min(chain.len());
         let mut start = vec![None; m];
         // The earliest output date's start, as in the one-period program.
         let first = add(&mut ge);
-        ge[chain[0]][first] = true;
-        start[chain[0]] = Some(first);
-        for (j, &new) in cases[h][..decided].iter().enumerate() {
-            let (earlier, i) = (chain[j], chain[j + 1]);
-            let previous = start[earlier].expect("decided from the earliest up");
+        ge[earliest][first] = true;
+        start[earliest] = Some(first);
+        for (&(earlier, i), &new) in chain.iter().zip(&cases[h][..decided]) {
+            let previous = start[earlier].expect("decided before");
             if new {
                 let u = add(&mut ge);
                 ge[i][u] = true; // the start is no later than the bit's arrival
@@ -299,7 +308,7 @@ fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
                 start[i] = Some(previous);
             }
         }
-        let chain: Vec<(usize, usize)> = chain.windows(2).map(|w| (w[0], w[1])).collect();
+        chain.truncate(decided);
         // Transitive closure.
         let k = ge.len();
         for c in 0..k {
@@ -313,7 +322,8 @@ fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
                 }
             }
         }
-        out[h] = Level { outputs: m, decidable: known - 1, ge, start, chain };
+        let decidable = taken.len() - 1;
+        out[h] = Level { outputs: m, decidable, ge, start, chain };
     }
     out
 }
@@ -350,7 +360,9 @@ pub(crate) fn refined_tree_program(
     // Every known order a ≥ b of a level, a ≠ b.
     let pairs = |h: usize| -> Vec<(usize, usize)> {
         let ge = &levels[h].ge;
-        (0..ge.len()).flat_map(|a| (0..ge.len()).filter(move |&b| a != b && ge[a][b]).map(move |b| (a, b))).collect()
+        (0..ge.len())
+            .flat_map(|a| (0..ge.len()).filter(move |&b| a != b && ge[a][b]).map(move |b| (a, b)))
+            .collect()
     };
     for h in 0..n {
         for (a, b) in pairs(h) {
@@ -576,8 +588,15 @@ fn tree_delay(
     Ok((value + 1e-6 * value.abs().max(1.0)) * time)
 }
 
-/// How many programs [`refine`] may solve for one bound (the one-period program included).
+/// How many programs [`refine`] may solve for one bound (the one-period program included), at
+/// most; fewer for larger programs: at most [`REFINE_WORK`] variables over all of them.
 pub const REFINE_PROGRAMS: usize = 64;
+
+/// The variables [`refine`] may spend over all its programs for one bound.
+pub const REFINE_WORK: usize = 8_000;
+
+/// [`refine`] stops when this many programs in a row have not lowered the bound.
+pub const REFINE_PATIENCE: usize = 12;
 
 /// [`refine`] splits backlogged periods only where the one-period program has at most this
 /// many variables: each split adds dates at every level upstream.
@@ -588,11 +607,17 @@ pub const REFINE_MAX_VARIABLES: usize = 400;
 /// period (same as the previous date's, or a later one), servers taken in `order`, each from its
 /// earliest output date up; its two children's optima are at most its own (they only add
 /// constraints). The node of the largest optimum is split first; the search stops when that
-/// node has nothing left to decide (its optimum is then the exact value of the case program) or
-/// after [`REFINE_PROGRAMS`] programs. Every trajectory lies in a case under one of the open
+/// node has nothing left to decide (its optimum is then the exact value of the case program),
+/// at the budget ([`REFINE_PROGRAMS`], [`REFINE_WORK`]), or when [`REFINE_PATIENCE`] programs in
+/// a row have not lowered the bound. Every trajectory lies in a case under one of the open
 /// nodes, so the largest open optimum is a bound. A case the solver finds infeasible holds no
 /// trajectory and is dropped. Returns (optimum, time unit).
-fn refine(servers: &[TreeServer], pieces: &[Piece], order: &[usize], solver: Solver) -> Result<(f64, f64), String> {
+fn refine(
+    servers: &[TreeServer],
+    pieces: &[Piece],
+    order: &[usize],
+    solver: Solver,
+) -> Result<(f64, f64), String> {
     let empty = vec![Vec::new(); servers.len()];
     let (lp, time, outputs) = refined_tree_program(servers, pieces, &empty);
     let root = solver(&lp)?;
@@ -600,14 +625,21 @@ fn refine(servers: &[TreeServer], pieces: &[Piece], order: &[usize], solver: Sol
         return Ok((root, time));
     }
     // The next undecided output date of a node, as the server whose cases it extends.
-    let step = |cases: &[Vec<bool>], decidable: &[usize]| order.iter().copied().find(|&h| cases[h].len() < decidable[h]);
+    let step = |cases: &[Vec<bool>], decidable: &[usize]| {
+        order.iter().copied().find(|&h| cases[h].len() < decidable[h])
+    };
     let mut open: Vec<(f64, Vec<Vec<bool>>, Vec<usize>)> = vec![(root, empty, outputs)];
-    let mut solved = 1;
+    let budget = REFINE_PROGRAMS.min(REFINE_WORK / lp.objective.len().max(1));
+    let (mut solved, mut lowered, mut last) = (1, 1, root);
     loop {
         let best = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0)).expect("a node is open");
-        let Some(h) = step(&open[best].1, &open[best].2) else { return Ok((open[best].0, time)) };
-        if solved + 2 > REFINE_PROGRAMS {
-            return Ok((open[best].0, time));
+        let bound = open[best].0;
+        if bound < last - 1e-9 * last.abs().max(1.0) {
+            (lowered, last) = (solved, bound);
+        }
+        let Some(h) = step(&open[best].1, &open[best].2) else { return Ok((bound, time)) };
+        if solved + 2 > budget || solved - lowered >= REFINE_PATIENCE {
+            return Ok((bound, time));
         }
         let (bound, cases, _) = open.swap_remove(best);
         for new in [false, true] {
