@@ -261,7 +261,7 @@ fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
         let m = below.len();
         // The preimages of the output dates first, in their order (FIFO keeps it), index i for
         // output date i; then the starts.
-        let mut ge: Vec<Vec<bool>> = below.iter().map(|row| row.clone()).collect();
+        let mut ge: Vec<Vec<bool>> = below.to_vec();
         let add = |ge: &mut Vec<Vec<bool>>| {
             for row in ge.iter_mut() {
                 row.push(false);
@@ -314,10 +314,9 @@ fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
         for c in 0..k {
             for a in 0..k {
                 if ge[a][c] {
-                    for b in 0..k {
-                        if ge[c][b] {
-                            ge[a][b] = true;
-                        }
+                    let via = ge[c].clone();
+                    for (x, &y) in ge[a].iter_mut().zip(&via) {
+                        *x |= y;
                     }
                 }
             }
@@ -368,10 +367,10 @@ pub(crate) fn refined_tree_program(
         for (a, b) in pairs(h) {
             lp.row(vec![(t[h][b], 1.0), (t[h][a], -1.0)], 0.0);
         }
-        for u in 0..levels[h].outputs {
-            lp.row(vec![(t[h][u], 1.0), (t[next(h)][u], -1.0)], 0.0);
+        for (&pre, &out) in t[h].iter().zip(&t[next(h)]).take(levels[h].outputs) {
+            lp.row(vec![(pre, 1.0), (out, -1.0)], 0.0);
             if servers[h].cap.is_finite() {
-                lp.row(vec![(t[next(h)][u], 1.0), (t[h][u], -1.0)], servers[h].cap / time);
+                lp.row(vec![(out, 1.0), (pre, -1.0)], servers[h].cap / time);
             }
         }
         // A backlog of its own starts after the previous output date less the latency.
@@ -589,18 +588,20 @@ fn tree_delay(
 }
 
 /// How many programs [`refine`] may solve for one bound (the one-period program included), at
-/// most; fewer for larger programs: at most [`REFINE_WORK`] variables over all of them.
+/// most, and while the variables of the programs solved stay within [`REFINE_WORK`].
 pub const REFINE_PROGRAMS: usize = 64;
 
 /// The variables [`refine`] may spend over all its programs for one bound.
-pub const REFINE_WORK: usize = 8_000;
+pub const REFINE_WORK: usize = 10_000;
 
 /// [`refine`] stops when this many programs in a row have not lowered the bound.
 pub const REFINE_PATIENCE: usize = 12;
 
 /// [`refine`] splits backlogged periods only where the one-period program has at most this
-/// many variables: each split adds dates at every level upstream.
-pub const REFINE_MAX_VARIABLES: usize = 400;
+/// many variables: each split adds dates at every level upstream, and HiGHS's time grows faster
+/// than the program (on the tandems of benchmarks/fifo_lp.py, 100 variables and more, the splits
+/// cost 20 to 100 times the one-period program for a few per cent at most).
+pub const REFINE_MAX_VARIABLES: usize = 100;
 
 /// The optimum of the [`tree_program`] of `servers` and `pieces`, tightened by branch and bound
 /// over [`refined_tree_program`]'s cases: each node decides one more output date's backlogged
@@ -629,8 +630,7 @@ fn refine(
         order.iter().copied().find(|&h| cases[h].len() < decidable[h])
     };
     let mut open: Vec<(f64, Vec<Vec<bool>>, Vec<usize>)> = vec![(root, empty, outputs)];
-    let budget = REFINE_PROGRAMS.min(REFINE_WORK / lp.objective.len().max(1));
-    let (mut solved, mut lowered, mut last) = (1, 1, root);
+    let (mut solved, mut lowered, mut last, mut work) = (1, 1, root, lp.objective.len());
     loop {
         let best = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0)).expect("a node is open");
         let bound = open[best].0;
@@ -638,7 +638,7 @@ fn refine(
             (lowered, last) = (solved, bound);
         }
         let Some(h) = step(&open[best].1, &open[best].2) else { return Ok((bound, time)) };
-        if solved + 2 > budget || solved - lowered >= REFINE_PATIENCE {
+        if solved + 2 > REFINE_PROGRAMS || work > REFINE_WORK || solved - lowered >= REFINE_PATIENCE {
             return Ok((bound, time));
         }
         let (bound, cases, _) = open.swap_remove(best);
@@ -647,6 +647,7 @@ fn refine(
             child[h].push(new);
             let (lp, _, outputs) = refined_tree_program(servers, pieces, &child);
             solved += 1;
+            work += lp.objective.len();
             match solver(&lp) {
                 Ok(value) => open.push((value.min(bound), child, outputs)),
                 Err(why) if why.contains("Infeasible") => {}
