@@ -10,7 +10,8 @@
 //! the cut carries the burst σ + ρ·d, d a bound on the flow's delay up to there (its own
 //! `fifo-lp` bound there, computed first: the network is feed-forward, so the recursion ends;
 //! bounds are memoised per flow and route prefix). TFA's per-server delay bounds cap each
-//! server's delay. O(N·D) dates for N servers of depth at most
+//! server's delay. Where the program is small, [`refine`] splits backlogged periods (one start
+//! per output date, as in the exact program, by branch and bound over the cases). O(N·D) dates for N servers of depth at most
 //! D and O(D²) arrival constraints per piece: polynomial.
 //! Cyclic networks are refused, in one line.
 //!
