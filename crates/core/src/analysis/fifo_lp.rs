@@ -825,11 +825,16 @@ mod tests {
         assert!(best.flows.iter().all(|r| r.method != NAME));
     }
 
-    /// In `best`, every flow of a feed-forward graph is asked. f0 over s0, s1 (joined at s1 by
-    /// f2, which starts there): its tree program, 1. f1 over s0 (with f0, which entered there
-    /// too): its tree program and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0
-    /// goes s0 → s1), so f0 enters with its own burst and no bound upstream is needed: 1.
-    /// 1 + 2 + 1 = 4 (the path alone, without s0, would cut f0 and ask for its bound over s0).
+    /// In `best`, every flow of a feed-forward graph is asked. Every program is worth 0 here, so
+    /// the period splitting ([`refine`]) never gains and goes, largest (the last of equals)
+    /// first, down one branch until nothing is left to decide. f0 over s0, s1 (joined at s1 by
+    /// f2, which starts there): its tree program, and s0's two output dates decided: 1 + 2. f1
+    /// over s0 (with f0, which entered there too): its tree program (one output date, nothing
+    /// to decide) and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0 goes s0 →
+    /// s1), so f0 enters with its own burst and no bound upstream is needed: its tree program,
+    /// s1's two output dates (2), then, under s1's "later period" case, s0's four (3 decisions,
+    /// 6): 9. 3 + 2 + 9 = 14 (the path alone, without s0, would cut f0 and ask for its bound
+    /// over s0).
     #[test]
     fn best_asks_for_every_flow() {
         let net = graph(
@@ -844,7 +849,7 @@ mod tests {
         };
         let req = Request { method: "best".into(), ..Default::default() };
         let r = run_with(&net, &req, Some(&mut count)).unwrap();
-        assert_eq!(asked, 4);
+        assert_eq!(asked, 14);
         assert!(r.flows.iter().all(|f| f.method == NAME));
     }
 
