@@ -10,7 +10,8 @@
 //! the cut carries the burst σ + ρ·d, d a bound on the flow's delay up to there (its own
 //! `fifo-lp` bound there, computed first: the network is feed-forward, so the recursion ends;
 //! bounds are memoised per flow and route prefix). TFA's per-server delay bounds cap each
-//! server's delay. O(N·D) dates for N servers of depth at most
+//! server's delay. Where the program is small, [`refine`] splits backlogged periods (one start
+//! per output date, as in the exact program, by branch and bound over the cases). O(N·D) dates for N servers of depth at most
 //! D and O(D²) arrival constraints per piece: polynomial.
 //! Cyclic networks are refused, in one line.
 //!
@@ -225,44 +226,182 @@ pub fn tandem_program(rate: &[f64], latency: &[f64], caps: &[f64], pieces: &[Pie
 /// 1 and the fastest server sends it in one time unit (a solver's tolerances are absolute).
 /// O(N·D) dates and O(D²) arrival rows per piece, N servers of depth at most D: polynomial.
 pub fn tree_program(servers: &[TreeServer], pieces: &[Piece]) -> (Program, f64) {
+    let (lp, time, _) = refined_tree_program(servers, pieces, &vec![Vec::new(); servers.len()]);
+    (lp, time)
+}
+
+/// Per server of a tree: the number of its output dates (the dates of its successor's input,
+/// one for the root), and per date of its input the dates of that level it is known to be no
+/// earlier than (`ge[a][b]`: t(a) ≥ t(b), reflexive and transitive).
+#[derive(Clone, Debug, Default)]
+struct Level {
+    outputs: usize,
+    ge: Vec<Vec<bool>>,
+    /// How many of its output dates' backlogs can be decided (a chain of known order, less one).
+    decidable: usize,
+    /// Per output date i: the index of the input date that starts its service (None: no
+    /// service constraint for it).
+    start: Vec<Option<usize>>,
+    /// The decided chain's consecutive output dates, (earlier, later).
+    chain: Vec<(usize, usize)>,
+}
+
+/// The dates of every level of [`refined_tree_program`] and their known order, root first.
+fn levels(servers: &[TreeServer], cases: &[Vec<bool>]) -> Vec<Level> {
     let n = servers.len();
     let depth: Vec<usize> =
         (0..n).map(|h| std::iter::successors(Some(h), |&j| servers[j].next).take(n + 1).count()).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&h| depth[h]);
+    let mut out: Vec<Level> = vec![Level::default(); n];
+    for &h in &order {
+        let below = match servers[h].next {
+            Some(j) => out[j].ge.clone(),
+            None => vec![vec![true]],
+        };
+        let m = below.len();
+        // The preimages of the output dates first, in their order (FIFO keeps it), index i for
+        // output date i; then the starts.
+        let mut ge: Vec<Vec<bool>> = below.to_vec();
+        let add = |ge: &mut Vec<Vec<bool>>| {
+            for row in ge.iter_mut() {
+                row.push(false);
+            }
+            ge.push(vec![false; ge.len() + 1]);
+            let k = ge.len() - 1;
+            ge[k][k] = true;
+            k
+        };
+        // The output dates whose backlogs are decided, from the earliest up (the earliest's start
+        // as in the one-period program); each against the latest date before it that it is known
+        // to follow (FIFO keeps the order of the dates; with T > 0 a start's order against the
+        // earlier dates' is unknown, and a date may follow none).
+        let rank = |a: usize| below[a].iter().filter(|&&x| x).count();
+        let mut by_time: Vec<usize> = (0..m).collect();
+        by_time.sort_by_key(|&a| (rank(a), std::cmp::Reverse(a)));
+        let earliest = by_time[0];
+        let mut chain: Vec<(usize, usize)> = Vec::new();
+        let mut taken = vec![earliest];
+        for &d in &by_time[1..] {
+            if let Some(&p) = taken.iter().filter(|&&x| below[d][x]).max_by_key(|&&x| rank(x)) {
+                chain.push((p, d));
+                taken.push(d);
+            }
+        }
+        let decided = cases[h].len().min(chain.len());
+        let mut start = vec![None; m];
+        // The earliest output date's start, as in the one-period program.
+        let first = add(&mut ge);
+        ge[earliest][first] = true;
+        start[earliest] = Some(first);
+        for (&(earlier, i), &new) in chain.iter().zip(&cases[h][..decided]) {
+            let previous = start[earlier].expect("decided before");
+            if new {
+                let u = add(&mut ge);
+                ge[i][u] = true; // the start is no later than the bit's arrival
+                ge[u][previous] = true; // starts follow their dates' order
+                if servers[h].latency == 0.0 {
+                    // it follows the earlier output date, itself no earlier than its bit's arrival
+                    ge[u][earlier] = true;
+                }
+                start[i] = Some(u);
+            } else {
+                start[i] = Some(previous);
+            }
+        }
+        chain.truncate(decided);
+        // Transitive closure.
+        let k = ge.len();
+        for c in 0..k {
+            for a in 0..k {
+                if ge[a][c] {
+                    let via = ge[c].clone();
+                    for (x, &y) in ge[a].iter_mut().zip(&via) {
+                        *x |= y;
+                    }
+                }
+            }
+        }
+        let decidable = taken.len() - 1;
+        out[h] = Level { outputs: m, decidable, ge, start, chain };
+    }
+    out
+}
+
+/// [`tree_program`] with more backlogged periods: `cases[h]` decides, for server h's output dates
+/// from the earliest up, each next date's backlog against the previous one's (false: the same
+/// period, true: a later one). Returns (program, time unit, how many of each server's output
+/// dates can be decided: those of a chain of known order from the earliest, less one). The one-period program gives a service constraint to the earliest output date of each
+/// server only (no `cases`); here each decided date has one too. The start u(o) of output date o
+/// is the last minimiser over s ≤ o − T of A(s) − R·s (A the server's input): then D(o) ≥ A(u) +
+/// R·(o − T − u), u ≤ the arrival of o's bit, and for o' ≤ o, u(o) = u(o') or u(o) > o' − T (a
+/// minimum over a larger set is either the same point or one of the new ones): every trajectory
+/// lies in one of the cases, and the largest optimum over cases covering them all is a bound.
+/// With T = 0, the later start follows o' and so the arrival of its bit: the dates stay in a total
+/// order; with T > 0 its order against the earlier dates is unknown and the token-bucket
+/// constraints skip those pairs.
+pub(crate) fn refined_tree_program(
+    servers: &[TreeServer],
+    pieces: &[Piece],
+    cases: &[Vec<bool>],
+) -> (Program, f64, Vec<usize>) {
+    let n = servers.len();
+    let levels = levels(servers, cases);
     let bits = pieces.iter().map(|p| p.sigma).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let time = bits / servers.iter().map(|s| s.rate).fold(0.0, f64::max);
     let mut lp = Program::default();
     // t[h][u]: the dates, level by level; t[n]: the exit level.
-    let t: Vec<Vec<usize>> =
-        (0..=n).map(|h| (0..=if h < n { depth[h] } else { 0 }).map(|_| lp.column(0.0)).collect()).collect();
+    let t: Vec<Vec<usize>> = (0..=n)
+        .map(|h| (0..if h < n { levels[h].ge.len() } else { 1 }).map(|_| lp.column(0.0)).collect())
+        .collect();
     lp.objective[t[n][0]] = 1.0;
     lp.objective[t[pieces[0].first][0]] = -1.0;
     let next = |h: usize| servers[h].next.unwrap_or(n);
+    // Every known order a ≥ b of a level, a ≠ b.
+    let pairs = |h: usize| -> Vec<(usize, usize)> {
+        let ge = &levels[h].ge;
+        (0..ge.len())
+            .flat_map(|a| (0..ge.len()).filter(move |&b| a != b && ge[a][b]).map(move |b| (a, b)))
+            .collect()
+    };
     for h in 0..n {
-        for u in 0..depth[h] {
-            lp.row(vec![(t[h][u + 1], 1.0), (t[h][u], -1.0)], 0.0);
-            lp.row(vec![(t[h][u], 1.0), (t[next(h)][u], -1.0)], 0.0);
+        for (a, b) in pairs(h) {
+            lp.row(vec![(t[h][b], 1.0), (t[h][a], -1.0)], 0.0);
+        }
+        for (&pre, &out) in t[h].iter().zip(&t[next(h)]).take(levels[h].outputs) {
+            lp.row(vec![(pre, 1.0), (out, -1.0)], 0.0);
             if servers[h].cap.is_finite() {
-                lp.row(vec![(t[next(h)][u], 1.0), (t[h][u], -1.0)], servers[h].cap / time);
+                lp.row(vec![(out, 1.0), (pre, -1.0)], servers[h].cap / time);
+            }
+        }
+        // A backlog of its own starts after the previous output date less the latency.
+        let start = &levels[h].start;
+        for &(earlier, i) in &levels[h].chain {
+            if let (Some(u), Some(v)) = (start[i], start[earlier]) {
+                if u != v {
+                    lp.row(vec![(t[next(h)][earlier], 1.0), (t[h][u], -1.0)], servers[h].latency / time);
+                }
             }
         }
     }
-    // F[i][u]: flow i's traffic at its entry level's dates.
-    let mut served: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // F[i][u]: flow i's traffic at its entry level's dates; every later level reads the same
+    // F at the same date index (the preimage of date u keeps index u).
+    let mut crossing: Vec<Vec<&[usize]>> = vec![Vec::new(); n];
+    let mut traffic: Vec<Vec<usize>> = Vec::new();
     for piece in pieces {
         let e = piece.first;
         let (sigma, rho) = (piece.sigma / bits, piece.rho * time / bits);
-        let f: Vec<usize> = (0..=depth[e]).map(|_| lp.column(0.0)).collect();
-        for u in 0..depth[e] {
-            lp.row(vec![(f[u + 1], 1.0), (f[u], -1.0)], 0.0);
-            for v in u + 1..=depth[e] {
-                lp.row(vec![(f[u], 1.0), (f[v], -1.0), (t[e][u], -rho), (t[e][v], rho)], sigma);
-            }
+        let f: Vec<usize> = (0..levels[e].ge.len()).map(|_| lp.column(0.0)).collect();
+        for (a, b) in pairs(e) {
+            lp.row(vec![(f[b], 1.0), (f[a], -1.0)], 0.0);
+            lp.row(vec![(f[a], 1.0), (f[b], -1.0), (t[e][a], -rho), (t[e][b], rho)], sigma);
         }
-        let mut h = e;
+        traffic.push(f);
+    }
+    for (piece, f) in pieces.iter().zip(&traffic) {
+        let mut h = piece.first;
         loop {
-            // Departure from h at u = depth(h)−1, arrival at the start of h's backlog, u = depth(h).
-            served[h].push(f[depth[h] - 1]);
-            served[h].push(f[depth[h]]);
+            crossing[h].push(f.as_slice());
             match servers[h].next {
                 Some(j) if h != piece.last => h = j,
                 _ => break,
@@ -271,15 +410,18 @@ pub fn tree_program(servers: &[TreeServer], pieces: &[Piece]) -> (Program, f64) 
     }
     for h in 0..n {
         let r = servers[h].rate * time / bits;
-        // R·(t_out − t_start) − Σ (F_out − F_start) ≤ R·T, in scaled units.
-        let mut row = vec![(t[next(h)][depth[h] - 1], r), (t[h][depth[h]], -r)];
-        for pair in served[h].chunks(2) {
-            row.push((pair[0], -1.0));
-            row.push((pair[1], 1.0));
+        for (i, u) in levels[h].start.iter().enumerate() {
+            let Some(u) = *u else { continue };
+            // R·(t_out − t_start) − Σ (F_out − F_start) ≤ R·T, in scaled units.
+            let mut row = vec![(t[next(h)][i], r), (t[h][u], -r)];
+            for f in &crossing[h] {
+                row.push((f[i], -1.0));
+                row.push((f[u], 1.0));
+            }
+            lp.row(row, r * servers[h].latency / time);
         }
-        lp.row(row, r * servers[h].latency / time);
     }
-    (lp, time)
+    (lp, time, levels.iter().map(|l| l.decidable).collect())
 }
 
 /// What `fifo-lp` computes, memoised per (flow, number of its route's first servers): the delay
@@ -436,13 +578,88 @@ fn tree_delay(
             next,
         })
         .collect();
-    let (lp, time) = tree_program(&servers, &pieces);
-    let value = solver(&lp).map_err(|why| {
+    // The trunk from the root back, then the other servers nearest the root first.
+    let order: Vec<usize> = (0..k).rev().chain(k..tree.len()).collect();
+    let (value, time) = refine(&servers, &pieces, &order, solver).map_err(|why| {
         Unbounded::new(format!("flow '{}': the linear program has no optimum ({why})", net.flows[f].name))
     })?;
     // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
     // one: raised by more than that, it stays an upper bound.
     Ok((value + 1e-6 * value.abs().max(1.0)) * time)
+}
+
+/// How many programs [`refine`] may solve for one bound (the one-period program included), at
+/// most, and while the variables of the programs solved stay within [`REFINE_WORK`].
+pub const REFINE_PROGRAMS: usize = 64;
+
+/// The variables [`refine`] may spend over all its programs for one bound.
+pub const REFINE_WORK: usize = 10_000;
+
+/// [`refine`] stops when this many programs in a row have not lowered the bound.
+pub const REFINE_PATIENCE: usize = 12;
+
+/// [`refine`] splits backlogged periods only where the one-period program has at most this
+/// many variables: each split adds dates at every level upstream, and HiGHS's time grows faster
+/// than the program (on the tandems of benchmarks/fifo_lp.py, 100 variables and more, the splits
+/// cost 20 to 100 times the one-period program for a few per cent at most).
+pub const REFINE_MAX_VARIABLES: usize = 100;
+
+/// The optimum of the [`tree_program`] of `servers` and `pieces`, tightened by branch and bound
+/// over [`refined_tree_program`]'s cases: each node decides one more output date's backlogged
+/// period (same as the previous date's, or a later one), servers taken in `order`, each from its
+/// earliest output date up; its two children's optima are at most its own (they only add
+/// constraints). The node of the largest optimum is split first; the search stops when that
+/// node has nothing left to decide (its optimum is then the exact value of the case program),
+/// at the budget ([`REFINE_PROGRAMS`], [`REFINE_WORK`]), or when [`REFINE_PATIENCE`] programs in
+/// a row have not lowered the bound. Every trajectory lies in a case under one of the open
+/// nodes, so the largest open optimum is a bound. A case the solver finds infeasible holds no
+/// trajectory and is dropped. Returns (optimum, time unit).
+fn refine(
+    servers: &[TreeServer],
+    pieces: &[Piece],
+    order: &[usize],
+    solver: Solver,
+) -> Result<(f64, f64), String> {
+    let empty = vec![Vec::new(); servers.len()];
+    let (lp, time, outputs) = refined_tree_program(servers, pieces, &empty);
+    let root = solver(&lp)?;
+    if lp.objective.len() > REFINE_MAX_VARIABLES {
+        return Ok((root, time));
+    }
+    // The next undecided output date of a node, as the server whose cases it extends.
+    let step = |cases: &[Vec<bool>], decidable: &[usize]| {
+        order.iter().copied().find(|&h| cases[h].len() < decidable[h])
+    };
+    let mut open: Vec<(f64, Vec<Vec<bool>>, Vec<usize>)> = vec![(root, empty, outputs)];
+    let (mut solved, mut lowered, mut last, mut work) = (1, 1, root, lp.objective.len());
+    loop {
+        let best = (0..open.len()).max_by(|&a, &b| open[a].0.total_cmp(&open[b].0)).expect("a node is open");
+        let bound = open[best].0;
+        if bound < last - 1e-9 * last.abs().max(1.0) {
+            (lowered, last) = (solved, bound);
+        }
+        let Some(h) = step(&open[best].1, &open[best].2) else { return Ok((bound, time)) };
+        if solved + 2 > REFINE_PROGRAMS || work > REFINE_WORK || solved - lowered >= REFINE_PATIENCE {
+            return Ok((bound, time));
+        }
+        let (bound, cases, _) = open.swap_remove(best);
+        for new in [false, true] {
+            let mut child = cases.clone();
+            child[h].push(new);
+            let (lp, _, outputs) = refined_tree_program(servers, pieces, &child);
+            solved += 1;
+            work += lp.objective.len();
+            match solver(&lp) {
+                Ok(value) => open.push((value.min(bound), child, outputs)),
+                Err(why) if why.contains("Infeasible") => {}
+                Err(_) => open.push((bound, child, outputs)),
+            }
+        }
+        if open.is_empty() {
+            // Every case infeasible: numerically impossible for a feasible parent; keep it.
+            return Ok((bound, time));
+        }
+    }
 }
 
 /// The LP bound of flow `f` along its route (s), or why it has none (an overloaded server, no
@@ -608,11 +825,16 @@ mod tests {
         assert!(best.flows.iter().all(|r| r.method != NAME));
     }
 
-    /// In `best`, every flow of a feed-forward graph is asked. f0 over s0, s1 (joined at s1 by
-    /// f2, which starts there): its tree program, 1. f1 over s0 (with f0, which entered there
-    /// too): its tree program and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0
-    /// goes s0 → s1), so f0 enters with its own burst and no bound upstream is needed: 1.
-    /// 1 + 2 + 1 = 4 (the path alone, without s0, would cut f0 and ask for its bound over s0).
+    /// In `best`, every flow of a feed-forward graph is asked. Every program is worth 0 here, so
+    /// the period splitting ([`refine`]) never gains and goes, largest (the last of equals)
+    /// first, down one branch until nothing is left to decide. f0 over s0, s1 (joined at s1 by
+    /// f2, which starts there): its tree program, and s0's two output dates decided: 1 + 2. f1
+    /// over s0 (with f0, which entered there too): its tree program (one output date, nothing
+    /// to decide) and the source-tree one, 2. f2 over s1, s2: its tree takes s0 (f0 goes s0 →
+    /// s1), so f0 enters with its own burst and no bound upstream is needed: its tree program,
+    /// s1's two output dates (2), then, under s1's "later period" case, s0's four (3 decisions,
+    /// 6): 9. 3 + 2 + 9 = 14 (the path alone, without s0, would cut f0 and ask for its bound
+    /// over s0).
     #[test]
     fn best_asks_for_every_flow() {
         let net = graph(
@@ -627,7 +849,7 @@ mod tests {
         };
         let req = Request { method: "best".into(), ..Default::default() };
         let r = run_with(&net, &req, Some(&mut count)).unwrap();
-        assert_eq!(asked, 4);
+        assert_eq!(asked, 14);
         assert!(r.flows.iter().all(|f| f.method == NAME));
     }
 
