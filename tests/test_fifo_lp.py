@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from server_graphs import graph
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE16 = ROOT / "examples" / "server_graph" / "source16_50.yaml"
 H16 = sum(1 / m for m in range(1, 17))
@@ -40,19 +42,6 @@ def delays(cli: Path, path: Path, method: str, blind: bool = False) -> dict[str,
     res = run(cli, "analyze", path, "--method", method, "--json", *(["--blind"] if blind else []))
     assert res.returncode == 0, res.stderr
     return {r["flow"]: (r["delay_us"] / 1e6, r["method"]) for r in json.loads(res.stdout)["flows"]}
-
-
-def graph(tmp_path: Path, servers: list[tuple[float, float]],
-          flows: list[tuple[float, float, list[int]]]) -> Path:
-    lines = ["name: g", "server_graph:", "  servers:"]
-    lines += [f"    - {{name: s{i}, rate: {r}, latency: {t}}}" for i, (r, t) in enumerate(servers)]
-    lines.append("  flows:")
-    for i, (b, r, path) in enumerate(flows):
-        names = ", ".join(f"s{s}" for s in path)
-        lines.append(f"    - {{name: f{i}, burst: {b}, rate: {r}, path: [{names}]}}")
-    out = tmp_path / "g.yaml"
-    out.write_text("\n".join(lines) + "\n")
-    return out
 
 
 def test_source16_50_within_one_percent_of_the_published_bound(rtnetlab_cli: Path) -> None:
