@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from server_graphs import graph
+from server_graphs import graph, packet_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE16 = ROOT / "examples" / "server_graph" / "source16_50.yaml"
@@ -135,42 +135,6 @@ def test_random_source_trees(tmp_path: Path) -> None:
         assert reports["fifo-lp"]["f0"] >= alone, case
 
 
-def simulate(servers: list[tuple[float, float]], flows: list[tuple[float, float, list[int]]],
-             offsets: list[float], horizon: float) -> list[float]:
-    """Each flow's largest packet delay in a packet-level run of a FIFO server graph, every flow
-    greedy from its offset: its burst as 4 packets of σ/4 at once, then one every (σ/4)/ρ until
-    the horizon (a token-bucket (σ, ρ) arrival). Server j serves its packets in arrival order at
-    rate R_j and hands each on whole T_j − L_max/R_j after its last bit: whole packets lag the
-    fluid output by at most L_max/R_j, so the server offers the service curve R_j·[t − T_j]^+ it
-    is described with. Servers are numbered in an order of the flows' paths (feed-forward)."""
-    arrivals: list[list[tuple[float, int, int]]] = [[] for _ in servers]  # (time, flow, packet)
-    size = [b / 4 for b, _, _ in flows]
-    released: dict[tuple[int, int], float] = {}
-    for f, ((_, r, path), o) in enumerate(zip(flows, offsets, strict=True)):
-        k, t = 0, o
-        while t <= o + horizon:
-            released[(f, k)] = t
-            arrivals[path[0]].append((t, f, k))
-            k += 1
-            t = o if k < 4 else o + (k - 3) * size[f] / r
-    worst = [0.0] * len(flows)
-    for j, (rate, latency) in enumerate(servers):
-        lmax = max((size[f] for _, f, _ in arrivals[j]), default=0.0)
-        hold = latency - lmax / rate
-        assert hold >= 0
-        free = float("-inf")
-        for t, f, k in sorted(arrivals[j]):
-            free = max(free, t) + size[f] / rate
-            out = free + hold
-            path = flows[f][2]
-            nxt = path.index(j) + 1
-            if nxt < len(path):
-                arrivals[path[nxt]].append((out, f, k))
-            else:
-                worst[f] = max(worst[f], out - released[(f, k)])
-    return worst
-
-
 def random_feed_forward(rng: random.Random) -> tuple[list, list]:
     """3 to 6 servers, 2 to 6 flows on increasing server numbers (feed-forward; flows join and
     leave each other's paths anywhere), every server below 80 % load."""
@@ -204,7 +168,7 @@ def test_random_feed_forward_networks_are_sound(tmp_path: Path) -> None:
                 assert b <= reports[m][flow] * (1 + 1e-9), (case, flow, m)
         starts = [[0.0] * len(flows)] + [[rng.uniform(0, 5) for _ in flows] for _ in range(3)]
         for offsets in starts:
-            for f, d in enumerate(simulate(servers, flows, offsets, horizon=30.0)):
+            for f, d in enumerate(packet_run(servers, flows, offsets, horizon=30.0)):
                 assert d <= reports["fifo-lp"][f"f{f}"] * (1 + 1e-9), (case, f, offsets, servers, flows)
 
 
@@ -215,5 +179,5 @@ def test_the_simulation_reaches_the_exact_case() -> None:
     lose), where a run that ignored the queues would give 1.1 + 1 = 2.1 at most. On the random
     networks above the simulated worst reaches 99 % of the fifo-lp bound on some flow (82 % on
     average): a bound a few per cent too low would fail them."""
-    d = simulate([(10.0, 1.0), (10.0, 1.0)], [(1.0, 1.0, [0, 1]), (1.0, 1.0, [1])], [0.0, 1.0], 5.0)
+    d = packet_run([(10.0, 1.0), (10.0, 1.0)], [(1.0, 1.0, [0, 1]), (1.0, 1.0, [1])], [0.0, 1.0], 5.0)
     assert 2.17 <= d[0] <= 2.21

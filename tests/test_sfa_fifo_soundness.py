@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from server_graphs import graph
+from server_graphs import graph, packet_run
 
 SFA_FOI_LOWEST = "sfa-foi-lowest"
 
@@ -34,49 +34,6 @@ def bounds(tmp_path: Path, servers: list, flows: list, methods: list[str]) -> di
 
     net = model.load_file(graph(tmp_path, servers, flows))
     return {m: [r["delay_us"] / 1e6 for r in net.analyze(m)["flows"]] for m in methods}
-
-
-def simulate(servers: list[tuple[float, float]], flows: list[tuple[float, float, list[int]]],
-             offsets: list[float], horizon: float, gates: list[list[float]], tail: int,
-             packets: int = 8) -> list[float]:
-    """Each flow's largest packet delay in a packet-level run of a FIFO server graph, every flow
-    greedy from its offset: its burst σ as `packets` packets at once, then one every (σ/packets)/ρ
-    (a token-bucket (σ, ρ) arrival). Server j serves in arrival order (flow `tail` last among
-    simultaneous arrivals) at rate R_j: packet k finishes at F_k. It hands a packet on at the
-    first of its gate times in [F_k, F_k + T_j − L_max/R_j], at the end of that interval if none,
-    and never before the packet ahead: each packet within T_j − L_max/R_j of its fluid finish, so
-    the server offers R_j·[t − T_j]^+ (as tests/test_fifo_lp.py's lazy servers, which are the
-    case without gates), and the gates let it hold traffic and release it at once, the bursts
-    that grow downstream. Servers are numbered in an order of the flows' paths."""
-    arrivals: list[list[tuple[float, int, int]]] = [[] for _ in servers]
-    size = [b / packets for b, _, _ in flows]
-    released: dict[tuple[int, int], float] = {}
-    for f, ((_, r, path), o) in enumerate(zip(flows, offsets, strict=True)):
-        k, t = 0, o
-        while t <= o + horizon:
-            released[(f, k)] = t
-            arrivals[path[0]].append((t, f, k))
-            k += 1
-            t = o if k < packets else o + (k - packets + 1) * size[f] / r
-    worst = [0.0] * len(flows)
-    for j, (rate, latency) in enumerate(servers):
-        hold = latency - max((size[f] for _, f, _ in arrivals[j]), default=0.0) / rate
-        assert hold >= 0
-        opens = sorted(gates[j])
-        free, ahead, g = float("-inf"), float("-inf"), 0
-        for t, f, k in sorted(arrivals[j], key=lambda a: (a[0], a[1] == tail, a[1], a[2])):
-            free = max(free, t) + size[f] / rate
-            while g < len(opens) and opens[g] < free:
-                g += 1
-            out = opens[g] if g < len(opens) and opens[g] <= free + hold else free + hold
-            ahead = out = max(out, ahead)
-            path = flows[f][2]
-            nxt = path.index(j) + 1
-            if nxt < len(path):
-                arrivals[path[nxt]].append((out, f, k))
-            else:
-                worst[f] = max(worst[f], out - released[(f, k)])
-    return worst
 
 
 def random_network(rng: random.Random) -> tuple[list, list]:
@@ -116,13 +73,13 @@ def worst_trajectory(servers: list, flows: list, foi: int, horizon: float, rng: 
     best, (offsets, gates) = 0.0, scenario()
     for _ in range(tries):
         o, g = scenario()
-        d = simulate(servers, flows, o, horizon, g, foi)[foi]
+        d = packet_run(servers, flows, o, horizon, g, foi, packets=8)[foi]
         if d > best:
             best, offsets, gates = d, o, g
     for _ in range(tries):
         o = [max(0.0, x + rng.gauss(0, 0.3)) if rng.random() < 0.5 else x for x in offsets]
         g = [[max(0.0, x + rng.gauss(0, 0.3)) for x in gs] for gs in gates]
-        d = simulate(servers, flows, o, horizon, g, foi)[foi]
+        d = packet_run(servers, flows, o, horizon, g, foi, packets=8)[foi]
         if d > best:
             best, offsets, gates = d, o, g
     return best
@@ -154,7 +111,7 @@ def test_the_functional_tests_convention_is_reproduced_and_sfa_counts_the_foi(tm
     assert b["sfa"] == pytest.approx([36.25, 36.25], rel=1e-9)
     assert all(25.0 <= x <= 36.25 * (1 + 1e-9) for x in b["best"])
     # A trajectory of the packet-level run reaches the exact 25 less what whole packets lose.
-    worst = simulate(servers, flows, [0.0, 0.0], 40.0, [[], []], tail=0)
+    worst = packet_run(servers, flows, [0.0, 0.0], 40.0, [[], []], tail=0, packets=8)
     assert 24.0 <= worst[0] <= 25.0
 
 
