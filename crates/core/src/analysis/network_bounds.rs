@@ -925,8 +925,17 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
             .into_iter(),
         ),
         schedulers::Service::TimeAware(tas) => Some(
-            shaped_levels(net, lay, p, opt, &alphas, &blocked, true, time_aware_level(net, lay, p, tas, latency))
-                .into_iter(),
+            shaped_levels(
+                net,
+                lay,
+                p,
+                opt,
+                &alphas,
+                &blocked,
+                true,
+                time_aware_level(net, lay, p, tas, latency),
+            )
+            .into_iter(),
         ),
         _ => None,
     };
@@ -1059,7 +1068,8 @@ fn class_blocks(net: &Network, lay: &Layout, p: PortId, st: &TfaState) -> Vec<Op
     let cx = &lay.crossings;
     let model = &lay.models[p];
     let queues = &lay.port_queues[p];
-    let load = |q: usize| -> f64 { lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].rate).sum() };
+    let load =
+        |q: usize| -> f64 { lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].rate).sum() };
     let rate_kind = if model.rate < net.ports[p].rate { "shaped" } else { "link" };
     let unbounded_flow = |qs: &[usize]| {
         qs.iter().flat_map(|&q| &lay.queues[q].crossings).find(|&&c| !st.burst[c].is_finite()).map(|&c| {
@@ -1095,7 +1105,11 @@ fn class_blocks(net: &Network, lay: &Layout, p: PortId, st: &TfaState) -> Vec<Op
         .map(|&q| {
             let deps: Vec<usize> = match model.discipline {
                 Discipline::TimeAware | Discipline::ClassShares => vec![q],
-                _ => queues.iter().copied().filter(|&o| lay.queues[o].priority <= lay.queues[q].priority).collect(),
+                _ => queues
+                    .iter()
+                    .copied()
+                    .filter(|&o| lay.queues[o].priority <= lay.queues[q].priority)
+                    .collect(),
             };
             let (own, with_higher) = (load(q), deps.iter().map(|&o| load(o)).sum::<f64>());
             if own > model.rate {
