@@ -159,10 +159,7 @@ fn an_overloaded_lowest_class_leaves_the_other_bounds_sound() {
         }
     }
     eprintln!("{bounded_frames} frames with a finite bound, {unbounded_flows} overloaded rows");
-    assert!(
-        bounded_frames > 500 && unbounded_flows > 50,
-        "{bounded_frames} frames, {unbounded_flows} rows"
-    );
+    assert!(bounded_frames > 500 && unbounded_flows > 50, "{bounded_frames} frames, {unbounded_flows} rows");
 }
 
 // ---- One port ----
