@@ -98,9 +98,10 @@ def test_cbs_validation_network_bounds_by_hand(rtnetlab_cli: Path) -> None:
 def test_cbs_validation_network_simulates_the_published_worst_cases(rtnetlab_cli: Path,
                                                                     tmp_path: Path) -> None:
     # The example sends best effort every 500 us: at the published 125 us (98.5 Mb/s; INET drops
-    # it at a four-frame queue) the port is overloaded and rtnetlab bounds none of its classes.
-    # The bounds of the three classes above count best effort only through its largest frame,
-    # so they hold at the published load too, and so does the simulation there.
+    # it at a four-frame queue) the port is overloaded and best effort has no bound there. The
+    # bounds of the three classes above count best effort only through its largest frame, so they
+    # hold at the published load too (test_published_load_leaves_the_higher_classes_bounded), and
+    # so does the simulation there.
     published_load = at_published_load(tmp_path, CBS, "best_effort", "125us")
     hand = cbs_bounds_by_hand()
     sim = worst_simulated(rtnetlab_cli, published_load)
@@ -240,8 +241,40 @@ def test_ats_icct_network_simulates_within_both_bounds(rtnetlab_cli: Path, tmp_p
     published_load = at_published_load(tmp_path, ATS, "be", "100us")
     rows = run_json(rtnetlab_cli, "analyze", published_load)["flows"]
     be = next(r for r in rows if r["flow"] == "be")
-    assert be["delay_us"] is None and "N1:0 overloaded: offered 123.04 Mb/s" in be["reason"]
+    assert be["delay_us"] is None
+    assert "N1:0 overloaded: class 'best_effort' offered 121.44 Mb/s > link rate 100 Mb/s" in be["reason"]
     sim = by_group(worst_simulated(rtnetlab_cli, published_load))
     for flow in ("cdt", "a2", "b3", "a4", "b5", "a6", "b7"):
         assert sim[flow] <= got[flow]
         assert sim[flow] <= ATS_PUBLISHED.get(flow, float("inf"))
+
+
+# --- At the published load: best effort overloads its port, the classes above keep their bounds --
+#
+# Under static priority (and so ATS, whose queues it serves) and the credit-based shaper, a class
+# depends on its own and the higher classes' traffic; a lower class delays it by one frame
+# (non-preemption), whatever that class's load. The examples send best effort less often than
+# published so that every flow has a bound; at the published load only best effort loses its
+# bound, and every other flow keeps the bound it has at the reduced load, which counts best
+# effort only through its largest frame (the hand derivations above: `lbe`, `be`).
+@pytest.mark.parametrize(
+    ("example", "flow", "period", "reason"),
+    [
+        # S0 -> switch: 1538 B every 125 us is 98.432 Mb/s alone; at the switch's port to R the
+        # classes above add theirs (41.12 + 21.888 + 10.944 Mb/s).
+        (CBS, "best_effort", "125us", "overloaded: class 'best_effort' and the higher classes offered"),
+        (ATS_VALIDATION, "best_effort", "125us",
+         "overloaded: class 'best_effort' and the higher classes offered"),
+        # N1: 1518 B every 100 us is 121.44 Mb/s alone.
+        (ATS, "be", "100us", "N1:0 overloaded: class 'best_effort' offered 121.44 Mb/s > link rate"),
+    ],
+)
+def test_published_load_leaves_the_higher_classes_bounded(rtnetlab_cli: Path, tmp_path: Path, example: Path,
+                                                          flow: str, period: str, reason: str) -> None:
+    reduced = bounds(rtnetlab_cli, example)
+    rows = run_json(rtnetlab_cli, "analyze", at_published_load(tmp_path, example, flow, period))["flows"]
+    published = {r["flow"]: r for r in rows}
+    assert published[flow]["delay_us"] is None and reason in published[flow]["reason"]
+    others = {f: r["delay_us"] for f, r in published.items() if f != flow}
+    assert others and all(d is not None for d in others.values())
+    assert others == {f: reduced[f] for f in others}

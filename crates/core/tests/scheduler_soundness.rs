@@ -107,6 +107,61 @@ fn simulation_never_exceeds_the_bound_of_any_registered_scheduler() {
     }
 }
 
+/// The same random networks with their lowest class (the largest priority number among the
+/// flows') overloaded: each of its flows sends a 1518 B frame every 100 µs (122.7 Mb/s with the
+/// frame's overhead), more than any link. Simulated for a finite time (its queues grow all along), every flow the analysis still
+/// bounds (the classes its scheduler isolates from the overloaded one) stays within its bound,
+/// and the overloaded class has none.
+#[test]
+fn an_overloaded_lowest_class_leaves_the_other_bounds_sound() {
+    use rtnetlab_core::model::Traffic;
+    use rtnetlab_core::units::{DataSize, Duration};
+    let (mut bounded_frames, mut unbounded_flows) = (0u64, 0usize);
+    for (name, kind) in sample_schedulers() {
+        let name: &'static str = Box::leak(name.into_boxed_str());
+        for seed in 0..4 {
+            let mut spec = random_small(2000 + seed, RandomSchedulers::Only(name));
+            let priority = |c: &Option<String>| {
+                c.as_ref().and_then(|c| spec.classes.iter().find(|k| &k.name == c)).map(|k| k.priority)
+            };
+            let Some(lowest) = spec.flows.iter().filter_map(|f| priority(&f.class)).max() else { continue };
+            let low: Vec<bool> = spec.flows.iter().map(|f| priority(&f.class) == Some(lowest)).collect();
+            for (f, _) in spec.flows.iter_mut().zip(&low).filter(|(_, l)| **l) {
+                f.traffic = Traffic::Periodic {
+                    period: Duration::from_us(100.0),
+                    size: DataSize::from_bytes(1518.0),
+                    offset: Duration::from_us(0.0),
+                    jitter: Duration::from_us(0.0),
+                };
+            }
+            let net =
+                validate_spec(spec).0.unwrap_or_else(|| panic!("{name} seed {seed}: does not validate"));
+            let bounds = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+            let cfg = SimConfig { duration_ns: 20_000_000, seed, ..Default::default() };
+            let sim = simulate(&net, &cfg).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            for (s, b) in sim.flows.iter().zip(&bounds.flows) {
+                let overloaded = low[b.flow];
+                assert!(!overloaded || b.delay_us.is_infinite(), "{name} seed {seed}: {} bounded", s.flow);
+                unbounded_flows += overloaded as usize;
+                assert!(
+                    s.latency.max_us <= b.delay_us + 0.01,
+                    "{name} ({kind}) seed {seed}: {} -> {}: simulated {} us > bound {} us ({})",
+                    s.flow,
+                    s.destination,
+                    s.latency.max_us,
+                    b.delay_us,
+                    b.method
+                );
+                if b.delay_us.is_finite() {
+                    bounded_frames += s.latency.count;
+                }
+            }
+        }
+    }
+    eprintln!("{bounded_frames} frames with a finite bound, {unbounded_flows} overloaded rows");
+    assert!(bounded_frames > 500 && unbounded_flows > 50, "{bounded_frames} frames, {unbounded_flows} rows");
+}
+
 // ---- One port ----
 
 /// Wire overhead per frame (preamble, start delimiter, gap), bits.

@@ -860,34 +860,21 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     let model = &lay.models[p];
     let beta = Curve::rate_latency(model.rate, latency);
     let queues = &lay.port_queues[p];
-    let load: f64 =
-        queues.iter().flat_map(|&q| &lay.queues[q].crossings).map(|&c| net.flows[cx[c].flow].rate).sum();
-    if load > model.rate {
-        let why = format!(
-            "{} overloaded: offered {} > {} rate {}",
-            net.port_label(p),
-            rate_text(net, load),
-            if model.rate < port.rate { "shaped" } else { "link" },
-            rate_text(net, model.rate)
-        );
-        for &q in queues {
-            st.service[q] = Err(Unbounded::new(why.clone()));
-            st.delay[q] = Err(Unbounded::new(why.clone()));
+    // Which queues have no bound for lack of service (an overloaded class, or an infinite burst
+    // entering a class the queue depends on), each with its reason; see [`class_blocks`].
+    let blocked = class_blocks(net, lay, p, st);
+    if !blocked.is_empty() && blocked.iter().all(Option::is_some) {
+        for (&q, why) in queues.iter().zip(&blocked) {
+            let why = why.clone().expect("every queue is blocked");
+            st.service[q] = Err(why.clone());
+            st.delay[q] = Err(why);
         }
-        st.port_delay[p] = Err(Unbounded::new(why.clone()));
-        st.port_backlog[p] = Err(Unbounded::new(why));
+        let why = blocked[0].clone().expect("a port has a queue");
+        st.port_delay[p] = Err(why.clone());
+        st.port_backlog[p] = Err(why);
         return;
     }
-    if queues.iter().flat_map(|&q| &lay.queues[q].crossings).any(|&c| !st.burst[c].is_finite()) {
-        let why = format!("{}: an upstream port has no finite bound", net.port_label(p));
-        for &q in queues {
-            st.service[q] = Err(Unbounded::new(why.clone()));
-            st.delay[q] = Err(Unbounded::new(why.clone()));
-        }
-        st.port_delay[p] = Err(Unbounded::new(why.clone()));
-        st.port_backlog[p] = Err(Unbounded::new(why));
-        return;
-    }
+    let first_blocked = blocked.iter().flatten().next().cloned();
     if let Some(why) = unfree_regulator(net, lay, p) {
         for &q in queues {
             st.service[q] = Err(why.clone());
@@ -928,9 +915,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
             return;
         }
     }
+    // A blocked queue's arrivals may have infinite bursts: none of the curves below reads them
+    // (its service and delay are its reason), so it stands as the zero curve.
     let alphas: Vec<Curve> = queues
         .iter()
-        .map(|&q| sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))))
+        .zip(&blocked)
+        .map(|(&q, b)| match b {
+            Some(_) => Curve::zero(),
+            None => sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))),
+        })
         .collect();
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
     // Shaped ports: one walk over the levels, the shaper's curve for each.
@@ -944,6 +937,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     p,
                     opt,
                     &alphas,
+                    &blocked,
                     false,
                     credit_based_level(net, lay, p, cbs.idle_slopes, latency),
                 ),
@@ -953,6 +947,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                     p,
                     opt,
                     &alphas,
+                    &blocked,
                     true,
                     gated_credit_based_level(net, lay, p, cbs.idle_slopes, gates, latency),
                 ),
@@ -960,8 +955,17 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
             .into_iter(),
         ),
         schedulers::Service::TimeAware(tas) => Some(
-            shaped_levels(net, lay, p, opt, &alphas, true, time_aware_level(net, lay, p, tas, latency))
-                .into_iter(),
+            shaped_levels(
+                net,
+                lay,
+                p,
+                opt,
+                &alphas,
+                &blocked,
+                true,
+                time_aware_level(net, lay, p, tas, latency),
+            )
+            .into_iter(),
         ),
         _ => None,
     };
@@ -993,9 +997,11 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
                         .filter(|(o, _)| *o != k)
                         .map(|(_, (_, a))| a.clone()),
                 );
-                match curves::arbitrary_residual(&beta, &others) {
-                    Ok(l) => Err((guaranteed, l)),
-                    Err(_) => Ok(guaranteed),
+                // Without a bound on another class (blocked), only the guaranteed share holds.
+                let others_bounded = blocked.iter().enumerate().all(|(o, b)| o == k || b.is_none());
+                match curves::arbitrary_residual(&beta, &others).ok().filter(|_| others_bounded) {
+                    Some(l) => Err((guaranteed, l)),
+                    None => Ok(guaranteed),
                 }
                 .map_or_else(
                     |(a, b)| {
@@ -1025,8 +1031,13 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         };
         // With one flow in the queue there is no order to assume: blind is FIFO.
         let mux = if lay.queues[q].crossings.len() == 1 { Multiplexing::Fifo } else { opt.multiplexing };
-        let delay = service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux));
-        let delay = delay.map_err(|u| u.context(&net.port_label(p)));
+        let (service, delay) = match &blocked[k] {
+            Some(why) => (Err(why.clone()), Err(why.clone())),
+            None => {
+                let delay = service.clone().and_then(|s| queue_delay(&alphas[k], &s, mux));
+                (service, delay.map_err(|u| u.context(&net.port_label(p))))
+            }
+        };
         port_delay = match (port_delay, &delay) {
             (Ok(a), Ok(b)) => Ok(a.max(*b)),
             (Err(e), _) => Err(e),
@@ -1036,6 +1047,11 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         st.delay[q] = delay;
     }
     st.port_delay[p] = port_delay;
+    if let Some(why) = first_blocked {
+        // The port's backlog counts every queue's: one without a bound leaves it without one.
+        st.port_backlog[p] = Err(why);
+        return;
+    }
     st.port_backlog[p] = if model.discipline == Discipline::Asynchronous {
         // The regulators hold frames while the link may idle: the queues' backlogs (each within
         // its own service) and what the regulators hold. A frame leaves its regulator within the
@@ -1067,6 +1083,86 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         curves::vertical_deviation(&sum_curves(alphas.into_iter()), &beta)
     }
     .map_err(|u| u.context(&net.port_label(p)));
+}
+
+/// Which queues of port `p` have no bound for lack of service, each with its reason, the others
+/// `None`. A queue depends on the classes whose load and bursts its service counts: under FIFO
+/// (one queue) every flow; under static priority, asynchronous traffic shaping (its queues are
+/// served by static priority) and credit-based shaping, its own level and the higher ones (a
+/// lower level blocks it by one frame, finite whatever that level's load); under a time-aware
+/// shaper or class shares, its own class only (its windows, its guaranteed share; the higher
+/// levels a gated level depends on answer in [`shaped_levels`]). It has no bound when those
+/// classes offer more than the port's rate, or when one of their flows enters with an infinite
+/// burst (an upstream port has no bound for it).
+fn class_blocks(net: &Network, lay: &Layout, p: PortId, st: &TfaState) -> Vec<Option<Unbounded>> {
+    let cx = &lay.crossings;
+    let model = &lay.models[p];
+    let queues = &lay.port_queues[p];
+    let load =
+        |q: usize| -> f64 { lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].rate).sum() };
+    let rate_kind = if model.rate < net.ports[p].rate { "shaped" } else { "link" };
+    let unbounded_flow = |qs: &[usize]| {
+        qs.iter().flat_map(|&q| &lay.queues[q].crossings).find(|&&c| !st.burst[c].is_finite()).map(|&c| {
+            Unbounded::new(format!(
+                "{}: an upstream port has no finite bound for flow '{}'",
+                net.port_label(p),
+                net.flows[cx[c].flow].name
+            ))
+        })
+    };
+    if model.discipline == Discipline::Fifo || queues.len() == 1 {
+        let total: f64 = queues.iter().map(|&q| load(q)).sum();
+        let why = if total > model.rate {
+            Some(Unbounded::new(format!(
+                "{} overloaded: offered {} > {rate_kind} rate {}",
+                net.port_label(p),
+                rate_text(net, total),
+                rate_text(net, model.rate)
+            )))
+        } else {
+            unbounded_flow(queues)
+        };
+        return vec![why; queues.len()];
+    }
+    let class_name = |q: usize| {
+        lay.queues[q].crossings.iter().find_map(|&c| net.flows[cx[c].flow].class).map_or_else(
+            || format!("priority {}", lay.queues[q].priority.map_or("-".to_string(), |l| l.to_string())),
+            |c| format!("'{}'", net.classes[c].name),
+        )
+    };
+    queues
+        .iter()
+        .map(|&q| {
+            let deps: Vec<usize> = match model.discipline {
+                Discipline::TimeAware | Discipline::ClassShares => vec![q],
+                _ => queues
+                    .iter()
+                    .copied()
+                    .filter(|&o| lay.queues[o].priority <= lay.queues[q].priority)
+                    .collect(),
+            };
+            let (own, with_higher) = (load(q), deps.iter().map(|&o| load(o)).sum::<f64>());
+            if own > model.rate {
+                Some(Unbounded::new(format!(
+                    "{} overloaded: class {} offered {} > {rate_kind} rate {}",
+                    net.port_label(p),
+                    class_name(q),
+                    rate_text(net, own),
+                    rate_text(net, model.rate)
+                )))
+            } else if with_higher > model.rate {
+                Some(Unbounded::new(format!(
+                    "{} overloaded: class {} and the higher classes offered {} > {rate_kind} rate {}",
+                    net.port_label(p),
+                    class_name(q),
+                    rate_text(net, with_higher),
+                    rate_text(net, model.rate)
+                )))
+            } else {
+                unbounded_flow(&deps)
+            }
+        })
+        .collect()
 }
 
 /// Why the interleaved regulators of port `p` are not free, if one is not: a regulated flow whose
@@ -1123,6 +1219,7 @@ fn shaped_levels(
     p: PortId,
     opt: &Options,
     alphas: &[Curve],
+    blocked: &[Option<Unbounded>],
     gated: bool,
     mut level: impl FnMut(usize, &[f64], &Above) -> LevelService,
 ) -> Vec<Result<Curve, Unbounded>> {
@@ -1144,8 +1241,14 @@ fn shaped_levels(
     };
     let mut out = Vec::with_capacity(queues.len());
     for (k, &q) in queues.iter().enumerate() {
-        let service = match &above.unbounded {
-            Some(why) if !gated => Err(why.clone()),
+        let service = match (&blocked[k], &above.unbounded) {
+            (Some(why), _) => {
+                // Its own rule leaves the level without a bound ([`class_blocks`]).
+                above.unbounded.get_or_insert_with(|| why.clone());
+                above.levels.push(None);
+                Err(why.clone())
+            }
+            (None, Some(why)) if !gated => Err(why.clone()),
             _ => {
                 let (service, own_output) = level(k, &lmax, &above);
                 let output = match (&service, own_output) {

@@ -133,10 +133,14 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
                 if rate[p] < port.rate { "shaped" } else { "link" },
                 rate_text(net, rate[p])
             ))
-        } else if burst[slots.clone()].iter().any(|b| !b.is_finite()) {
-            Some(format!("{}: an upstream port has no finite bound", net.port_label(p)))
         } else {
-            None
+            slots.clone().find(|&k| !burst[k].is_finite()).map(|k| {
+                format!(
+                    "{}: an upstream port has no finite bound for flow '{}'",
+                    net.port_label(p),
+                    net.flows[sl.flow[k] as usize].name
+                )
+            })
         };
         if let Some(why) = why {
             bounded[p] = false;
