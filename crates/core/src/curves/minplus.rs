@@ -7,14 +7,21 @@ use super::{Curve, Unbounded};
 /// (Le Boudec–Thiran Theorem 1.4.6; for convex curves the result puts the pieces of both in
 /// increasing order of slope, Theorem 3.1.6).
 ///
+/// A curve that is not convex (a left-over service whose convexity a rounding error broke, or
+/// that a caller did not make convex) is first replaced by its convex minorant: a lower bound of a
+/// service curve is a service curve, so the result stays a (looser) service curve of the tandem.
+/// Putting the pieces in increasing order of slope also never goes above the inputs: the result
+/// is a lower bound of the exact convolution in every case.
+///
 /// # Panics
-/// If either curve is not convex or not 0 at the origin.
+/// If either curve is not 0 at the origin.
 pub fn convolve_convex(a: &Curve, b: &Curve) -> Curve {
-    assert!(a.is_convex() && b.is_convex(), "convolve_convex needs convex curves");
     assert!(a.at_zero() == 0.0 && b.at_zero() == 0.0, "convolve_convex needs f(0) = 0");
+    let convex = |c: &Curve| if c.is_convex() { c.clone() } else { c.convex_minorant() };
+    let (a, b) = (convex(a), convex(b));
     // (slope, length) of every finite piece, and the smallest tail slope.
     let mut pieces: Vec<(f64, f64)> = Vec::new();
-    for c in [a, b] {
+    for c in [&a, &b] {
         for w in c.points().windows(2) {
             let len = w[1].x - w[0].x;
             if len > 0.0 {
@@ -115,6 +122,28 @@ mod tests {
         assert!(approx(c.value(2.0 + 10.0 / 3.0), 20.0 / 3.0));
         assert!(approx(c.value(10.0), 20.0 / 3.0 + 3.0 * (10.0 - 2.0 - 10.0 / 3.0)));
         assert_eq!(c.tail_slope(), 3.0);
+    }
+
+    #[test]
+    fn a_non_convex_service_gives_a_convex_lower_bound_of_the_convolution() {
+        // f: slopes 5, 1, then 5 (not convex) ⊗ β_{3,1}. The result must be convex and nowhere
+        // above inf_s f(s) + β(t − s), taken here on a grid of step 1/1000 (it used to panic).
+        let f = Curve::new(0.0, vec![(0.0, 0.0), (1.0, 5.0), (2.0, 6.0)], 5.0);
+        assert!(!f.is_convex());
+        let b = Curve::rate_latency(3.0, 1.0);
+        let c = convolve_convex(&f, &b);
+        assert!(c.is_convex());
+        for i in 0..=100 {
+            let t = i as f64 / 10.0;
+            let exact = (0..=(t * 1000.0) as usize)
+                .map(|j| j as f64 / 1000.0)
+                .map(|s| f.value(s) + b.value(t - s))
+                .fold(f64::INFINITY, f64::min);
+            assert!(c.value(t) <= exact + 1e-9, "t = {t}: {} > {exact}", c.value(t));
+        }
+        // Its convex minorant (0,0)-(2,6) then slope 5, after latency 1 at rate 3: 3·(t − 1)
+        // for t in [1, 3], reached exactly.
+        assert!(approx(c.value(3.0), 6.0));
     }
 
     #[test]
