@@ -193,6 +193,22 @@ fn redundancy_management_by_hand() {
     assert!(text.contains(r#""redundancy":[{"flow":"VL1","destination":"ES2","delay_us":663.2"#), "{text}");
 }
 
+/// The network of [`drr_port_by_hand`]: VL1 (class c0) and VL2 (class c1) share SW's DRR port to ES2.
+const DRR_PORT: &str = r#"{
+  "name": "drr",
+  "classes": [{"name": "c0"}, {"name": "c1"}],
+  "schedulers": {"d": {"kind": "drr", "quanta": {"c0": "1500B", "c1": "500B"}}},
+  "end_systems": [{"name": "ES1"}, {"name": "ES2"}, {"name": "ES3"}],
+  "switches": [{"name": "SW", "scheduler": "d"}],
+  "links": [{"from": "ES1", "to": "SW"}, {"from": "SW", "to": "ES2"}, {"from": "ES3", "to": "SW"}],
+  "flows": [
+    {"name": "VL1", "type": "virtual_link", "class": "c0", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
+     "source": "ES1", "destinations": ["ES2"]},
+    {"name": "VL2", "type": "virtual_link", "class": "c1", "bag": "1ms", "lmin": "500B", "lmax": "500B",
+     "source": "ES3", "destinations": ["ES2"]}
+  ]
+}"#;
+
 /// DRR at one switch port, by hand: VL1 (class c0, 1000 B frames = 8160 wire bits, every 1 ms)
 /// and VL2 (class c1, 500 B = 4160 wire bits, every 1 ms) share SW's port to ES2 at 100 Mb/s,
 /// quanta 1500 B and 500 B, no latencies. s0 = 8160/8000, s1 = 4160/4000; F_w = s0·12000 +
@@ -202,20 +218,7 @@ fn redundancy_management_by_hand() {
 /// TFA adds Θ0 + burst/ρ0.
 #[test]
 fn drr_port_by_hand() {
-    let json = r#"{
-      "name": "drr",
-      "classes": [{"name": "c0"}, {"name": "c1"}],
-      "schedulers": {"d": {"kind": "drr", "quanta": {"c0": "1500B", "c1": "500B"}}},
-      "end_systems": [{"name": "ES1"}, {"name": "ES2"}, {"name": "ES3"}],
-      "switches": [{"name": "SW", "scheduler": "d"}],
-      "links": [{"from": "ES1", "to": "SW"}, {"from": "SW", "to": "ES2"}, {"from": "ES3", "to": "SW"}],
-      "flows": [
-        {"name": "VL1", "type": "virtual_link", "class": "c0", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
-         "source": "ES1", "destinations": ["ES2"]},
-        {"name": "VL2", "type": "virtual_link", "class": "c1", "bag": "1ms", "lmin": "500B", "lmax": "500B",
-         "source": "ES3", "destinations": ["ES2"]}
-      ]
-    }"#;
+    let json = DRR_PORT;
     let (n, d) = crate::model::load_network(json);
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
     let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
@@ -709,20 +712,7 @@ fn asynchronous_shaping_isolates_the_higher_classes_from_an_overloaded_lower_one
 /// c1's arrivals, is gone).
 #[test]
 fn class_shares_isolate_a_class_from_an_unbounded_other_one() {
-    let text = r#"{
-      "name": "drr",
-      "classes": [{"name": "c0"}, {"name": "c1"}],
-      "schedulers": {"d": {"kind": "drr", "quanta": {"c0": "1500B", "c1": "500B"}}},
-      "end_systems": [{"name": "ES1"}, {"name": "ES2"}, {"name": "ES3"}],
-      "switches": [{"name": "SW", "scheduler": "d"}],
-      "links": [{"from": "ES1", "to": "SW"}, {"from": "SW", "to": "ES2"}, {"from": "ES3", "to": "SW"}],
-      "flows": [
-        {"name": "VL1", "type": "virtual_link", "class": "c0", "bag": "1ms", "lmin": "1000B", "lmax": "1000B",
-         "source": "ES1", "destinations": ["ES2"]},
-        {"name": "VL2", "type": "virtual_link", "class": "c1", "bag": "1ms", "lmin": "500B", "lmax": "500B",
-         "source": "ES3", "destinations": ["ES2"]}
-      ]
-    }"#;
+    let text = DRR_PORT;
     let kept = overloaded_lower_class(
         false,
         text,
