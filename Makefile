@@ -48,6 +48,10 @@ $(BUILD_STAMP): $(STAMP) $(RUST_SOURCES)
 	touch $@
 
 build: $(BUILD_STAMP)
+	@# pip compiles the bytecode of what it installs, not of the editable rtnetlab package: without
+	@# this, an environment that never writes bytecode (PYTHONDONTWRITEBYTECODE) compiles the front
+	@# on every start (~0.09 s per command). Incremental: only changed modules are compiled again.
+	$(PY) -m compileall -q python/rtnetlab
 
 demo: build
 	$(VENV)/bin/rtnetlab demo

@@ -555,6 +555,34 @@ def test_simulate_says_when_the_bounds_do_not_apply(tmp_path: Path, over: Path) 
     assert f1["bound_us"] is None and f1["max_over_bound"] is None and f1["bound_reason"] == REASON_S1
 
 
+def test_bounds_computed_beside_the_run_keep_their_failures(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The bounds are computed on a thread while the simulation runs: an analysis that cannot
+    bound the network still becomes the reason beside the measurements, and any other error
+    still reaches the caller (in its own thread), as when the analysis ran after the run."""
+    from rtnetlab import cli, model
+    from rtnetlab import simulate as sim_mod
+    from rtnetlab.errors import UserError
+
+    def refused(self, *args, **kwargs):
+        raise UserError("net.yaml: no analysis bounds this network")
+
+    monkeypatch.setattr(model.Network, "analyze", refused)
+    assert cli.main(["simulate", str(SEED002), "--duration", "10ms", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["bounds"]["applies"] is False
+    assert doc["bounds"]["reason"] == "net.yaml: no analysis bounds this network"
+    assert all(f["bound_us"] is None for f in doc["flows"])
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("engine defect")
+
+    monkeypatch.setattr(model.Network, "analyze", broken)
+    net = model.load_file(SEED002)
+    job = sim_mod.BoundsJob(net, {})
+    with pytest.raises(RuntimeError, match="engine defect"):
+        job.result()
+
+
 def test_a_maximum_above_its_bound_is_shown_loudly(tmp_path: Path, monkeypatch, capsys) -> None:
     """A soundness bug cannot be produced on purpose: the bounds are halved here (in the process,
     through the command's entry point) to stand for one."""

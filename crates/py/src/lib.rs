@@ -59,25 +59,34 @@ impl Network {
 }
 
 /// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
-fn with_solver<T>(
+/// The analysis runs without the interpreter lock (taken back only for each program `lp`
+/// solves), so a Python thread can compute bounds while another runs a simulation.
+fn with_solver<T: Send>(
     py: Python<'_>,
     lp: Option<PyObject>,
-    run: impl FnOnce(Option<rtnetlab_core::analysis::fifo_lp::Solver>) -> Result<T, String>,
+    run: impl FnOnce(Option<rtnetlab_core::analysis::fifo_lp::Solver>) -> Result<T, String> + Send,
 ) -> PyResult<T> {
-    let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
-        let lp = lp.as_ref().expect("called only with a solver");
-        let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
-            .rows
-            .iter()
-            .map(|(terms, b)| (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b))
-            .collect();
-        lp.call1(py, (p.objective.clone(), rows))
-            .and_then(|v| v.extract::<f64>(py))
-            .map_err(|e| e.value_bound(py).to_string())
-    };
-    let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
-        if lp.is_some() { Some(&mut solve) } else { None };
-    run(solver).map_err(pyo3::exceptions::PyValueError::new_err)
+    py.allow_threads(|| {
+        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
+            let lp = lp.as_ref().expect("called only with a solver");
+            let rows: Vec<(Vec<usize>, Vec<f64>, f64)> = p
+                .rows
+                .iter()
+                .map(|(terms, b)| {
+                    (terms.iter().map(|t| t.0).collect(), terms.iter().map(|t| t.1).collect(), *b)
+                })
+                .collect();
+            Python::with_gil(|py| {
+                lp.call1(py, (p.objective.clone(), rows))
+                    .and_then(|v| v.extract::<f64>(py))
+                    .map_err(|e| e.value_bound(py).to_string())
+            })
+        };
+        let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
+            if lp.is_some() { Some(&mut solve) } else { None };
+        run(solver)
+    })
+    .map_err(pyo3::exceptions::PyValueError::new_err)
 }
 
 #[pymethods]

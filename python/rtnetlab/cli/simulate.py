@@ -183,6 +183,7 @@ def simulate(
     if info["kind"] == "server_graph":
         raise UserError(f"{file}: a server graph has no frames and no links to simulate; "
                         "analyse it with `rtnetlab analyze`")
+    bounds_job = sim_mod.BoundsJob(net, config, analyze=with_bounds)
     if counts["end_systems"]:
         report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
     else:
@@ -209,7 +210,7 @@ def simulate(
             report.setdefault("interrupted_by", sim_mod.signal_name(e))
     for f in report["flows"]:
         f.pop("histogram", None)
-    report["bounds"] = sim_mod.attach_bounds(net, report, config, analyze=with_bounds)
+    report["bounds"] = sim_mod.attach_bounds(net, report, config, job=bounds_job)
     unwritten = histograms if histograms is not None and histograms not in written else None
     warnings = list(net.warnings) + _sim_warnings(report, trace, unwritten)
     if as_json:
