@@ -1608,26 +1608,53 @@ fn packetize(beta: &Curve, l: f64) -> Curve {
 /// Per queue and group, the sum of the other groups' arrival curves: what every member of the
 /// group sees as cross traffic besides its own group. Computed once per group on first use,
 /// where summing every group again for each crossing made SFA quadratic in a port's flows.
+///
+/// Each sum is the groups' curves added one by one in group order from the zero curve, the
+/// order fixing the floating-point result: the group curves of a queue are built once, and the
+/// sum of the groups before `k` (the same first steps for every `k` after them) is shared.
 struct OtherGroups {
     sums: Vec<Vec<Option<Option<Curve>>>>,
+    /// Per queue, once one of its sums is asked: each group's curve, and the running sums of
+    /// the curves before each group (`prefix[k]`: groups `0..k`, `None` while there are none).
+    queues: Vec<Option<QueueSums>>,
+}
+
+struct QueueSums {
+    curves: Vec<Option<Curve>>,
+    prefix: Vec<Option<Curve>>,
 }
 
 impl OtherGroups {
     fn new(st: &TfaState) -> OtherGroups {
-        OtherGroups { sums: st.groups.iter().map(|g| vec![None; g.len()]).collect() }
+        OtherGroups {
+            sums: st.groups.iter().map(|g| vec![None; g.len()]).collect(),
+            queues: st.groups.iter().map(|_| None).collect(),
+        }
     }
 
     /// Σ over the groups of queue `q` but `k` (in group order), `None` when there are none.
     fn of(&mut self, st: &TfaState, q: usize, k: usize) -> Option<&Curve> {
-        self.sums[q][k]
-            .get_or_insert_with(|| {
-                let mut curves = (0..st.groups[q].len())
-                    .filter(|&i| i != k)
-                    .filter_map(|i| st.group_curve(q, i))
-                    .peekable();
-                curves.peek().is_some().then(|| sum_curves(curves))
-            })
-            .as_ref()
+        if self.sums[q][k].is_none() {
+            let sums = self.queues[q].get_or_insert_with(|| {
+                let curves: Vec<Option<Curve>> =
+                    (0..st.groups[q].len()).map(|i| st.group_curve(q, i)).collect();
+                let mut prefix = Vec::with_capacity(curves.len());
+                let mut acc: Option<Curve> = None;
+                for c in &curves {
+                    prefix.push(acc.clone());
+                    if let Some(c) = c {
+                        acc = Some(acc.as_ref().map_or_else(|| Curve::zero().add(c), |a| a.add(c)));
+                    }
+                }
+                QueueSums { curves, prefix }
+            });
+            let mut acc = sums.prefix[k].clone();
+            for c in sums.curves[k + 1..].iter().flatten() {
+                acc = Some(acc.as_ref().map_or_else(|| Curve::zero().add(c), |a| a.add(c)));
+            }
+            self.sums[q][k] = Some(acc);
+        }
+        self.sums[q][k].as_ref().expect("just computed").as_ref()
     }
 }
 
