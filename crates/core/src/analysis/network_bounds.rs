@@ -352,6 +352,83 @@ fn closed_forms() -> bool {
     true
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests choose one thread or two whatever the network's size, to compare both.
+    pub(crate) static THREADS: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// The thread-local switches above, as the calling thread has them: a thread the analysis
+/// spawns starts with them set the same, so that it computes what the caller would.
+#[derive(Clone, Copy)]
+struct Switches {
+    foi_lowest_upstream: bool,
+    #[cfg(test)]
+    curves_only: bool,
+    #[cfg(test)]
+    all_flows_upstream: bool,
+    #[cfg(test)]
+    threads: Option<bool>,
+}
+
+impl Switches {
+    fn current() -> Switches {
+        Switches {
+            foi_lowest_upstream: FOI_LOWEST_UPSTREAM.with(|c| c.get()),
+            #[cfg(test)]
+            curves_only: CURVES_ONLY.with(|c| c.get()),
+            #[cfg(test)]
+            all_flows_upstream: ALL_FLOWS_UPSTREAM.with(|c| c.get()),
+            #[cfg(test)]
+            threads: THREADS.with(|c| c.get()),
+        }
+    }
+
+    /// Sets them in this thread (a spawned one, which ends with its work).
+    fn install(self) {
+        FOI_LOWEST_UPSTREAM.with(|c| c.set(self.foi_lowest_upstream));
+        #[cfg(test)]
+        CURVES_ONLY.with(|c| c.set(self.curves_only));
+        #[cfg(test)]
+        ALL_FLOWS_UPSTREAM.with(|c| c.set(self.all_flows_upstream));
+        #[cfg(test)]
+        THREADS.with(|c| c.set(self.threads));
+    }
+}
+
+/// Crossings (flow, port) from which a network's independent computations (TFA on grouped and
+/// ungrouped curves, each SFA candidate, the rows of half the flows) run on two threads: below,
+/// starting a thread costs more than it saves (a small network's whole analysis takes well
+/// under a millisecond).
+const PARALLEL_MIN_CROSSINGS: usize = 1000;
+
+/// Whether the analysis of a network laid out as `lay` may use a second thread: large enough,
+/// and a second core to run it.
+fn two_threads(lay: &Layout) -> bool {
+    #[cfg(test)]
+    if let Some(two) = THREADS.with(|c| c.get()) {
+        return two;
+    }
+    lay.crossings.len() >= PARALLEL_MIN_CROSSINGS
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
+}
+
+/// `(a(), b())`, `b` on a second thread when `parallel`, with this thread's [`Switches`].
+fn join<A, B: Send>(parallel: bool, a: impl FnOnce() -> A, b: impl FnOnce() -> B + Send) -> (A, B) {
+    if !parallel {
+        return (a(), b());
+    }
+    let switches = Switches::current();
+    std::thread::scope(|s| {
+        let other = s.spawn(move || {
+            switches.install();
+            b()
+        });
+        let a = a();
+        (a, other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
 impl TfaState {
     /// Group `k` of queue `q` as a token bucket (burst, rate), when its curve is one: no line
     /// (grouping), and an upstream aggregate bound that is a token bucket, if any.
@@ -2049,12 +2126,15 @@ fn run_candidates(
 ) -> AnalysisReport {
     let lay = layout(net);
     let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: tfa_mux };
-    let (st, notes) = tfa(net, &lay, &tfa_opt);
     // The θ-family choice of FIFO left-over service is not monotone in the cross traffic, so
     // grouping can make a bound larger (through an output bound upstream, or SFA's left-over).
     // Both bounds are valid: with grouping, every route is also evaluated on the ungrouped curves
-    // and the smaller bound kept.
-    let ungrouped = grouping.then(|| tfa(net, &lay, &Options { grouping: false, ..tfa_opt }).0);
+    // and the smaller bound kept. The two TFAs are independent.
+    let ((st, notes), ungrouped) = join(
+        grouping && two_threads(&lay),
+        || tfa(net, &lay, &tfa_opt),
+        || grouping.then(|| tfa(net, &lay, &Options { grouping: false, ..tfa_opt }).0),
+    );
     report_candidates(net, &lay, &st, ungrouped.as_ref(), notes, grouping, candidates, name)
 }
 
@@ -2070,10 +2150,46 @@ fn report_candidates(
     candidates: &[(Method, Multiplexing)],
     name: &'static str,
 ) -> AnalysisReport {
+    let mut labels: Vec<Vec<&'static str>> = Vec::with_capacity(candidates.len());
+    // The SFA candidates' runs, one per candidate and state (the grouped, then the ungrouped
+    // curves), are independent: on a large network the first half runs on another thread, the
+    // second here.
+    enum Run {
+        Sfa(Vec<Result<Curve, Unbounded>>),
+        Iter(SfaIteration),
+    }
+    let jobs: Vec<(Method, Multiplexing, bool)> = candidates
+        .iter()
+        .filter(|(method, _)| matches!(method, Method::Sfa | Method::SfaIter))
+        .flat_map(|&(method, mux)| {
+            std::iter::once((method, mux, false)).chain(ungrouped.map(|_| (method, mux, true)))
+        })
+        .collect();
+    let run = |&(method, mux, plain): &(Method, Multiplexing, bool)| {
+        let (st, grouping) = match ungrouped {
+            Some(st_u) if plain => (st_u, false),
+            _ => (st, grouping),
+        };
+        let opt = Options { method, grouping, multiplexing: mux };
+        match method {
+            Method::Sfa => Run::Sfa(sfa_services(net, lay, st, &opt)),
+            // TFA's own passes assume what the candidate assumes (as `st` does, in every
+            // candidate list that holds SFA-iter).
+            _ => Run::Iter(sfa_iterate(net, lay, st, &Options { method: Method::Tfa, ..opt }, &opt)),
+        }
+    };
+    let half = jobs.len() / 2;
+    let (second, mut runs) = join(
+        jobs.len() >= 2 && two_threads(lay),
+        || jobs[half..].iter().map(run).collect::<Vec<Run>>(),
+        || jobs[..half].iter().map(run).collect::<Vec<Run>>(),
+    );
+    runs.extend(second);
+    let mut runs = runs.into_iter();
+    let per_candidate = 1 + usize::from(ungrouped.is_some());
     // Per candidate, the end-to-end services to evaluate each route on, each with the name its
     // rows get: SFA-iter's plain-SFA passes are named as SFA, so that a row says `sfa-iter` only
     // where the iteration tightened it (they come first: a tie goes to the first).
-    let mut labels: Vec<Vec<&'static str>> = Vec::with_capacity(candidates.len());
     let services: Vec<Vec<Vec<Result<Curve, Unbounded>>>> = candidates
         .iter()
         .map(|&(method, mux)| match method {
@@ -2083,33 +2199,37 @@ fn report_candidates(
             }
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
-                let mut v = vec![sfa_services(net, lay, st, &opt)];
-                if let Some(st_u) = ungrouped {
-                    v.push(sfa_services(net, lay, st_u, &Options { grouping: false, ..opt }));
-                }
+                let v: Vec<_> = runs
+                    .by_ref()
+                    .take(per_candidate)
+                    .map(|r| match r {
+                        Run::Sfa(services) => services,
+                        Run::Iter(_) => unreachable!("SFA's runs are plain"),
+                    })
+                    .collect();
                 labels.push(vec![opt.name(); v.len()]);
                 v
             }
             Method::SfaIter => {
                 let opt = Options { method, grouping, multiplexing: mux };
                 let sfa_name = Options { method: Method::Sfa, ..opt }.name();
-                // TFA's own passes assume what the candidate assumes (as `st` does, in every
-                // candidate list that holds SFA-iter).
-                let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: mux };
-                let mut runs = vec![sfa_iterate(net, lay, st, &tfa_opt, &opt)];
-                if let Some(st_u) = ungrouped {
-                    let plain = |o: Options| Options { grouping: false, ..o };
-                    runs.push(sfa_iterate(net, lay, st_u, &plain(tfa_opt), &plain(opt)));
-                }
+                let iterations: Vec<SfaIteration> = runs
+                    .by_ref()
+                    .take(per_candidate)
+                    .map(|r| match r {
+                        Run::Iter(it) => it,
+                        Run::Sfa(_) => unreachable!("SFA-iter's runs iterate"),
+                    })
+                    .collect();
                 // Alone, SFA-iter says how it ended; among `best`'s candidates, only when it
                 // iterated or could not.
-                for (run, curves) in runs.iter().zip(["", " (on the ungrouped curves)"]) {
+                for (run, curves) in iterations.iter().zip(["", " (on the ungrouped curves)"]) {
                     if candidates.len() == 1 || run.passes > 0 || run.skipped.is_some() {
                         notes.push(run.note(&format!("{}{curves}", opt.name())));
                     }
                 }
                 let (mut first, mut later) = (Vec::new(), Vec::new());
-                for run in runs {
+                for run in iterations {
                     let mut passes = run.services.into_iter();
                     first.extend(passes.next());
                     later.extend(passes);
@@ -2137,77 +2257,86 @@ fn report_candidates(
         .iter()
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
         .collect();
-    let mut flows = Vec::with_capacity(net.flows.iter().map(|f| f.routes.len()).sum());
-    let mut pmoo_scratch = pmoo::Scratch::new(lay);
-    for (f, flow) in net.flows.iter().enumerate() {
-        for r in &flow.routes {
-            let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
-                + net.nodes[r.destination].receive_latency;
-            // (delay, the same method's backlog, method) of the smallest delay; without a finite
-            // delay, the smallest backlog any method bounds.
-            let mut best: Option<(f64, f64, &'static str)> = None;
-            let mut backlog_only = f64::INFINITY;
-            let mut reason = None;
-            // An interleaved regulator's delay is free only hop by hop, with the queue before it
-            // (TFA's sum); it has no service curve to convolve along the route.
-            let through_regulator = r.ports.iter().any(|&p| {
-                let c = lay.crossing(f, p);
-                lay.regulated[c] && lay.crossings[c].upstream.is_some()
-            });
-            for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
-                let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
-                    Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
-                        "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
-                    ))],
-                    Method::Tfa => {
-                        // Either state's backlog bounds the same quantity: keep the smaller.
-                        let backlog = std::iter::once(st)
-                            .chain(ungrouped)
-                            .map(|st| tfa_backlog(st, &r.ports))
-                            .fold(f64::INFINITY, f64::min);
-                        backlog_only = backlog_only.min(backlog);
-                        std::iter::once(st)
-                            .chain(ungrouped)
-                            .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
-                            .collect()
-                    }
-                    // SFA-iter: every pass's bound is valid; the smallest is kept.
-                    Method::Sfa | Method::SfaIter => services[k]
-                        .iter()
-                        .map(|s| sfa_route(net, lay, s, f, &r.ports))
-                        .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
-                        .collect(),
-                    // Its interferers as token buckets (the ungrouped curves, in closed form):
-                    // with the links' lines they cost three times more for a bound that, on
-                    // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
-                    // the whole route).
-                    Method::Pmoo => {
-                        let st = ungrouped.unwrap_or(st);
-                        let hopeless = best.is_some_and(|(b, _, _)| {
-                            pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
-                        });
-                        if hopeless {
-                            Vec::new()
-                        } else {
-                            vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
+    // The rows of different flows are independent: on a large network, the second half of the
+    // flows' are computed on another thread.
+    let rows = |range: std::ops::Range<usize>| {
+        let mut rows = Vec::with_capacity(net.flows[range.clone()].iter().map(|f| f.routes.len()).sum());
+        let mut pmoo_scratch = pmoo::Scratch::new(lay);
+        for f in range {
+            let flow = &net.flows[f];
+            for r in &flow.routes {
+                let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
+                    + net.nodes[r.destination].receive_latency;
+                // (delay, the same method's backlog, method) of the smallest delay; without a finite
+                // delay, the smallest backlog any method bounds.
+                let mut best: Option<(f64, f64, &'static str)> = None;
+                let mut backlog_only = f64::INFINITY;
+                let mut reason = None;
+                // An interleaved regulator's delay is free only hop by hop, with the queue before it
+                // (TFA's sum); it has no service curve to convolve along the route.
+                let through_regulator = r.ports.iter().any(|&p| {
+                    let c = lay.crossing(f, p);
+                    lay.regulated[c] && lay.crossings[c].upstream.is_some()
+                });
+                for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
+                    let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
+                        Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
+                            "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
+                        ))],
+                        Method::Tfa => {
+                            // Either state's backlog bounds the same quantity: keep the smaller.
+                            let backlog = std::iter::once(st)
+                                .chain(ungrouped)
+                                .map(|st| tfa_backlog(st, &r.ports))
+                                .fold(f64::INFINITY, f64::min);
+                            backlog_only = backlog_only.min(backlog);
+                            std::iter::once(st)
+                                .chain(ungrouped)
+                                .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
+                                .collect()
                         }
-                    }
-                };
-                for (i, bound) in bounds.into_iter().enumerate() {
-                    match bound {
-                        Ok((d, b)) if best.as_ref().is_none_or(|(x, _, _)| d + fixed < *x) => {
-                            best = Some((d + fixed, b, labels[k].get(i).copied().unwrap_or(*cname)))
+                        // SFA-iter: every pass's bound is valid; the smallest is kept.
+                        Method::Sfa | Method::SfaIter => services[k]
+                            .iter()
+                            .map(|s| sfa_route(net, lay, s, f, &r.ports))
+                            .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
+                            .collect(),
+                        // Its interferers as token buckets (the ungrouped curves, in closed form):
+                        // with the links' lines they cost three times more for a bound that, on
+                        // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
+                        // the whole route).
+                        Method::Pmoo => {
+                            let st = ungrouped.unwrap_or(st);
+                            let hopeless = best.is_some_and(|(b, _, _)| {
+                                pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
+                            });
+                            if hopeless {
+                                Vec::new()
+                            } else {
+                                vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
+                            }
                         }
-                        Ok(_) => {}
-                        Err(u) => reason = reason.or(Some(u.to_string())),
+                    };
+                    for (i, bound) in bounds.into_iter().enumerate() {
+                        match bound {
+                            Ok((d, b)) if best.as_ref().is_none_or(|(x, _, _)| d + fixed < *x) => {
+                                best = Some((d + fixed, b, labels[k].get(i).copied().unwrap_or(*cname)))
+                            }
+                            Ok(_) => {}
+                            Err(u) => reason = reason.or(Some(u.to_string())),
+                        }
                     }
                 }
+                let (delay, backlog, method) = best.unwrap_or((f64::INFINITY, backlog_only, name));
+                let reason = if delay.is_finite() { None } else { reason };
+                rows.push(flow_bound(net, f, r, (delay, backlog), reason, method));
             }
-            let (delay, backlog, method) = best.unwrap_or((f64::INFINITY, backlog_only, name));
-            let reason = if delay.is_finite() { None } else { reason };
-            flows.push(flow_bound(net, f, r, (delay, backlog), reason, method));
         }
-    }
+        rows
+    };
+    let half = net.flows.len() / 2;
+    let (mut flows, second) = join(two_threads(lay), || rows(0..half), || rows(half..net.flows.len()));
+    flows.extend(second);
     if candidates.iter().all(|&(_, m)| m == Multiplexing::Blind) {
         notes.push("blind multiplexing: no assumption on the order of frames inside a queue".to_string());
     }
