@@ -360,14 +360,14 @@ impl Curve {
 
     /// `k · f`.
     pub fn scale(&self, k: f64) -> Curve {
-        let pts = self.points.iter().map(|p| (p.x, k * p.y)).collect();
-        Curve::new(k * self.at_zero, pts, k * self.tail_slope)
+        let pts = self.points.iter().map(|p| Point { x: p.x, y: k * p.y }).collect();
+        Curve::from_points(k * self.at_zero, pts, k * self.tail_slope)
     }
 
     /// `f + c` on `(0, ∞)`, `f(0)` kept.
     pub fn offset(&self, c: f64) -> Curve {
-        let pts = self.points.iter().map(|p| (p.x, p.y + c)).collect();
-        Curve::new(self.at_zero, pts, self.tail_slope)
+        let pts = self.points.iter().map(|p| Point { x: p.x, y: p.y + c }).collect();
+        Curve::from_points(self.at_zero, pts, self.tail_slope)
     }
 
     /// `t ↦ f(t − d)` for `t > d` and `f(0)` on `[0, d]`: the curve delayed by `d`.
@@ -375,9 +375,10 @@ impl Curve {
         if d <= 0.0 {
             return self.clone();
         }
-        let mut pts = vec![(0.0, self.at_zero), (d, self.at_zero)];
-        pts.extend(self.points.iter().map(|p| (p.x + d, p.y)));
-        Curve::new(self.at_zero, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 2);
+        pts.extend([Point { x: 0.0, y: self.at_zero }, Point { x: d, y: self.at_zero }]);
+        pts.extend(self.points.iter().map(|p| Point { x: p.x + d, y: p.y }));
+        Curve::from_points(self.at_zero, pts, self.tail_slope)
     }
 
     /// `t ↦ f(t + d)`: the curve advanced by `d`, its value at 0 being `f(d+)`.
@@ -386,9 +387,10 @@ impl Curve {
             return self.clone();
         }
         let start = self.right_limit(d);
-        let mut pts = vec![(0.0, start)];
-        pts.extend(self.points.iter().filter(|p| p.x > d).map(|p| (p.x - d, p.y)));
-        Curve::new(start, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 1);
+        pts.push(Point { x: 0.0, y: start });
+        pts.extend(self.points.iter().filter(|p| p.x > d).map(|p| Point { x: p.x - d, y: p.y }));
+        Curve::from_points(start, pts, self.tail_slope)
     }
 
     /// The curve forced to 0 on `[0, theta]` (multiplication by `1_{t > theta}`).
@@ -398,9 +400,14 @@ impl Curve {
             c.at_zero = 0.0;
             return c;
         }
-        let mut pts = vec![(0.0, 0.0), (theta, 0.0), (theta, self.right_limit(theta))];
-        pts.extend(self.points.iter().filter(|p| p.x > theta).map(|p| (p.x, p.y)));
-        Curve::new(0.0, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 3);
+        pts.extend([
+            Point { x: 0.0, y: 0.0 },
+            Point { x: theta, y: 0.0 },
+            Point { x: theta, y: self.right_limit(theta) },
+        ]);
+        pts.extend(self.points.iter().filter(|p| p.x > theta).copied());
+        Curve::from_points(0.0, pts, self.tail_slope)
     }
 
     /// The curve with `f(0)` replaced (arrival curves are 0 at the origin by convention).
@@ -418,32 +425,33 @@ impl Curve {
     pub fn non_decreasing_closure(&self) -> Curve {
         let first = self.points[0];
         let mut m = self.at_zero.max(first.y);
-        let mut out = vec![(0.0, m)];
+        let mut out = Vec::with_capacity(self.points.len() + 2);
+        out.push(Point { x: 0.0, y: m });
         for w in self.points.windows(2) {
             let (a, b) = (w[0], w[1]);
             if b.x == a.x {
                 m = m.max(b.y);
-                out.push((b.x, m));
+                out.push(Point { x: b.x, y: m });
             } else if b.y > m {
                 if a.y < m {
                     let xc = a.x + (m - a.y) / (b.y - a.y) * (b.x - a.x);
-                    out.push((xc, m));
+                    out.push(Point { x: xc, y: m });
                 }
-                out.push((b.x, b.y));
+                out.push(b);
                 m = b.y;
             } else {
-                out.push((b.x, m));
+                out.push(Point { x: b.x, y: m });
             }
         }
         let last = self.last();
         let mut tail = 0.0;
         if self.tail_slope > 0.0 {
             if last.y < m {
-                out.push((last.x + (m - last.y) / self.tail_slope, m));
+                out.push(Point { x: last.x + (m - last.y) / self.tail_slope, y: m });
             }
             tail = self.tail_slope;
         }
-        Curve::new(self.at_zero, out, tail)
+        Curve::from_points(self.at_zero, out, tail)
     }
 
     /// Lower pseudo-inverse `inf { t >= 0 : f(t) >= y }` of a non-decreasing curve, `None` if `f`
