@@ -1635,28 +1635,46 @@ fn queue_delay(alpha: &Curve, service: &Curve, mux: Multiplexing) -> Result<f64,
 /// at its port by the cross traffic, convolved with the same at every upstream crossing. Routes of
 /// a multicast tree share their prefixes, so each crossing is computed once.
 ///
+/// `read`: the crossings whose end-to-end service the caller reads (the last of each route), or
+/// `None` for all; the others hold an empty reason in its place, never read.
+///
 /// FIFO left-over service is a family β_θ, valid for every θ >= 0 (Le Boudec & Thiran Prop.
 /// 6.4.1); θ is the time β needs to serve the cross burst, as DNC chooses it.
-fn sfa_services(net: &Network, lay: &Layout, st: &TfaState, opt: &Options) -> Vec<Result<Curve, Unbounded>> {
+fn sfa_services(
+    net: &Network,
+    lay: &Layout,
+    st: &TfaState,
+    opt: &Options,
+    read: Option<&[bool]>,
+) -> Vec<Result<Curve, Unbounded>> {
     let cx = &lay.crossings;
     let mut out: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
     // The same, with every hop packetized: a store-and-forward node passes a frame on only once it
     // has all of it, so between hops the flow's service loses up to one of its largest frames,
     // [β − l_max]^+ (Le Boudec & Thiran Thm 1.7.1). The last hop needs no packetizer: a frame's
-    // delay ends with its last bit.
+    // delay ends with its last bit. Only the crossings after one read it.
     let mut packetized: Vec<Result<Curve, Unbounded>> = Vec::with_capacity(cx.len());
+    let mut before_another = vec![false; cx.len()];
+    for c in cx {
+        if let Some(u) = c.upstream {
+            before_another[u] = true;
+        }
+    }
+    let unread = || Err(Unbounded { reason: String::new() });
     let mut others = OtherGroups::new(st);
     // Crossings are numbered along routes, so an upstream crossing always comes first.
     for (me, c) in cx.iter().enumerate() {
         let left = left_over(net, lay, st, opt, me, &mut others);
         let lmax = net.flows[c.flow].max_frame_wire;
+        let (e2e_read, pk_read) = (read.is_none_or(|r| r[me]), before_another[me]);
         let (e2e, pk) = match (c.upstream.map(|u| &packetized[u]), left) {
             (Some(Err(e)), _) => (Err(e.clone()), Err(e.clone())),
             (_, Err(e)) => (Err(e.clone()), Err(e)),
             (None, Ok(l)) => (Ok(l.clone()), Ok(packetize(&l, lmax))),
-            (Some(Ok(acc)), Ok(l)) => {
-                (Ok(curves::convolve_convex(acc, &l)), Ok(curves::convolve_convex(acc, &packetize(&l, lmax))))
-            }
+            (Some(Ok(acc)), Ok(l)) => (
+                if e2e_read { Ok(curves::convolve_convex(acc, &l)) } else { unread() },
+                if pk_read { Ok(curves::convolve_convex(acc, &packetize(&l, lmax))) } else { unread() },
+            ),
         };
         out.push(e2e);
         packetized.push(pk);
@@ -1946,7 +1964,7 @@ fn sfa_iterate(
 ) -> SfaIteration {
     let cx = &lay.crossings;
     let mut it = SfaIteration {
-        services: vec![sfa_services(net, lay, st0, opt)],
+        services: vec![sfa_services(net, lay, st0, opt, None)],
         passes: 0,
         converged: false,
         skipped: None,
@@ -1999,7 +2017,7 @@ fn sfa_iterate(
             *b = b.min(st.out_burst[c]);
         }
         entering.clone_from(&st.burst);
-        it.services.push(sfa_services(net, lay, &st, opt));
+        it.services.push(sfa_services(net, lay, &st, opt, None));
         it.passes += 1;
         if moved <= SFA_ITER_TOLERANCE {
             it.converged = true;
@@ -2165,6 +2183,13 @@ fn report_candidates(
             std::iter::once((method, mux, false)).chain(ungrouped.map(|_| (method, mux, true)))
         })
         .collect();
+    // The crossings SFA's rows read: the last of each route.
+    let mut route_ends = vec![false; lay.crossings.len()];
+    for (f, flow) in net.flows.iter().enumerate() {
+        for r in &flow.routes {
+            route_ends[lay.crossing(f, *r.ports.last().expect("routes have ports"))] = true;
+        }
+    }
     let run = |&(method, mux, plain): &(Method, Multiplexing, bool)| {
         let (st, grouping) = match ungrouped {
             Some(st_u) if plain => (st_u, false),
@@ -2172,7 +2197,7 @@ fn report_candidates(
         };
         let opt = Options { method, grouping, multiplexing: mux };
         match method {
-            Method::Sfa => Run::Sfa(sfa_services(net, lay, st, &opt)),
+            Method::Sfa => Run::Sfa(sfa_services(net, lay, st, &opt, Some(&route_ends))),
             // TFA's own passes assume what the candidate assumes (as `st` does, in every
             // candidate list that holds SFA-iter).
             _ => Run::Iter(sfa_iterate(net, lay, st, &Options { method: Method::Tfa, ..opt }, &opt)),
