@@ -723,3 +723,73 @@ fn class_shares_isolate_a_class_from_an_unbounded_other_one() {
     );
     assert!((kept[0].1 - 385.6533).abs() < 1e-3, "{:?}", kept);
 }
+
+/// On a large network `best` runs its independent parts on two threads (TFA on the grouped and
+/// the ungrouped curves, the SFA candidates, half the rows each): the reports must be those of one
+/// thread, bit for bit, and a thread it starts must see the caller's thread-local switches. The
+/// switches are checked on server graphs where each changes `best`'s report, so that a second
+/// thread running without it would show: DNC's convention for the flow of interest under FIFO
+/// (TA_2S_1SC_2F_1AC_1P of shared/oracles/dnc-functional-tests.md: SFA 35 with it, more without)
+/// and the foi counted upstream as NCBounds does. The curves in place of the closed forms give the
+/// same bits as the closed forms on these networks: that switch is carried too, but only the
+/// reports' equality is checked under it.
+#[test]
+fn two_threads_give_the_report_of_one() {
+    use super::network_bounds::{with_foi_lowest_upstream, ALL_FLOWS_UPSTREAM, CURVES_ONLY, THREADS};
+    let text = |r: &AnalysisReport| serde_json::to_string(r).expect("serialises");
+    let on = |threads: bool, analyse: &dyn Fn() -> AnalysisReport| {
+        THREADS.with(|c| c.set(Some(threads)));
+        let r = text(&analyse());
+        THREADS.with(|c| c.set(None));
+        r
+    };
+    let same = |analyse: &dyn Fn() -> AnalysisReport, what: &str| {
+        let one = on(false, analyse);
+        assert_eq!(one, on(true, analyse), "{what}");
+        one
+    };
+    for seed in 0..40 {
+        let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
+        same(&|| network_bounds::best(&n, Multiplexing::Fifo), &format!("seed {seed}: best"));
+        same(&|| network_bounds::best(&n, Multiplexing::Blind), &format!("seed {seed}: best --blind"));
+        for method in [Method::Sfa, Method::SfaIter] {
+            let o = opt(method, true, Multiplexing::Fifo);
+            same(&|| network_bounds::analyze(&n, &o), &format!("seed {seed}: {}", o.name()));
+        }
+    }
+    let graph = |servers: &[(f64, f64)], flows: &[(f64, f64, &[usize])]| {
+        let doc = serde_json::json!({"name": "g", "server_graph": {
+            "servers": servers.iter().enumerate()
+                .map(|(i, &(r, t))| serde_json::json!({"name": format!("s{i}"), "rate": r, "latency": t}))
+                .collect::<Vec<_>>(),
+            "flows": flows.iter().enumerate()
+                .map(|(i, &(b, r, p))| serde_json::json!({"name": format!("f{i}"), "burst": b, "rate": r,
+                    "path": p.iter().map(|s| format!("s{s}")).collect::<Vec<_>>()}))
+                .collect::<Vec<_>>(),
+        }});
+        let (n, d) = crate::model::load_network(&doc.to_string());
+        n.unwrap_or_else(|| panic!("{:?}", d.0))
+    };
+    let dnc = graph(&[(10.0, 10.0), (10.0, 10.0)], &[(25.0, 5.0, &[0, 1]), (25.0, 5.0, &[0, 1])]);
+    let best = || network_bounds::best(&dnc, Multiplexing::Fifo);
+    let plain = same(&best, "TA_2S_1SC_2F_1AC_1P");
+    let lowest = same(&|| with_foi_lowest_upstream(best), "TA_2S_1SC_2F_1AC_1P, foi lowest upstream");
+    assert_ne!(plain, lowest, "the foi's convention changes nothing here: the check proves nothing");
+    // NCBounds' toy network (textbook_tests.rs): its FIFO SFA candidate runs on the second thread.
+    let toy = graph(
+        &[(4.0, 2.0), (5.0, 3.0), (7.0, 1.0)],
+        &[(1.0, 2.0, &[0, 1, 2]), (2.0, 3.0, &[1, 2]), (1.0, 1.0, &[0, 2])],
+    );
+    let best = || network_bounds::best(&toy, Multiplexing::Fifo);
+    let plain = same(&best, "NCBounds toy");
+    ALL_FLOWS_UPSTREAM.with(|c| c.set(true));
+    let all = same(&best, "NCBounds toy, every flow upstream");
+    ALL_FLOWS_UPSTREAM.with(|c| c.set(false));
+    assert_ne!(plain, all, "counting every flow upstream changes nothing here: the check proves nothing");
+    CURVES_ONLY.with(|c| c.set(true));
+    for seed in 0..20 {
+        let n = net(seed, RandomSchedulers::Fifo);
+        same(&|| network_bounds::best(&n, Multiplexing::Fifo), &format!("seed {seed}: best, curves only"));
+    }
+    CURVES_ONLY.with(|c| c.set(false));
+}

@@ -6,8 +6,6 @@
 //! `x > 0` is written as two vertices with the same abscissa (left limit, then right limit), which
 //! is all a staircase needs.
 
-use std::cmp::Ordering;
-
 /// Relative tolerance used to merge vertices and to drop collinear ones.
 const EPS: f64 = 1e-12;
 
@@ -74,16 +72,20 @@ impl Curve {
     /// If the vertices are empty, do not start at 0, decrease in `x`, or hold a non-finite value:
     /// these are programming errors, not data errors.
     pub fn new(at_zero: f64, points: Vec<(f64, f64)>, tail_slope: f64) -> Curve {
+        Curve::from_points(at_zero, points.into_iter().map(|(x, y)| Point { x, y }).collect(), tail_slope)
+    }
+
+    /// [`Curve::new`] from vertices already in place (the operations build them so: no copy).
+    fn from_points(at_zero: f64, points: Vec<Point>, tail_slope: f64) -> Curve {
         assert!(!points.is_empty(), "a curve needs at least its vertex at 0");
-        assert!(points[0].0 == 0.0, "the first vertex must be at x = 0");
+        assert!(points[0].x == 0.0, "the first vertex must be at x = 0");
         assert!(at_zero.is_finite() && tail_slope.is_finite(), "curve values must be finite");
         for w in points.windows(2) {
-            assert!(w[0].0 <= w[1].0, "vertex abscissae must be non-decreasing");
+            assert!(w[0].x <= w[1].x, "vertex abscissae must be non-decreasing");
         }
-        for &(x, y) in &points {
-            assert!(x.is_finite() && y.is_finite(), "curve vertices must be finite");
+        for p in &points {
+            assert!(p.x.is_finite() && p.y.is_finite(), "curve vertices must be finite");
         }
-        let points = points.into_iter().map(|(x, y)| Point { x, y }).collect();
         let mut c = Curve { at_zero, points, tail_slope };
         c.normalize();
         c
@@ -109,7 +111,8 @@ impl Curve {
 
     /// The zero curve (no arrivals, or no service).
     pub fn zero() -> Curve {
-        Curve::new(0.0, vec![(0.0, 0.0)], 0.0)
+        // What `new` gives: one vertex is already normal.
+        Curve { at_zero: 0.0, points: vec![Point { x: 0.0, y: 0.0 }], tail_slope: 0.0 }
     }
 
     /// Token bucket γ_{r,b}: 0 at the origin, `b + r t` for `t > 0` (Le Boudec–Thiran §1.2.2).
@@ -218,7 +221,11 @@ impl Curve {
     /// `f(t−)` for `t > 0`.
     pub fn left_limit(&self, t: f64) -> f64 {
         // First vertex with x >= t.
-        let j = self.points.partition_point(|p| p.x < t);
+        self.left_limit_from(self.points.partition_point(|p| p.x < t), t)
+    }
+
+    /// `f(t−)` given `j`, the first vertex with `x >= t`.
+    fn left_limit_from(&self, j: usize, t: f64) -> f64 {
         if j == self.points.len() {
             let p = self.last();
             return p.y + self.tail_slope * (t - p.x);
@@ -237,19 +244,6 @@ impl Curve {
             Some(_) => p.y,
             None => p.y + self.tail_slope * (t - p.x),
         }
-    }
-
-    /// The distinct abscissae of the vertices.
-    fn abscissae(&self) -> impl Iterator<Item = f64> + '_ {
-        let mut prev = None;
-        self.points.iter().filter_map(move |p| {
-            if prev == Some(p.x) {
-                None
-            } else {
-                prev = Some(p.x);
-                Some(p.x)
-            }
-        })
     }
 
     /// Whether the curve is non-decreasing (including `f(0) <= f(0+)`).
@@ -366,14 +360,14 @@ impl Curve {
 
     /// `k · f`.
     pub fn scale(&self, k: f64) -> Curve {
-        let pts = self.points.iter().map(|p| (p.x, k * p.y)).collect();
-        Curve::new(k * self.at_zero, pts, k * self.tail_slope)
+        let pts = self.points.iter().map(|p| Point { x: p.x, y: k * p.y }).collect();
+        Curve::from_points(k * self.at_zero, pts, k * self.tail_slope)
     }
 
     /// `f + c` on `(0, ∞)`, `f(0)` kept.
     pub fn offset(&self, c: f64) -> Curve {
-        let pts = self.points.iter().map(|p| (p.x, p.y + c)).collect();
-        Curve::new(self.at_zero, pts, self.tail_slope)
+        let pts = self.points.iter().map(|p| Point { x: p.x, y: p.y + c }).collect();
+        Curve::from_points(self.at_zero, pts, self.tail_slope)
     }
 
     /// `t ↦ f(t − d)` for `t > d` and `f(0)` on `[0, d]`: the curve delayed by `d`.
@@ -381,9 +375,10 @@ impl Curve {
         if d <= 0.0 {
             return self.clone();
         }
-        let mut pts = vec![(0.0, self.at_zero), (d, self.at_zero)];
-        pts.extend(self.points.iter().map(|p| (p.x + d, p.y)));
-        Curve::new(self.at_zero, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 2);
+        pts.extend([Point { x: 0.0, y: self.at_zero }, Point { x: d, y: self.at_zero }]);
+        pts.extend(self.points.iter().map(|p| Point { x: p.x + d, y: p.y }));
+        Curve::from_points(self.at_zero, pts, self.tail_slope)
     }
 
     /// `t ↦ f(t + d)`: the curve advanced by `d`, its value at 0 being `f(d+)`.
@@ -392,9 +387,10 @@ impl Curve {
             return self.clone();
         }
         let start = self.right_limit(d);
-        let mut pts = vec![(0.0, start)];
-        pts.extend(self.points.iter().filter(|p| p.x > d).map(|p| (p.x - d, p.y)));
-        Curve::new(start, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 1);
+        pts.push(Point { x: 0.0, y: start });
+        pts.extend(self.points.iter().filter(|p| p.x > d).map(|p| Point { x: p.x - d, y: p.y }));
+        Curve::from_points(start, pts, self.tail_slope)
     }
 
     /// The curve forced to 0 on `[0, theta]` (multiplication by `1_{t > theta}`).
@@ -404,9 +400,14 @@ impl Curve {
             c.at_zero = 0.0;
             return c;
         }
-        let mut pts = vec![(0.0, 0.0), (theta, 0.0), (theta, self.right_limit(theta))];
-        pts.extend(self.points.iter().filter(|p| p.x > theta).map(|p| (p.x, p.y)));
-        Curve::new(0.0, pts, self.tail_slope)
+        let mut pts = Vec::with_capacity(self.points.len() + 3);
+        pts.extend([
+            Point { x: 0.0, y: 0.0 },
+            Point { x: theta, y: 0.0 },
+            Point { x: theta, y: self.right_limit(theta) },
+        ]);
+        pts.extend(self.points.iter().filter(|p| p.x > theta).copied());
+        Curve::from_points(0.0, pts, self.tail_slope)
     }
 
     /// The curve with `f(0)` replaced (arrival curves are 0 at the origin by convention).
@@ -424,32 +425,33 @@ impl Curve {
     pub fn non_decreasing_closure(&self) -> Curve {
         let first = self.points[0];
         let mut m = self.at_zero.max(first.y);
-        let mut out = vec![(0.0, m)];
+        let mut out = Vec::with_capacity(self.points.len() + 2);
+        out.push(Point { x: 0.0, y: m });
         for w in self.points.windows(2) {
             let (a, b) = (w[0], w[1]);
             if b.x == a.x {
                 m = m.max(b.y);
-                out.push((b.x, m));
+                out.push(Point { x: b.x, y: m });
             } else if b.y > m {
                 if a.y < m {
                     let xc = a.x + (m - a.y) / (b.y - a.y) * (b.x - a.x);
-                    out.push((xc, m));
+                    out.push(Point { x: xc, y: m });
                 }
-                out.push((b.x, b.y));
+                out.push(b);
                 m = b.y;
             } else {
-                out.push((b.x, m));
+                out.push(Point { x: b.x, y: m });
             }
         }
         let last = self.last();
         let mut tail = 0.0;
         if self.tail_slope > 0.0 {
             if last.y < m {
-                out.push((last.x + (m - last.y) / self.tail_slope, m));
+                out.push(Point { x: last.x + (m - last.y) / self.tail_slope, y: m });
             }
             tail = self.tail_slope;
         }
-        Curve::new(self.at_zero, out, tail)
+        Curve::from_points(self.at_zero, out, tail)
     }
 
     /// Lower pseudo-inverse `inf { t >= 0 : f(t) >= y }` of a non-decreasing curve, `None` if `f`
@@ -492,23 +494,47 @@ impl Curve {
     /// Combines two curves pointwise. Both are linear between the union of their vertices, so
     /// evaluating both limits at every vertex is exact for `+` and `−`; `min` and `max`
     /// additionally need the crossings inside each interval and in the tail.
+    ///
+    /// The abscissae of both are merged in one walk (sorted, repeats dropped, this curve's first
+    /// among equal ones) and each curve's limits are read with a cursor that moves forward only:
+    /// the same vertices and the same arithmetic as searching each limit afresh.
     fn pointwise(&self, other: &Curve, op: Op) -> Curve {
-        let mut xs: Vec<f64> = self.abscissae().chain(other.abscissae()).collect();
-        xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
-        xs.dedup();
         let crosses = matches!(op, Op::Min | Op::Max);
-        let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * xs.len() + 2);
+        let (a, b) = (&self.points[..], &other.points[..]);
+        let mut pts: Vec<Point> = Vec::with_capacity(2 * (a.len() + b.len()) + 2);
+        let (mut f, mut g) = (Limits::new(self), Limits::new(other));
         let mut prev_right: Option<(f64, f64, f64)> = None; // (x, f(x+), g(x+))
-        for &x in &xs {
-            let (fr, gr) = (self.right_limit(x), other.right_limit(x));
+        let (mut i, mut j) = (0, 0);
+        loop {
+            if let Some((last, _, _)) = prev_right {
+                while i < a.len() && a[i].x == last {
+                    i += 1;
+                }
+                while j < b.len() && b[j].x == last {
+                    j += 1;
+                }
+            }
+            let x = match (a.get(i), b.get(j)) {
+                (None, None) => break,
+                (Some(p), None) => p.x,
+                (None, Some(q)) => q.x,
+                (Some(p), Some(q)) => {
+                    if p.x <= q.x {
+                        p.x
+                    } else {
+                        q.x
+                    }
+                }
+            };
+            let (fr, gr) = (f.right(x), g.right(x));
             if x > 0.0 {
-                let (fl, gl) = (self.left_limit(x), other.left_limit(x));
+                let (fl, gl) = (f.left(x), g.left(x));
                 if let (true, Some((x0, f0, g0))) = (crosses, prev_right) {
                     push_crossing(&mut pts, x0, x, (f0, fl), (g0, gl));
                 }
-                pts.push((x, op.apply(fl, gl)));
+                pts.push(Point { x, y: op.apply(fl, gl) });
             }
-            pts.push((x, op.apply(fr, gr)));
+            pts.push(Point { x, y: op.apply(fr, gr) });
             prev_right = Some((x, fr, gr));
         }
         let (x_last, f_last, g_last) = prev_right.expect("curves have a vertex at 0");
@@ -522,7 +548,8 @@ impl Curve {
                 // A crossing in the tail: the difference changes sign after x_last.
                 if d != 0.0 && ds != 0.0 && d.signum() != ds.signum() {
                     let xc = x_last - d / ds;
-                    pts.push((xc, nearer_zero(f_last + sf * (xc - x_last), g_last + sg * (xc - x_last))));
+                    let y = nearer_zero(f_last + sf * (xc - x_last), g_last + sg * (xc - x_last));
+                    pts.push(Point { x: xc, y });
                 }
                 let eventually_f_above = ds > 0.0 || (ds == 0.0 && d >= 0.0);
                 match (op, eventually_f_above) {
@@ -531,35 +558,42 @@ impl Curve {
                 }
             }
         };
-        Curve::new(op.apply(self.at_zero, other.at_zero), pts, tail)
+        Curve::from_points(op.apply(self.at_zero, other.at_zero), pts, tail)
     }
 
     /// Removes repeated vertices and vertices collinear with their neighbours, so that curves
     /// stay small through long chains of operations.
     fn normalize(&mut self) {
-        let mut out: Vec<Point> = Vec::with_capacity(self.points.len());
-        for &p in &self.points {
-            if let Some(&q) = out.last() {
+        // In place: the kept vertices are written over the first `w` (w never passes the vertex
+        // being read).
+        let out = &mut self.points;
+        let mut w = 0;
+        for i in 0..out.len() {
+            let p = out[i];
+            if w > 0 {
+                let q = out[w - 1];
                 if close(p.x, q.x) && close(p.y, q.y) {
                     continue;
                 }
             }
             // Three vertices at one abscissa: keep only the outer two.
-            if out.len() >= 2 {
-                let (a, b) = (out[out.len() - 2], out[out.len() - 1]);
+            if w >= 2 {
+                let (a, b) = (out[w - 2], out[w - 1]);
                 if a.x == b.x && b.x == p.x {
-                    out.pop();
+                    w -= 1;
                 }
             }
             // Drop the middle of three collinear vertices with distinct abscissae.
-            if out.len() >= 2 {
-                let (a, b) = (out[out.len() - 2], out[out.len() - 1]);
+            if w >= 2 {
+                let (a, b) = (out[w - 2], out[w - 1]);
                 if a.x < b.x && b.x < p.x && collinear(a, b, p) {
-                    out.pop();
+                    w -= 1;
                 }
             }
-            out.push(p);
+            out[w] = p;
+            w += 1;
         }
+        out.truncate(w);
         // Snap abscissae that differ by rounding only, keeping the order.
         for i in 1..out.len() {
             if close(out[i].x, out[i - 1].x) {
@@ -575,7 +609,39 @@ impl Curve {
                 break;
             }
         }
-        self.points = out;
+    }
+}
+
+/// A curve's one-sided limits at increasing abscissae: the vertex searches of
+/// [`Curve::right_limit`] and [`Curve::left_limit`], resumed where the last one stopped.
+struct Limits<'a> {
+    curve: &'a Curve,
+    /// Vertices with `x <= t` and with `x < t`, for the last `t` asked.
+    at_or_before: usize,
+    before: usize,
+}
+
+impl<'a> Limits<'a> {
+    fn new(curve: &'a Curve) -> Limits<'a> {
+        Limits { curve, at_or_before: 0, before: 0 }
+    }
+
+    /// `f(t+)`; `t` no smaller than at the last call.
+    fn right(&mut self, t: f64) -> f64 {
+        let pts = &self.curve.points;
+        while self.at_or_before < pts.len() && pts[self.at_or_before].x <= t {
+            self.at_or_before += 1;
+        }
+        self.curve.extend_from(self.at_or_before.max(1) - 1, t)
+    }
+
+    /// `f(t−)`; `t` no smaller than at the last call.
+    fn left(&mut self, t: f64) -> f64 {
+        let pts = &self.curve.points;
+        while self.before < pts.len() && pts[self.before].x < t {
+            self.before += 1;
+        }
+        self.curve.left_limit_from(self.before, t)
     }
 }
 
@@ -595,13 +661,13 @@ fn collinear(a: Point, b: Point, c: Point) -> bool {
 /// Adds the point where `f − g` changes sign strictly inside `(x0, x1)`.
 /// Adds the crossing of f and g between x0 and x1, if any. At the crossing both have the same
 /// value; the one nearer zero is kept, so that `max(f, 0)` crosses at exactly 0.
-fn push_crossing(pts: &mut Vec<(f64, f64)>, x0: f64, x1: f64, (f0, f1): (f64, f64), (g0, g1): (f64, f64)) {
+fn push_crossing(pts: &mut Vec<Point>, x0: f64, x1: f64, (f0, f1): (f64, f64), (g0, g1): (f64, f64)) {
     let (d0, d1) = (f0 - g0, f1 - g1);
     if d0 != 0.0 && d1 != 0.0 && d0.signum() != d1.signum() {
         let u = d0 / (d0 - d1);
         let x = x0 + u * (x1 - x0);
         if x > x0 && x < x1 {
-            pts.push((x, nearer_zero(f0 + u * (f1 - f0), g0 + u * (g1 - g0))));
+            pts.push(Point { x, y: nearer_zero(f0 + u * (f1 - f0), g0 + u * (g1 - g0)) });
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Min-plus convolution and deconvolution for the curve classes TFA and SFA produce.
 
 use super::{Curve, Unbounded};
+use std::borrow::Cow;
 
 /// Min-plus convolution `(β₁ ⊗ β₂)(t) = inf_{0<=s<=t} β₁(s) + β₂(t − s)` of two convex service
 /// curves that are 0 at the origin: the service of the two servers in tandem
@@ -17,11 +18,17 @@ use super::{Curve, Unbounded};
 /// If either curve is not 0 at the origin.
 pub fn convolve_convex(a: &Curve, b: &Curve) -> Curve {
     assert!(a.at_zero() == 0.0 && b.at_zero() == 0.0, "convolve_convex needs f(0) = 0");
-    let convex = |c: &Curve| if c.is_convex() { c.clone() } else { c.convex_minorant() };
+    fn convex(c: &Curve) -> Cow<'_, Curve> {
+        if c.is_convex() {
+            Cow::Borrowed(c)
+        } else {
+            Cow::Owned(c.convex_minorant())
+        }
+    }
     let (a, b) = (convex(a), convex(b));
     // (slope, length) of every finite piece, and the smallest tail slope.
     let mut pieces: Vec<(f64, f64)> = Vec::new();
-    for c in [&a, &b] {
+    for c in [&*a, &*b] {
         for w in c.points().windows(2) {
             let len = w[1].x - w[0].x;
             if len > 0.0 {
