@@ -94,7 +94,8 @@ def simulate(
         bool,
         typer.Option(
             "--bounds/--no-bounds",
-            help="Set the best bound beside each simulated maximum (one analysis: about 1 s for 5000 VLs).",
+            help="Set the best bound beside each simulated maximum (one analysis, run while the "
+            "simulation runs: about 0.4 s for 5000 VLs).",
         ),
     ] = True,
     fail_on_miss: Annotated[
