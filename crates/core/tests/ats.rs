@@ -8,6 +8,9 @@ use rtnetlab_core::analysis::{run, Request};
 use rtnetlab_core::model::{load_network, Network};
 use rtnetlab_core::sim::{simulate, FrameSizes, Release, SimConfig, Workload};
 
+mod common;
+use common::{assert_flows_within, assert_ports_within};
+
 /// A ring of `k` switches S1 → S2 → ... → Sk → S1, end system Ei on switch Si, the flows given
 /// as (source switch, hops clockwise, class, bag ms, lmax bytes); `sched` the switches'
 /// scheduler and `config` its definition.
@@ -110,30 +113,10 @@ fn check_sound(net: &Network, what: &str, runs: u64) -> (u64, f64) {
             ..Default::default()
         };
         let sim = simulate(net, &cfg).unwrap_or_else(|e| panic!("{what} seed {seed}: {e}"));
-        for (s, b) in sim.flows.iter().zip(&r.flows) {
-            assert!(
-                s.latency.max_us <= b.delay_us + 0.01,
-                "{what} seed {seed} {workload:?}: {}: simulated {} us > bound {} us ({})",
-                s.flow,
-                s.latency.max_us,
-                b.delay_us,
-                b.method
-            );
-            if b.delay_us.is_finite() {
-                frames += s.latency.count;
-                closest = closest.max(s.latency.max_us / b.delay_us);
-            }
-        }
-        for (s, b) in sim.ports.iter().zip(&r.ports) {
-            assert!(
-                s.max_backlog_bytes <= b.backlog_bytes + 1.0,
-                "{what} seed {seed}: port {}:{} backlog {} B > bound {} B",
-                s.node,
-                s.port,
-                s.max_backlog_bytes,
-                b.backlog_bytes
-            );
-        }
+        let checked = assert_flows_within(&sim, &r, &format!("{what} seed {seed} {workload:?}"));
+        frames += checked.bounded_frames;
+        closest = closest.max(checked.closest);
+        assert_ports_within(&sim, &r, &format!("{what} seed {seed}"));
     }
     (frames, closest)
 }

@@ -14,7 +14,7 @@ use rtnetlab_core::units::{DataRate, Duration};
 use std::collections::BTreeMap;
 
 mod common;
-use common::{bounds, load};
+use common::{assert_flows_within, assert_ports_within, bounds, load};
 
 /// examples/tsn/cbs_tas.yaml by hand (schedulers::cbs, "Behind a gate control list"). C = 1 Gb/s,
 /// no latencies; wire frames 12304 bits (video, backup) and 520·8 = 4160 bits (audio). Gates in a
@@ -135,23 +135,8 @@ fn random_gated_ports_within_their_bounds(seeds: std::ops::Range<u64>, rng_seed:
             ..Default::default()
         };
         let sim = simulate(&net, &cfg).unwrap();
-        for (s, r) in sim.flows.iter().zip(&b.flows) {
-            assert!(
-                s.latency.max_us <= r.delay_us + 0.01,
-                "seed {seed}: {} -> {}: simulated {} us > bound {} us ({})",
-                s.flow,
-                s.destination,
-                s.latency.max_us,
-                r.delay_us,
-                r.method
-            );
-            if r.delay_us.is_finite() {
-                bounded += s.latency.count;
-            }
-        }
-        for (s, r) in sim.ports.iter().zip(&b.ports) {
-            assert!(s.max_backlog_bytes <= r.backlog_bytes + 1.0, "seed {seed}: {}:{}", s.node, s.port);
-        }
+        bounded += assert_flows_within(&sim, &b, &format!("seed {seed}")).bounded_frames;
+        assert_ports_within(&sim, &b, &format!("seed {seed}"));
     }
     bounded
 }
