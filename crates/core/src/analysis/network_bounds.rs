@@ -2176,6 +2176,20 @@ fn report_candidates(
         Sfa(Vec<Result<Curve, Unbounded>>),
         Iter(SfaIteration),
     }
+    impl Run {
+        fn plain(self) -> Vec<Result<Curve, Unbounded>> {
+            match self {
+                Run::Sfa(services) => services,
+                Run::Iter(_) => unreachable!("SFA's runs are plain"),
+            }
+        }
+        fn iterated(self) -> SfaIteration {
+            match self {
+                Run::Iter(it) => it,
+                Run::Sfa(_) => unreachable!("SFA-iter's runs iterate"),
+            }
+        }
+    }
     let jobs: Vec<(Method, Multiplexing, bool)> = candidates
         .iter()
         .filter(|(method, _)| matches!(method, Method::Sfa | Method::SfaIter))
@@ -2224,28 +2238,15 @@ fn report_candidates(
             }
             Method::Sfa => {
                 let opt = Options { method, grouping, multiplexing: mux };
-                let v: Vec<_> = runs
-                    .by_ref()
-                    .take(per_candidate)
-                    .map(|r| match r {
-                        Run::Sfa(services) => services,
-                        Run::Iter(_) => unreachable!("SFA's runs are plain"),
-                    })
-                    .collect();
+                let v: Vec<_> = runs.by_ref().take(per_candidate).map(Run::plain).collect();
                 labels.push(vec![opt.name(); v.len()]);
                 v
             }
             Method::SfaIter => {
                 let opt = Options { method, grouping, multiplexing: mux };
                 let sfa_name = Options { method: Method::Sfa, ..opt }.name();
-                let iterations: Vec<SfaIteration> = runs
-                    .by_ref()
-                    .take(per_candidate)
-                    .map(|r| match r {
-                        Run::Iter(it) => it,
-                        Run::Sfa(_) => unreachable!("SFA-iter's runs iterate"),
-                    })
-                    .collect();
+                let iterations: Vec<SfaIteration> =
+                    runs.by_ref().take(per_candidate).map(Run::iterated).collect();
                 // Alone, SFA-iter says how it ended; among `best`'s candidates, only when it
                 // iterated or could not.
                 for (run, curves) in iterations.iter().zip(["", " (on the ungrouped curves)"]) {
