@@ -175,10 +175,10 @@ class BoundsJob:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-            if isinstance(self._error, UserError):
-                self.why = str(self._error)
-            elif self._error is not None:
-                raise self._error
+        if isinstance(self._error, UserError):
+            return None, str(self._error)
+        if self._error is not None:
+            raise self._error
         return self._analysis, self.why
 
 
@@ -195,10 +195,9 @@ def attach_bounds(net: Network, report: dict, config: dict, analyze: bool = True
         job = BoundsJob(net, config, analyze, start=has_rows)
     resolved = job.resolved
     deadlines = {f["name"]: f.get("deadline") for f in resolved.get("flows", [])}
-    not_applicable = job.why
     analysis, why = job.result()
     if not has_rows:  # nothing to set a bound beside: the analysis (and its error) does not matter
-        analysis, why = None, not_applicable
+        analysis, why = None, job.why
     if why is not None:
         summary.update(applies=False, reason=why)
     bounds = {}
