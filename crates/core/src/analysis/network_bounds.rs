@@ -22,7 +22,7 @@ use super::results::*;
 use crate::curves::{self, Curve, Unbounded};
 use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod aggregate_pboo;
 pub mod explain;
@@ -282,6 +282,12 @@ struct TfaState {
     group_agg: Vec<Vec<Option<Curve>>>,
     /// Index, in its queue's `groups`, of each crossing's group.
     group_of: Vec<usize>,
+    /// Crossings whose entering burst a cyclic fixed point found growing without bound: taken
+    /// as unbounded, so that what does not depend on them still converges ([`tfa_with`]).
+    diverged: Vec<bool>,
+    /// Queues without a bound because of such a burst, directly or upstream: their reason is the
+    /// cycle's.
+    cycle_blocked: Vec<bool>,
     /// Service curve of each queue, or why there is none.
     service: Vec<Result<Curve, Unbounded>>,
     /// Delay bound of each queue (s), or why there is none.
@@ -526,35 +532,72 @@ fn tfa(net: &Network, lay: &Layout, opt: &Options) -> (TfaState, Vec<String>) {
     tfa_with(net, lay, opt, BurstGrowth::Tightest)
 }
 
-/// TFA with the given output rule.
+/// Passes of one search for a fixed point of cyclic dependencies.
+const FIXED_POINT_PASSES: usize = 1000;
+
+/// Searches for a fixed point, each after taking as unbounded the bursts still growing at the
+/// end of the one before; then every bound is infinite.
+const FIXED_POINT_SEARCHES: usize = 4;
+
+/// An entering burst beyond this (bits, or the server graph's unit) is taken as unbounded: only
+/// a diverging fixed point reaches it, and curves built from it would overflow.
+const DIVERGED_BURST: f64 = 1e100;
+
+/// TFA with the given output rule. On cyclic port dependencies the TFA equations are iterated
+/// from the source bursts to a fixed point. Where they diverge (bursts around a cycle growing
+/// at every pass), the growing bursts are taken as unbounded and the iteration goes on: what
+/// depends on them is unbounded with the cycle's reason (per class, as [`class_blocks`] reads a
+/// scheduler's dependencies: a static-priority class above a diverging one keeps its bound),
+/// and the rest converges to the fixed point of a network in itself, closed under the
+/// equations' dependencies, whose bounds are as sound as any converged fixed point's.
 fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> (TfaState, Vec<String>) {
     let mut st = tfa_start(net, lay, opt, growth);
     let (order, acyclic) = (&net.port_order().order, net.port_order().acyclic);
     let mut notes = Vec::new();
-    let passes = if acyclic { 1 } else { 1000 };
-    let mut converged = acyclic;
-    for _ in 0..passes {
-        let mut change: f64 = 0.0;
-        for &p in order {
-            change = change.max(tfa_port(net, lay, opt, growth, p, &mut st));
-        }
-        if !acyclic && change < 1e-12 {
-            converged = true;
+    let mut pass = |st: &mut TfaState| -> f64 {
+        order.iter().fold(0.0f64, |change, &p| change.max(tfa_port(net, lay, opt, growth, p, st)))
+    };
+    if acyclic {
+        pass(&mut st);
+        return (st, notes);
+    }
+    let converges = |st: &mut TfaState, pass: &mut dyn FnMut(&mut TfaState) -> f64| {
+        (0..FIXED_POINT_PASSES).any(|_| pass(st) < 1e-12)
+    };
+    let mut converged = converges(&mut st, &mut pass);
+    for _ in 1..FIXED_POINT_SEARCHES {
+        if converged {
             break;
         }
-    }
-    if !acyclic {
-        if converged {
-            notes.push(
-                "cyclic port dependencies: bounds are the fixed point of the TFA equations".to_string(),
-            );
-        } else {
-            notes.push("cyclic port dependencies: TFA does not converge; bounds are infinite".to_string());
-            let why = || Err(Unbounded::new("cyclic port dependencies: TFA does not converge"));
-            st.delay.iter_mut().for_each(|d| *d = why());
-            st.port_delay.iter_mut().for_each(|d| *d = why());
-            st.port_backlog.iter_mut().for_each(|d| *d = why());
+        let before = st.burst.clone();
+        pass(&mut st);
+        for (c, (&now, &was)) in st.burst.iter().zip(&before).enumerate() {
+            if now.is_finite() && (now - was).abs() >= 1e-12 * now.abs().max(1.0) {
+                st.diverged[c] = true;
+            }
         }
+        converged = converges(&mut st, &mut pass);
+    }
+    let diverged: Vec<usize> = (0..st.diverged.len()).filter(|&c| st.diverged[c]).collect();
+    if !converged {
+        notes.push("cyclic port dependencies: TFA does not converge; bounds are infinite".to_string());
+        let why = || Err(Unbounded::new("cyclic port dependencies: TFA does not converge"));
+        st.delay.iter_mut().for_each(|d| *d = why());
+        st.port_delay.iter_mut().for_each(|d| *d = why());
+        st.port_backlog.iter_mut().for_each(|d| *d = why());
+    } else if let Some(&first) = diverged.first() {
+        let flows: BTreeSet<usize> = diverged.iter().map(|&c| lay.crossings[c].flow).collect();
+        notes.push(format!(
+            "cyclic port dependencies: TFA does not converge, the bursts of {} flow{} grow without bound \
+             (among them '{}' entering {}): every bound that depends on them is infinite, the others are the \
+             fixed point of the TFA equations",
+            flows.len(),
+            if flows.len() == 1 { "" } else { "s" },
+            net.flows[lay.crossings[first].flow].name,
+            net.port_label(lay.crossings[first].port)
+        ));
+    } else {
+        notes.push("cyclic port dependencies: bounds are the fixed point of the TFA equations".to_string());
     }
     (st, notes)
 }
@@ -571,6 +614,8 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
         group_sums: vec![Vec::new(); nq],
         group_agg: vec![Vec::new(); nq],
         group_of: vec![0; cx.len()],
+        diverged: vec![false; cx.len()],
+        cycle_blocked: vec![false; nq],
         service: (0..nq).map(|_| Err(Unbounded::new("not computed"))).collect(),
         delay: (0..nq).map(|_| Ok(0.0)).collect(),
         port_delay: (0..net.ports.len()).map(|_| Ok(0.0)).collect(),
@@ -644,7 +689,11 @@ fn tfa_port(
                 continue;
             }
             if let Some(u) = cx[c].upstream {
-                let entering = st.out_burst[u];
+                let mut entering = st.out_burst[u];
+                if st.diverged[c] || entering > DIVERGED_BURST {
+                    st.diverged[c] |= entering.is_finite();
+                    entering = f64::INFINITY;
+                }
                 if entering.is_finite() && st.burst[c].is_finite() {
                     change = change.max((entering - st.burst[c]).abs() / entering.max(1.0));
                 } else if entering.is_finite() != st.burst[c].is_finite() {
@@ -939,7 +988,10 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     let queues = &lay.port_queues[p];
     // Which queues have no bound for lack of service (an overloaded class, or an infinite burst
     // entering a class the queue depends on), each with its reason; see [`class_blocks`].
-    let blocked = class_blocks(net, lay, p, st);
+    let (blocked, by_cycle) = class_blocks(net, lay, p, st);
+    for (&q, &b) in queues.iter().zip(&by_cycle) {
+        st.cycle_blocked[q] = b;
+    }
     if !blocked.is_empty() && blocked.iter().all(Option::is_some) {
         for (&q, why) in queues.iter().zip(&blocked) {
             let why = why.clone().expect("every queue is blocked");
@@ -1170,36 +1222,59 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
 /// shaper or class shares, its own class only (its windows, its guaranteed share; the higher
 /// levels a gated level depends on answer in [`shaped_levels`]). It has no bound when those
 /// classes offer more than the port's rate, or when one of their flows enters with an infinite
-/// burst (an upstream port has no bound for it).
-fn class_blocks(net: &Network, lay: &Layout, p: PortId, st: &TfaState) -> Vec<Option<Unbounded>> {
+/// burst (an upstream port has no bound for it), and beside each queue whether a diverging cycle of
+/// the TFA equations is why ([`tfa_with`]).
+fn class_blocks(
+    net: &Network,
+    lay: &Layout,
+    p: PortId,
+    st: &TfaState,
+) -> (Vec<Option<Unbounded>>, Vec<bool>) {
     let cx = &lay.crossings;
     let model = &lay.models[p];
     let queues = &lay.port_queues[p];
     let load =
         |q: usize| -> f64 { lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].rate).sum() };
     let rate_kind = if model.rate < net.ports[p].rate { "shaped" } else { "link" };
+    // A flow entering with an infinite burst, and whether a diverging cycle is the cause (its
+    // burst here, or a queue upstream that the cycle left without a bound).
     let unbounded_flow = |qs: &[usize]| {
         qs.iter().flat_map(|&q| &lay.queues[q].crossings).find(|&&c| !st.burst[c].is_finite()).map(|&c| {
-            Unbounded::new(format!(
-                "{}: an upstream port has no finite bound for flow '{}'",
-                net.port_label(p),
-                net.flows[cx[c].flow].name
-            ))
+            let (flow, here) = (&net.flows[cx[c].flow].name, net.port_label(p));
+            let upstream_cycle = cx[c].upstream.is_some_and(|u| st.cycle_blocked[cx[u].queue]);
+            let why = if st.diverged[c] {
+                format!(
+                    "{here}: cyclic port dependencies: TFA does not converge, the burst of flow '{flow}' \
+                     entering here grows without bound"
+                )
+            } else if upstream_cycle {
+                format!(
+                    "{here}: flow '{flow}' enters with an unbounded burst: cyclic port dependencies \
+                     upstream, where TFA does not converge"
+                )
+            } else {
+                format!("{here}: an upstream port has no finite bound for flow '{flow}'")
+            };
+            (Unbounded::new(why), st.diverged[c] || upstream_cycle)
         })
     };
     if model.discipline == Discipline::Fifo || queues.len() == 1 {
         let total: f64 = queues.iter().map(|&q| load(q)).sum();
         let why = if total > model.rate {
-            Some(Unbounded::new(format!(
-                "{} overloaded: offered {} > {rate_kind} rate {}",
-                net.port_label(p),
-                rate_text(net, total),
-                rate_text(net, model.rate)
-            )))
+            Some((
+                Unbounded::new(format!(
+                    "{} overloaded: offered {} > {rate_kind} rate {}",
+                    net.port_label(p),
+                    rate_text(net, total),
+                    rate_text(net, model.rate)
+                )),
+                false,
+            ))
         } else {
             unbounded_flow(queues)
         };
-        return vec![why; queues.len()];
+        let (why, by_cycle) = why.map_or((None, false), |(w, c)| (Some(w), c));
+        return (vec![why; queues.len()], vec![by_cycle; queues.len()]);
     }
     let class_name = |q: usize| {
         lay.queues[q].crossings.iter().find_map(|&c| net.flows[cx[c].flow].class).map_or_else(
@@ -1220,26 +1295,33 @@ fn class_blocks(net: &Network, lay: &Layout, p: PortId, st: &TfaState) -> Vec<Op
             };
             let (own, with_higher) = (load(q), deps.iter().map(|&o| load(o)).sum::<f64>());
             if own > model.rate {
-                Some(Unbounded::new(format!(
-                    "{} overloaded: class {} offered {} > {rate_kind} rate {}",
-                    net.port_label(p),
-                    class_name(q),
-                    rate_text(net, own),
-                    rate_text(net, model.rate)
-                )))
+                Some((
+                    Unbounded::new(format!(
+                        "{} overloaded: class {} offered {} > {rate_kind} rate {}",
+                        net.port_label(p),
+                        class_name(q),
+                        rate_text(net, own),
+                        rate_text(net, model.rate)
+                    )),
+                    false,
+                ))
             } else if with_higher > model.rate {
-                Some(Unbounded::new(format!(
-                    "{} overloaded: class {} and the higher classes offered {} > {rate_kind} rate {}",
-                    net.port_label(p),
-                    class_name(q),
-                    rate_text(net, with_higher),
-                    rate_text(net, model.rate)
-                )))
+                Some((
+                    Unbounded::new(format!(
+                        "{} overloaded: class {} and the higher classes offered {} > {rate_kind} rate {}",
+                        net.port_label(p),
+                        class_name(q),
+                        rate_text(net, with_higher),
+                        rate_text(net, model.rate)
+                    )),
+                    false,
+                ))
             } else {
                 unbounded_flow(&deps)
             }
         })
-        .collect()
+        .map(|b| b.map_or((None, false), |(w, c)| (Some(w), c)))
+        .unzip()
 }
 
 /// Why the interleaved regulators of port `p` are not free, if one is not: a regulated flow whose

@@ -178,6 +178,7 @@ impl TfaCache {
             st.burst.push(net.flows[c.flow].burst);
             st.out_burst.push(net.flows[c.flow].burst);
             st.group_of.push(0);
+            st.diverged.push(false);
         }
         for _ in nq..lay.queues.len() {
             st.groups.push(Vec::new());
@@ -185,6 +186,7 @@ impl TfaCache {
             st.group_agg.push(Vec::new());
             st.service.push(Err(Unbounded::new("not computed")));
             st.delay.push(Ok(0.0));
+            st.cycle_blocked.push(false);
         }
         // Journal, then analyse, the ports the new flows cross, then, in feed-forward order,
         // those after a port whose state changed.
@@ -265,7 +267,9 @@ impl TfaCache {
         st.burst.truncate(nc);
         st.out_burst.truncate(nc);
         st.group_of.truncate(nc);
+        st.diverged.truncate(nc);
         st.groups.truncate(nq);
+        st.cycle_blocked.truncate(nq);
         st.group_sums.truncate(nq);
         st.group_agg.truncate(nq);
         st.service.truncate(nq);
@@ -384,6 +388,11 @@ impl TfaCache {
             i += 1;
             cx_id[i - 1] != usize::MAX
         });
+        let mut i = 0;
+        st.diverged.retain(|_| {
+            i += 1;
+            cx_id[i - 1] != usize::MAX
+        });
         fn permute<T>(v: &mut Vec<T>, first: &[(usize, usize)]) {
             let mut old: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
             *v = first.iter().map(|&(_, q)| old[q].take().expect("each queue once")).collect();
@@ -393,6 +402,7 @@ impl TfaCache {
         permute(&mut st.group_agg, &first);
         permute(&mut st.service, &first);
         permute(&mut st.delay, &first);
+        permute(&mut st.cycle_blocked, &first);
         // The groups keep their members, renumbered (the analysed ports' are rebuilt).
         for groups in st.groups.iter_mut() {
             for g in groups.iter_mut() {
