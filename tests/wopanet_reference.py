@@ -163,7 +163,7 @@ def analyze(net: Net) -> Result:
     for i, f in enumerate(net.flows):
         for _, route in f.targets:
             prev = None
-            for a, b in zip(route, route[1:]):
+            for a, b in zip(route, route[1:], strict=False):
                 port = (a, b)
                 if before.setdefault((i, port), prev) != prev:
                     raise ValueError(f"flow {f.name}: its paths do not form a tree")
@@ -202,7 +202,7 @@ def analyze(net: Net) -> Result:
     delays, jitters = {}, {}
     for f in net.flows:
         for target, route in f.targets:
-            hops = list(zip(route, route[1:]))
+            hops = list(zip(route, route[1:], strict=False))
             e2e = sum((delay[p] for p in hops), Fraction(0)) * 10**6
             shortest = sum((f.min_frame_bits / net.ports[p][1] for p in hops
                             if net.kinds[p[0]] == "switch"), Fraction(0)) * 10**6
@@ -220,7 +220,7 @@ def analyze(net: Net) -> Result:
             totals[s] = (total, percent(Fraction(total), Fraction(BUFFER_BYTES)))
 
     loads: dict[str, dict[str, tuple[Fraction, str]]] = {}
-    for name, rate in net.links:
+    for name, _ in net.links:
         loads[name] = {"direct": (Fraction(0), "0.0%"), "reverse": (Fraction(0), "0.0%")}
     carried: dict[tuple[str, str], Fraction] = {}
     for (i, port) in before:
@@ -447,16 +447,17 @@ def generate(seed: int) -> str:
                 routes[t] = route[::-1]
             period = rng.choice([*BAGS_MS, 1, 2, 4, Fraction(1, 2), 3, 5, 10, Fraction(3, 2), 20, 100, 256])
             big = rng.random() < 0.5
-            max_p = rng.randint(200, 1471) if big else rng.randint(0, 120)
+            # The largest payload keeps the Ethernet frame (payload + overhead - 20 B) <= 1518 B.
+            max_p = rng.randint(200, 1538 - overhead) if big else rng.randint(0, 120)
             min_p = rng.choice([max_p, rng.randint(0, max_p), rng.randint(0, min(max_p, 30))])
             frame = max(Fraction(max_p + overhead), FLOOR_BYTES) * 8
             jitter = rng.choice([0, 0, 0, 0, Fraction(1, 10), Fraction(1, 2), 2])
             rate = frame / (Fraction(period) / 1000)
-            ports = {(a, b) for r in routes.values() for a, b in zip(r, r[1:])}
+            ports = {(a, b) for r in routes.values() for a, b in zip(r, r[1:], strict=False)}
             extra: dict = {}
             for r in routes.values():
-                hops = list(zip(r, r[1:]))
-                for p, q in zip(hops, hops[1:]):
+                hops = list(zip(r, r[1:], strict=False))
+                for p, q in zip(hops, hops[1:], strict=False):
                     extra.setdefault(q, set()).add(p)
             if any(load.get(p, 0) + rate > Fraction(85, 100) * link_rate[frozenset(p)] for p in ports):
                 continue

@@ -12,11 +12,10 @@ curves WOPANet uses: burst = one largest frame on the wire, rate = that frame / 
   bytes. ``overhead`` defaults to 67 (47 B of Ethernet/IP/UDP headers + 20 B preamble and gap).
 * A flow whose period is a valid BAG (2^k ms, k = 0..7) is a ``virtual_link`` (bag = period,
   lmin/lmax from min-/max-payload, release_jitter = jitter). Any other period becomes a
-  ``periodic`` flow of size = the largest frame and jitter = jitter: its arrival curve is the
-  same, but ``periodic`` has one size, so the smaller frame of min-payload is lost (only the
-  jitter's lower bound depends on it); the description says so. ``token_bucket`` would not do:
-  the engine scales its burst by (min_packet + gap) / min_packet, which over-counts when
-  min-payload < max-payload.
+  ``periodic`` flow of size = the largest frame, min_size = the smallest (when smaller) and
+  jitter = jitter: the same arrival curve and the same shortest time (the jitter's lower bound
+  reads Lmin). ``token_bucket`` would not do: the engine scales its burst by
+  (min_packet + gap) / min_packet, which over-counts when min-payload < max-payload.
 * period, deadline and jitter are in ms. ``tech-latency`` is taken as µs (WOPANet does not write
   the unit; every known sample has 0).
 * transmission-capacity is in bit/s (a bare number, or with bps/kbps/Mbps/Gbps). A link's rate
@@ -270,17 +269,12 @@ def read(path: Path) -> dict:
 
     flows: list[dict] = []
     priorities: dict[str, int] = {}
-    approximated: list[str] = []
     for el in root.iter("flow"):
-        flows.append(_read_flow(doc, el, kinds, overhead, priorities, approximated))
+        flows.append(_read_flow(doc, el, kinds, overhead, priorities))
 
     if priorities:
         spec["classes"] = [{"name": n, "priority": p}
                            for n, p in sorted(priorities.items(), key=lambda kv: kv[1])]
-    if approximated:
-        spec["description"] = (
-            f"Imported from WOPANet: periodic flows {', '.join(approximated)} keep only their largest "
-            "frame (min-payload dropped)")
     spec["end_systems"] = end_systems
     spec["switches"] = switches
     spec["links"] = links
@@ -289,7 +283,7 @@ def read(path: Path) -> dict:
 
 
 def _read_flow(doc: _Doc, el: ET.Element, kinds: dict[str, str], overhead: float,
-               priorities: dict[str, int], approximated: list[str]) -> dict:
+               priorities: dict[str, int]) -> dict:
     """One <flow>: its traffic model and its targets."""
     name = el.get("name", "")
     source = el.get("source", "")
@@ -311,7 +305,7 @@ def _read_flow(doc: _Doc, el: ET.Element, kinds: dict[str, str], overhead: float
         if jitter > 0:
             flow["jitter"] = f"{_num(jitter)}ms"
         if lmin != lmax:
-            approximated.append(name)
+            flow["min_size"] = lmin
     flow["source"] = source
     destinations: list[Any] = []
     targets = el.findall("target")
@@ -489,7 +483,8 @@ def _dump_flow(f: dict, where: str, overhead: int) -> str:
         if _quantity(f.get("offset", "0ms")):
             raise UserError(f"WOPANet XML cannot express the offset of {where}")
         attrs["period"] = _fmt(_quantity(f["period"]) * 1e3)
-        attrs["max-payload"] = attrs["min-payload"] = _payload(f["size"], overhead, where)
+        attrs["max-payload"] = _payload(f["size"], overhead, where)
+        attrs["min-payload"] = _payload(f.get("min_size") or f["size"], overhead, where)
         attrs["jitter"] = _fmt(_quantity(f.get("jitter", "0ms")) * 1e3)
     else:
         raise UserError(f"WOPANet XML cannot express the {kind} flow {where} (virtual_link or periodic only)")

@@ -1,0 +1,158 @@
+"""WOPANet import and `afdx-naive` against an independent reference of the WOPANet rules.
+
+The reference (tests/wopanet_reference.py) is written from the rules in
+shared/oracles/README.md ("wopanet/"), in exact fractions; it must first reproduce the eight
+published samples exactly, then `rtnetlab analyze --method afdx-naive --format wopanet-res` (the
+CLI, as a user runs it) must agree with it on random WOPANet files: switches in lines, trees and
+meshes, multicast flows over several branches, mixed link rates, technological latencies,
+payloads under the 84-byte floor, periods that are and are not BAGs, release jitters, explicit
+paths and shortest-path targets. `make test-slow` runs the larger campaign.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import wopanet_reference as ref
+from rtnetlab import model
+
+SAMPLES = ["3ESE", "EE", "ES2E_M", "ESE", "ESE_F3", "ESSE", "ISAE_TEST_1", "STAR_3"]
+
+
+@pytest.fixture(scope="module")
+def oracle_dir(shared_dir: Path) -> Path:
+    return shared_dir / "oracles" / "wopanet"
+
+
+def product(cli: Path, xml: Path) -> dict:
+    out = xml.with_name(xml.stem + "_res.xml")
+    r = subprocess.run([str(cli), "analyze", "--method", "afdx-naive", "--format", "wopanet-res", str(xml),
+                        "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return ref.read_results(out)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_reference_reproduces_the_published_sample(oracle_dir: Path, name: str) -> None:
+    expected = ref.read_results(oracle_dir / f"{name}_res.xml")
+    assert ref.differences(ref.analyze(ref.read(oracle_dir / f"{name}.xml")), expected) == []
+
+
+def test_the_comparison_sees_every_kind_of_difference(oracle_dir: Path) -> None:
+    """A wrong delay, jitter, port delay, backlog, total or load is reported, not passed over."""
+    good = ref.analyze(ref.read(oracle_dir / "ISAE_TEST_1.xml"))
+    got = ref.read_results(oracle_dir / "ISAE_TEST_1_res.xml")
+    got["delays"][("Flow1", "ES#SW2.0")] += 1
+    got["jitters"][("Flow2", "ES#SW2.3")] -= 1
+    backlog, delay = got["ports"][("SW1", "5")]
+    got["ports"][("SW1", "5")] = (backlog, delay + 0.001)
+    got["ports"][("SW2", "0")] = (backlog + 1, got["ports"][("SW2", "0")][1])
+    got["totals"]["SW2"] = (47950.0, "73.1%", 65536.0)
+    got["loads"]["Edge5"]["direct"] = (1.0537e7, "10.5%")
+    del got["ports"][("SW2", "4")]
+    lines = ref.differences(good, got)
+    assert len(lines) == 7, lines
+    for what in ("delay Flow1", "jitter Flow2", "SW1:5 delay", "SW2:0 backlog", "SW2 total", "Edge5 direct",
+                 "SW2:4"):
+        assert any(what in line for line in lines), (what, lines)
+
+
+def test_generated_files_cover_the_features(tmp_path: Path) -> None:
+    """The fast campaign's files hold what the samples do not (so that agreeing means something)."""
+    seen: dict[str, int] = {}
+    for seed in range(FAST):
+        net = ref.read(_write(tmp_path, seed))
+        rates = {r for _, r in net.links}
+        feats = {
+            "several switches": len(net.switches) > 1,
+            "mesh (switch cycle)": sum(1 for a, b in net.ports if "SW" in a and "SW" in b) // 2
+            >= len(net.switches),
+            "mixed link rates": len(rates) > 1,
+            "tech-latency": any(v > 0 for v in net.latency_s.values()),
+            "several flows from one station": len({f.source for f in net.flows}) < len(net.flows),
+            "multicast over branches": any(len({r[-2] for _, r in f.targets}) > 1 for f in net.flows),
+            "payload under the floor": any(f.min_frame_bits == ref.FLOOR_BYTES * 8 for f in net.flows),
+            "period not a BAG": any(f.period_s * 1000 not in ref.BAGS_MS for f in net.flows),
+            "min < max payload": any(f.min_frame_bits < f.frame_bits for f in net.flows),
+            "release jitter": any(f.jitter_s for f in net.flows),
+        }
+        for k, v in feats.items():
+            seen[k] = seen.get(k, 0) + int(v)
+    text = "".join(_write(tmp_path, s).read_text() for s in range(FAST))
+    assert 'mode="M"' in text and "<target name=" in text and "/>\n" in text
+    assert all(n > 0 for n in seen.values()), seen
+
+
+FAST = 50
+
+
+def _write(tmp_path: Path, seed: int) -> Path:
+    path = tmp_path / f"random{seed}.xml"
+    path.write_text(ref.generate(seed))
+    return path
+
+
+def _agree(cli: Path, tmp_path: Path, seeds: range) -> None:
+    disagreements = {}
+    for seed in seeds:
+        xml = _write(tmp_path, seed)
+        lines = ref.differences(ref.analyze(ref.read(xml)), product(cli, xml))
+        if lines:
+            disagreements[seed] = lines[:5]
+    assert disagreements == {}
+
+
+def test_random_networks_agree_with_the_reference(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    _agree(rtnetlab_cli, tmp_path, range(FAST))
+
+
+@pytest.mark.slow
+def test_random_networks_agree_with_the_reference_campaign(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    _agree(rtnetlab_cli, tmp_path, range(1000, 1400))
+
+
+# ---------------------------------------------------------------------------------------------
+# Disagreements found, pinned
+
+
+NON_BAG = """<?xml version="1.0" encoding="UTF-8"?>
+<elements>
+   <network name="NON_BAG" overhead="67" shortest-path-policy="DIJKSTRA" technology="AFDX"
+            transmission-capacity="100Mbps" x-type="FULL"/>
+   <station name="A" service-policy="FIRST_IN_FIRST_OUT" transmission-capacity="100Mbps"/>
+   <station name="B" service-policy="FIRST_IN_FIRST_OUT" transmission-capacity="100Mbps"/>
+   <switch name="S" service-policy="FIRST_IN_FIRST_OUT" switching-technique="CUT_THROUGH" tech-latency="0"
+           transmission-capacity="100Mbps"/>
+   <link from="A" fromPort="0" name="E1" to="S" toPort="0" transmission-capacity="100Mbps"/>
+   <link from="S" fromPort="1" name="E2" to="B" toPort="0" transmission-capacity="100Mbps"/>
+   <flow deadline="3" jitter="0" max-payload="1000" min-payload="100" name="F" period="3" priority="Low"
+         source="A">
+      <target name="B">
+         <path node="S"/>
+         <path node="B"/>
+      </target>
+   </flow>
+</elements>
+"""
+
+
+def test_period_not_a_bag_keeps_its_min_payload(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    """A period that is no BAG (3 ms) with min-payload < max-payload: the jitter's Lmin is the
+    min-payload's frame, as for a BAG period (the import used to keep the largest frame only).
+
+    Hand derivation: frame 1067 B = 8536 b at 100 Mb/s -> source port 85.36 µs; burst after it
+    8536 + (8536 / 3 ms) × 85.36 µs = 8778.878 b -> switch port 87.789 µs, backlog 1098 B;
+    end to end 173.149 -> 174 µs. Lmin = 100 + 67 = 167 B = 1336 b -> 13.36 µs over the one switch
+    hop: jitter 174 - 13 = 161 µs (with the largest frame instead: 174 - 85 = 89)."""
+    xml = tmp_path / "NON_BAG.xml"
+    xml.write_text(NON_BAG)
+    flow = model.load_file(xml).spec["flows"][0]
+    assert (flow["type"], flow["size"], flow["min_size"]) == ("periodic", "1047B", "147B")
+    got = product(rtnetlab_cli, xml)
+    assert got["delays"] == {("F", "B"): 174.0}
+    assert got["jitters"] == {("F", "B"): 161.0}
+    assert got["ports"] == {("S", "1"): (1098.0, 87.789)}
+    assert ref.differences(ref.analyze(ref.read(xml)), got) == []
