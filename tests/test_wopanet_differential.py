@@ -156,3 +156,104 @@ def test_period_not_a_bag_keeps_its_min_payload(rtnetlab_cli: Path, tmp_path: Pa
     assert got["jitters"] == {("F", "B"): 161.0}
     assert got["ports"] == {("S", "1"): (1098.0, 87.789)}
     assert ref.differences(ref.analyze(ref.read(xml)), got) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# What WOPANet files allow and the model cannot take: refused in one line naming the file's line
+
+
+TOPOLOGY = """<?xml version="1.0" encoding="UTF-8"?>
+<elements>
+   <network name="T" overhead="{overhead}" transmission-capacity="100Mbps"/>
+   <station name="A"/>
+   <station name="B"/>
+   <station name="C"/>
+   <switch name="S1" tech-latency="0"/>
+   <switch name="S2" tech-latency="0"/>
+   <switch name="S3" tech-latency="0"/>
+   <link from="A" fromPort="0" name="E1" to="S1" toPort="0"/>
+   <link from="S1" fromPort="1" name="E2" to="S2" toPort="0"/>
+   <link from="S1" fromPort="2" name="E3" to="S3" toPort="0"/>
+   <link from="S3" fromPort="1" name="E4" to="S2" toPort="{s2_port}"/>
+   <link from="S2" fromPort="2" name="E5" to="B" toPort="0"/>
+   <link from="S2" fromPort="3" name="E6" to="C" toPort="0"/>
+{flows}</elements>
+"""
+ROUTE_B = '<path node="S1"/><path node="S2"/><path node="B"/>'
+
+
+def _flow(targets: str, period: str = "1", max_p: str = "100", min_p: str = "100") -> str:
+    return (f'   <flow name="F" source="A" period="{period}" max-payload="{max_p}" min-payload="{min_p}">\n'
+            f"{targets}   </flow>\n")
+
+
+REFUSED = {
+    # (the file's flows, overhead, S2's port of E4) -> the line of the message and its rule
+    "multicast paths that are no tree": (
+        _flow(f'      <target mode="M" name="B">{ROUTE_B}</target>\n'
+              '      <target mode="M" name="C"><path node="S1"/><path node="S3"/><path node="S2"/>'
+              '<path node="C"/></target>\n'),
+        67, 1, ":16: <flow name='F'>: destinations: the paths must form a tree"),
+    "a target twice": (
+        _flow(f'      <target mode="M" name="B">{ROUTE_B}</target>\n'
+              '      <target mode="M" name="B"/>\n'),
+        67, 1, ":18: <target name='B'>: must not repeat a destination"),
+    "a path through a station": (
+        _flow(f'      <target name="C">{ROUTE_B}<path node="C"/></target>\n'),
+        67, 1, ":17: <target name='C'>: path node 'B': 'B' is an end system; only switches forward"),
+    "a path skipping a link": (
+        _flow('      <target name="B"><path node="S2"/><path node="B"/></target>\n'),
+        67, 1, ":17: <target name='B'>: path node 'S2': no link from 'A' to 'S2'"),
+    "the source as its own target": (
+        _flow('      <target name="A"/>\n'), 67, 1,
+        ":17: <target name='A'>: must not be the flow's own source"),
+    "min-payload above max-payload, BAG": (
+        _flow('      <target name="B"/>\n', min_p="200"), 67, 1,
+        ":16: <flow name='F'>: min-payload=200 exceeds max-payload=100"),
+    "min-payload above max-payload, no BAG": (
+        _flow('      <target name="B"/>\n', period="3", min_p="200"), 67, 1,
+        ":16: <flow name='F'>: min-payload=200 exceeds max-payload=100"),
+    "a frame longer than Ethernet's": (
+        _flow('      <target name="B"/>\n', max_p="1467"), 80, 1,
+        ":16: <flow name='F'>: max-payload=1467 makes a 1527-byte Ethernet frame, more than 1518 B"),
+    "a switch port taking two links": (
+        _flow('      <target name="B"/>\n'), 67, 0,
+        ":13: <link name='E4'>: to_port: port '0' of 'S2' is already used"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_the_model_cannot_take_is_refused_at_its_line(rtnetlab_cli: Path, tmp_path: Path,
+                                                           case: str) -> None:
+    flows, overhead, s2_port, message = REFUSED[case]
+    xml = tmp_path / "t.xml"
+    xml.write_text(TOPOLOGY.format(overhead=overhead, s2_port=s2_port, flows=flows))
+    out = tmp_path / "t_res.xml"
+    r = subprocess.run([str(rtnetlab_cli), "analyze", "--method", "afdx-naive", "--format", "wopanet-res",
+                        str(xml), "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines() == [r.stderr.strip()] and r.stderr.startswith(f"{xml}{message}"), r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
+
+
+WARNED = {
+    "a shortest path with a tie": (
+        TOPOLOGY.replace('   <link from="S3" fromPort="1" name="E4" to="S2" toPort="{s2_port}"/>\n',
+                         '   <link from="S3" fromPort="1" name="E4" to="B" toPort="1"/>\n'),
+        _flow('      <target name="B"/>\n'),
+        ":17: <target name='B'>: 2 paths of 3 hops lead there; the one through the link listed first"),
+    "several targets, not all multicast": (
+        TOPOLOGY, _flow('      <target name="B"/>\n      <target mode="M" name="C"/>\n'),
+        ":16: <flow name='F'>: 1 of its 2 targets have no mode=\"M\"; all are read as one multicast flow"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WARNED))
+def test_choices_the_file_leaves_open_are_warned(rtnetlab_cli: Path, tmp_path: Path, case: str) -> None:
+    """Read (WOPANet's own tools may choose otherwise), with a warning at the line."""
+    topology, flows, message = WARNED[case]
+    xml = tmp_path / "t.xml"
+    xml.write_text(topology.format(overhead=67, s2_port=1, flows=flows))
+    r = subprocess.run([str(rtnetlab_cli), "validate", str(xml)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"warning: {xml}{message}" in r.stdout + r.stderr
