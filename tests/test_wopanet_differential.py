@@ -257,3 +257,61 @@ def test_choices_the_file_leaves_open_are_warned(rtnetlab_cli: Path, tmp_path: P
     r = subprocess.run([str(rtnetlab_cli), "validate", str(xml)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert f"warning: {xml}{message}" in r.stdout + r.stderr
+
+
+def test_export_and_import_again_keeps_every_result(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    """WOPANet -> YAML -> WOPANet (`rtnetlab convert`): the file written back gives the reference's
+    results of the original (payload floor, min-payload of periods that are no BAGs, rates,
+    latencies and paths survive the export)."""
+    for seed in range(8):
+        xml = _write(tmp_path, seed)
+        yaml_file, back = tmp_path / f"r{seed}.yaml", tmp_path / f"back{seed}.xml"
+        for a, b in ((xml, yaml_file), (yaml_file, back)):
+            r = subprocess.run([str(rtnetlab_cli), "convert", str(a), str(b)], capture_output=True, text=True,
+                               timeout=120)
+            assert r.returncode == 0, r.stderr
+        assert ref.differences(ref.analyze(ref.read(xml)), product(rtnetlab_cli, back)) == [], seed
+
+
+RING = """<?xml version="1.0" encoding="UTF-8"?>
+<elements>
+   <network name="RING" overhead="67" transmission-capacity="100Mbps"/>
+   <station name="A"/><station name="B"/><station name="C"/>
+   <switch name="S1" tech-latency="0"/><switch name="S2" tech-latency="0"/>
+   <switch name="S3" tech-latency="0"/>
+   <link from="A" fromPort="0" name="EA" to="S1" toPort="0"/>
+   <link from="B" fromPort="0" name="EB" to="S2" toPort="0"/>
+   <link from="C" fromPort="0" name="EC" to="S3" toPort="0"/>
+   <link from="S1" fromPort="1" name="E12" to="S2" toPort="1"/>
+   <link from="S2" fromPort="2" name="E23" to="S3" toPort="1"/>
+   <link from="S3" fromPort="2" name="E31" to="S1" toPort="2"/>
+   <flow name="F1" source="A" period="1" max-payload="1000" min-payload="1000">
+      <target name="C"><path node="S1"/><path node="S2"/><path node="S3"/><path node="C"/></target></flow>
+   <flow name="F2" source="B" period="1" max-payload="1000" min-payload="1000">
+      <target name="A"><path node="S2"/><path node="S3"/><path node="S1"/><path node="A"/></target></flow>
+   <flow name="F3" source="C" period="1" max-payload="1000" min-payload="1000">
+      <target name="B"><path node="S3"/><path node="S1"/><path node="S2"/><path node="B"/></target></flow>
+</elements>
+"""
+
+
+def test_a_ring_of_port_dependencies_takes_the_fixed_point(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    """The README's rules need the ports in order; on a ring they are equations, and the bounds are
+    their fixed point (the random files stay feed-forward, so this case is pinned by hand).
+
+    Hand derivation: b1 = 8536 b × 1.08536 = 9264.633 b after the source port; each ring port
+    serves one flow's first switch hop (b1) and another's second (b1 + r x), r = 8.536 Mb/s:
+    x = (2 b1 + r x) / C -> x = 2 b1 / (C - r) = 202.585 µs, backlog ⌈(2 b1 + r x) / 8⌉ = 2533 B.
+    The last port: (b1 + 2 r x) / C = 127.232 µs, ⌈(b1 + 2 r x) / 8⌉ = 1591 B. End to end
+    85.36 + 2 x + 127.232 = 617.77 -> 618 µs; jitter 618 - ⌊3 × 85.36⌋ = 362 µs."""
+    xml = tmp_path / "RING.xml"
+    xml.write_text(RING)
+    out = tmp_path / "RING_res.xml"
+    r = subprocess.run([str(rtnetlab_cli), "analyze", "--method", "afdx-naive", "--format", "wopanet-res",
+                        str(xml), "-o", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "cyclic port dependency" in r.stderr
+    got = ref.read_results(out)
+    assert set(got["delays"].values()) == {618.0} and set(got["jitters"].values()) == {362.0}
+    assert {got["ports"][(s, p)] for s, p in (("S1", "1"), ("S2", "2"), ("S3", "2"))} == {(2533.0, 202.585)}
+    assert {got["ports"][(s, "0")] for s in ("S1", "S2", "S3")} == {(1591.0, 127.232)}
