@@ -22,9 +22,12 @@ curves WOPANet uses: burst = one largest frame on the wire, rate = that frame / 
   comes from the link; the capacities of its end nodes (the slower one) only when it has none.
 * ``priority`` names a traffic class (High before Low). Every port is FIFO, so classes are labels.
 * A ``<target>`` with ``<path>`` children lists the nodes after the source; the native path
-  includes the source. An empty ``<target>`` is routed by shortest path. ``mode="M"`` (multicast)
-  is what the native model always does: a flow with several targets is one multicast tree,
-  counted once per port.
+  includes the source. An empty ``<target>`` is routed by shortest path (fewest hops; with
+  several, the import warns: WOPANet's own tie-break is unknown). ``mode="M"`` (multicast) is
+  what the native model always does: a flow with several targets is one multicast tree, counted
+  once per port (several targets not all ``mode="M"`` are read so, with a warning).
+* The engine's validation errors name native places (``flows[2].destinations[0]``); `Description`
+  turns them back into the file's line and element.
 * ``switching-technique`` becomes the switch's ``switching`` as written. Note that WOPANet's own
   results add up whole-frame port delays whatever the switching technique says.
 * Element names (stations, switches, links, flows) are kept as node, link and flow names;
