@@ -18,6 +18,7 @@ import pytest
 
 import wopanet_reference as ref
 from rtnetlab import model
+from rtnetlab.errors import ModelError
 
 SAMPLES = ["3ESE", "EE", "ES2E_M", "ESE", "ESE_F3", "ESSE", "ISAE_TEST_1", "STAR_3"]
 
@@ -315,3 +316,21 @@ def test_a_ring_of_port_dependencies_takes_the_fixed_point(rtnetlab_cli: Path, t
     assert set(got["delays"].values()) == {618.0} and set(got["jitters"].values()) == {362.0}
     assert {got["ports"][(s, p)] for s, p in (("S1", "1"), ("S2", "2"), ("S3", "2"))} == {(2533.0, 202.585)}
     assert {got["ports"][(s, "0")] for s in ("S1", "S2", "S3")} == {(1591.0, 127.232)}
+
+
+def test_periodic_min_size_is_checked_like_a_frame() -> None:
+    """The native key the import fills for periods that are no BAGs: a frame, at most `size`."""
+    def spec(min_size: str) -> dict:
+        return {"name": "n", "end_systems": [{"name": "a"}, {"name": "b"}],
+                "links": [{"from": "a", "to": "b"}],
+                "flows": [{"name": "f", "type": "periodic", "period": "3ms", "size": "547B",
+                           "min_size": min_size, "source": "a", "destinations": ["b"]}]}
+
+    assert model.load_data(spec("64B")).resolved()["flows"][0]["burst"] == 567 * 8
+    with pytest.raises(ModelError) as e:
+        model.load_data(spec("600B"))
+    assert e.value.lines == ["flows[0].min_size: must not exceed size (547B), got 600B"]
+    with pytest.raises(ModelError) as e:
+        model.load_data(spec("40B"))
+    assert e.value.lines == [
+        "flows[0].min_size: must be an Ethernet frame size between 64B and 1518B, got 40B"]
