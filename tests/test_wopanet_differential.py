@@ -334,3 +334,15 @@ def test_periodic_min_size_is_checked_like_a_frame() -> None:
         model.load_data(spec("40B"))
     assert e.value.lines == [
         "flows[0].min_size: must be an Ethernet frame size between 64B and 1518B, got 40B"]
+
+
+def test_a_wopanet_file_read_as_data_stays_plain(oracle_dir: Path) -> None:
+    """Only `load_file` takes the located description; readers of plain data (sweeps, cloud)
+    still get a dict that YAML can write."""
+    import yaml
+
+    from rtnetlab.io import formats
+
+    data = formats.read(oracle_dir / "ESE.xml")
+    assert type(data) is dict and "AFDX Flow 1" in yaml.safe_dump(data)
+    assert model.load_file(oracle_dir / "ESE.xml").warnings == []

@@ -154,7 +154,7 @@ def load_file(path: str | Path) -> Network:
     """
     p = Path(path)
     if formats.native_format(p) is None:
-        data = formats.read(p)
+        data = formats.read(p, located=True)
         # A WOPANet file's places are its lines; its import warns where the file leaves a choice.
         locate = getattr(data, "locate", None)
         read_warnings = list(getattr(data, "warnings", []))
