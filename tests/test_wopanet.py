@@ -155,8 +155,10 @@ def test_non_bag_period_is_periodic_with_the_same_arrival_curve(tmp_path: Path) 
     assert spec["links"][0]["rate"] == "10Mbps"  # the station's capacity, the link has none
     resolved = model.load_data(spec).resolved()["flows"][0]
     assert resolved["burst"] == 567 * 8 and resolved["rate"] == pytest.approx(567 * 8 / 3e-3, rel=1e-12)
+    assert "min_size" not in f
     spec = read_text(xml.format(lo=100))
-    assert "periodic flows f keep only their largest frame" in spec["description"]
+    assert "description" not in spec
+    assert spec["flows"][0]["min_size"] == "147B"  # the smaller frame is kept (jitters read it)
 
 
 def test_priorities_become_classes_high_first() -> None:

@@ -154,7 +154,20 @@ def load_file(path: str | Path) -> Network:
     """
     p = Path(path)
     if formats.native_format(p) is None:
-        return load_data(formats.read(p), str(p))
+        data = formats.read(p, located=True)
+        # A WOPANet file's places are its lines; its import warns where the file leaves a choice.
+        locate = getattr(data, "locate", None)
+        read_warnings = list(getattr(data, "warnings", []))
+        try:
+            net = load_data(data, str(p))
+        except ModelError as e:
+            if locate is None:
+                raise
+            raise ModelError([locate(line) for line in e.lines],
+                             read_warnings + [locate(line) for line in e.warnings]) from None
+        if locate is not None:
+            net.warnings = read_warnings + [locate(line) for line in net.warnings]
+        return net
     text, fmt = formats.read_native(p)
     return _load(text, fmt, str(p))
 

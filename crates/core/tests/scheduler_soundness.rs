@@ -113,6 +113,7 @@ fn an_overloaded_lowest_class_leaves_the_other_bounds_sound() {
                 f.traffic = Traffic::Periodic {
                     period: Duration::from_us(100.0),
                     size: DataSize::from_bytes(1518.0),
+                    min_size: None,
                     offset: Duration::from_us(0.0),
                     jitter: Duration::from_us(0.0),
                 };

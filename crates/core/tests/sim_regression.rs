@@ -64,6 +64,7 @@ fn mixed_traffic(mut spec: NetworkSpec) -> NetworkSpec {
                 f.traffic = Traffic::Periodic {
                     period: bag,
                     size: lmax,
+                    min_size: None,
                     offset: Duration::from_us(37.0 * k as f64),
                     jitter: Duration::from_us(20.0),
                 }

@@ -84,8 +84,10 @@ def read_native(path: Path) -> tuple[str, str]:
     return _read_text(path), fmt
 
 
-def read(path: Path) -> Any:
-    """Reads a description file into plain data, by its extension."""
+def read(path: Path, located: bool = False) -> Any:
+    """Reads a description file into plain data, by its extension. `located`: a WOPANet file
+    gives its `wopanet.Description` (a dict that also turns native places into the file's lines,
+    and holds the import's warnings) instead of a plain dict."""
     fmt = native_format(path)
     if fmt is None and path.suffix.lower() in DNC:
         from rtnetlab.io import dnc
@@ -101,7 +103,8 @@ def read(path: Path) -> Any:
         if refusal:
             raise UserError(f"{path}: {refusal}")
         try:
-            return wopanet.read(path)
+            description = wopanet.read(path)
+            return description if located else dict(description)
         except LookupError as e:  # an XML declaration naming an encoding Python does not know
             raise UserError(f"{path}: not readable XML: {e}") from None
     text = _read_text(path)

@@ -12,20 +12,22 @@ curves WOPANet uses: burst = one largest frame on the wire, rate = that frame / 
   bytes. ``overhead`` defaults to 67 (47 B of Ethernet/IP/UDP headers + 20 B preamble and gap).
 * A flow whose period is a valid BAG (2^k ms, k = 0..7) is a ``virtual_link`` (bag = period,
   lmin/lmax from min-/max-payload, release_jitter = jitter). Any other period becomes a
-  ``periodic`` flow of size = the largest frame and jitter = jitter: its arrival curve is the
-  same, but ``periodic`` has one size, so the smaller frame of min-payload is lost (only the
-  jitter's lower bound depends on it); the description says so. ``token_bucket`` would not do:
-  the engine scales its burst by (min_packet + gap) / min_packet, which over-counts when
-  min-payload < max-payload.
+  ``periodic`` flow of size = the largest frame, min_size = the smallest (when smaller) and
+  jitter = jitter: the same arrival curve and the same shortest time (the jitter's lower bound
+  reads Lmin). ``token_bucket`` would not do: the engine scales its burst by
+  (min_packet + gap) / min_packet, which over-counts when min-payload < max-payload.
 * period, deadline and jitter are in ms. ``tech-latency`` is taken as µs (WOPANet does not write
   the unit; every known sample has 0).
 * transmission-capacity is in bit/s (a bare number, or with bps/kbps/Mbps/Gbps). A link's rate
   comes from the link; the capacities of its end nodes (the slower one) only when it has none.
 * ``priority`` names a traffic class (High before Low). Every port is FIFO, so classes are labels.
 * A ``<target>`` with ``<path>`` children lists the nodes after the source; the native path
-  includes the source. An empty ``<target>`` is routed by shortest path. ``mode="M"`` (multicast)
-  is what the native model always does: a flow with several targets is one multicast tree,
-  counted once per port.
+  includes the source. An empty ``<target>`` is routed by shortest path (fewest hops; with
+  several, the import warns: WOPANet's own tie-break is unknown). ``mode="M"`` (multicast) is
+  what the native model always does: a flow with several targets is one multicast tree, counted
+  once per port (several targets not all ``mode="M"`` are read so, with a warning).
+* The engine's validation errors name native places (``flows[2].destinations[0]``); `Description`
+  turns them back into the file's line and element.
 * ``switching-technique`` becomes the switch's ``switching`` as written. Note that WOPANet's own
   results add up whole-frame port delays whatever the switching technique says.
 * Element names (stations, switches, links, flows) are kept as node, link and flow names;
@@ -201,7 +203,44 @@ def _frame(doc: _Doc, flow: ET.Element, attr: str, overhead: float) -> str:
     return f"{_num(frame)}B" if bits == int(bits) and frame == int(frame) else f"{_num(bits)}b"
 
 
-def read(path: Path) -> dict:
+class Description(dict):
+    """The native description read from a WOPANet file (plain data), which can say where in the
+    file a native place such as ``flows[3].destinations[1]`` comes from: the engine's validation
+    names native places, a user of a WOPANet file needs its lines."""
+
+    def __init__(self, spec: dict, doc: _Doc, elements: dict[str, list[ET.Element]], warnings: list[str]):
+        super().__init__(spec)
+        self._doc = doc
+        self._elements = elements
+        #: What the file leaves open and the import decided (``warning: place: ...`` lines).
+        self.warnings = warnings
+
+    def locate(self, line: str) -> str:
+        """One diagnostic line (``place: rule``) with its native place turned into the file's."""
+        prefix = "warning: " if line.startswith("warning: ") else ""
+        m = _PLACE.match(line[len(prefix):])
+        if m is None:
+            return line
+        kind, i, k, rest, msg = m.groups()
+        els = self._elements.get(kind, [])
+        if int(i) >= len(els):
+            return line
+        el = els[int(i)]
+        targets = el.findall("target")
+        if k is not None and int(k) < len(targets):
+            el = targets[int(k)]
+            hop = re.fullmatch(r"path\[(\d+)\]", rest)
+            hops = [h.get("node", "") for h in el.findall("path")]
+            if hop and 1 <= int(hop.group(1)) <= len(hops):  # the native path starts at the source
+                rest = f"path node {hops[int(hop.group(1)) - 1]!r}"
+        return prefix + str(self._doc.error(el, f"{rest}: {msg}" if rest else msg))
+
+
+_PLACE = re.compile(
+    r"(end_systems|switches|links|flows)\[(\d+)\](?:\.destinations\[(\d+)\])?\.?([^:\s]*): (.*)", re.S)
+
+
+def read(path: Path) -> Description:
     """Reads a WOPANet XML file into the native description (plain data, not yet validated)."""
     path = Path(path)
     doc = _parse(path)
@@ -226,6 +265,7 @@ def read(path: Path) -> dict:
     kinds: dict[str, str] = {}
     end_systems: list[dict] = []
     switches: list[dict] = []
+    elements: dict[str, list[ET.Element]] = {"end_systems": [], "switches": [], "links": [], "flows": []}
     for el in root:
         if el.tag not in ("station", "switch"):
             continue
@@ -244,11 +284,14 @@ def read(path: Path) -> dict:
             if technique is not None:
                 node["switching"] = SWITCHING[technique]
             switches.append(node)
+            elements["switches"].append(el)
         else:
             end_systems.append(node)
+            elements["end_systems"].append(el)
 
     links: list[dict] = []
     for el in root.iter("link"):
+        elements["links"].append(el)
         link: dict[str, Any] = {}
         if el.get("name") is not None:
             link["name"] = el.get("name")
@@ -270,26 +313,67 @@ def read(path: Path) -> dict:
 
     flows: list[dict] = []
     priorities: dict[str, int] = {}
-    approximated: list[str] = []
+    warnings: list[str] = []
+    neighbours: dict[str, list[str]] = {}
+    for link in links:  # one entry per link: parallel links are distinct paths
+        neighbours.setdefault(link["from"], []).append(link["to"])
+        neighbours.setdefault(link["to"], []).append(link["from"])
     for el in root.iter("flow"):
-        flows.append(_read_flow(doc, el, kinds, overhead, priorities, approximated))
+        elements["flows"].append(el)
+        flows.append(_read_flow(doc, el, kinds, overhead, priorities))
+        _warn_open_choices(doc, el, kinds, neighbours, warnings)
 
     if priorities:
         spec["classes"] = [{"name": n, "priority": p}
                            for n, p in sorted(priorities.items(), key=lambda kv: kv[1])]
-    if approximated:
-        spec["description"] = (
-            f"Imported from WOPANet: periodic flows {', '.join(approximated)} keep only their largest "
-            "frame (min-payload dropped)")
     spec["end_systems"] = end_systems
     spec["switches"] = switches
     spec["links"] = links
     spec["flows"] = flows
-    return spec
+    return Description(spec, doc, elements, warnings)
+
+
+def _fewest_hops(neighbours: dict[str, list[str]], kinds: dict[str, str], source: str,
+                 dest: str) -> tuple[int, int]:
+    """(hops, number of paths of that many hops) from source to dest, forwarding through
+    switches only, parallel links counted apart; (0, 0) when there is none."""
+    hops, count, frontier = {source: 0}, {source: 1}, [source]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            if u != source and kinds.get(u) != "switch":
+                continue
+            for v in neighbours.get(u, []):
+                if v not in hops:
+                    hops[v], count[v] = hops[u] + 1, 0
+                    nxt.append(v)
+                if hops[v] == hops[u] + 1:
+                    count[v] += count[u]
+        frontier = nxt
+    return (hops[dest], count[dest]) if dest in hops else (0, 0)
+
+
+def _warn_open_choices(doc: _Doc, el: ET.Element, kinds: dict[str, str], neighbours: dict[str, list[str]],
+                       warnings: list[str]) -> None:
+    """Warnings where the file leaves a choice open that WOPANet's own tools may make otherwise:
+    a target without <path> with several fewest-hop paths (the native routing takes the one by
+    the link listed first), and several targets not all marked mode="M" (read as one multicast
+    flow, counted once per port)."""
+    targets = el.findall("target")
+    for t in targets:
+        if t.find("path") is None:
+            hops, count = _fewest_hops(neighbours, kinds, el.get("source", ""), t.get("name", ""))
+            if count > 1:
+                warnings.append(f"warning: {doc.error(t, '')}{count} paths of {hops} hops lead there; the "
+                                "one through the link listed first is taken (give <path> elements to choose)")
+    plain = [t for t in targets if t.get("mode") != "M"]
+    if len(targets) > 1 and plain:
+        warnings.append(f"warning: {doc.error(el, '')}{len(plain)} of its {len(targets)} targets have no "
+                        'mode="M"; all are read as one multicast flow (counted once per port)')
 
 
 def _read_flow(doc: _Doc, el: ET.Element, kinds: dict[str, str], overhead: float,
-               priorities: dict[str, int], approximated: list[str]) -> dict:
+               priorities: dict[str, int]) -> dict:
     """One <flow>: its traffic model and its targets."""
     name = el.get("name", "")
     source = el.get("source", "")
@@ -302,6 +386,9 @@ def _read_flow(doc: _Doc, el: ET.Element, kinds: dict[str, str], overhead: float
     jitter = doc.number(el, "jitter", 0.0)
     lmax = _frame(doc, el, "max-payload", overhead)
     lmin = _frame(doc, el, "min-payload", overhead)
+    if doc.number(el, "min-payload") > doc.number(el, "max-payload"):
+        raise doc.error(el, f"min-payload={el.get('min-payload')} exceeds "
+                            f"max-payload={el.get('max-payload')}")
     if any(abs(period - b) < 1e-9 for b in VALID_BAGS_MS):
         flow.update(type="virtual_link", bag=f"{_num(period)}ms", lmin=lmin, lmax=lmax)
         if jitter > 0:
@@ -311,7 +398,7 @@ def _read_flow(doc: _Doc, el: ET.Element, kinds: dict[str, str], overhead: float
         if jitter > 0:
             flow["jitter"] = f"{_num(jitter)}ms"
         if lmin != lmax:
-            approximated.append(name)
+            flow["min_size"] = lmin
     flow["source"] = source
     destinations: list[Any] = []
     targets = el.findall("target")
@@ -489,7 +576,8 @@ def _dump_flow(f: dict, where: str, overhead: int) -> str:
         if _quantity(f.get("offset", "0ms")):
             raise UserError(f"WOPANet XML cannot express the offset of {where}")
         attrs["period"] = _fmt(_quantity(f["period"]) * 1e3)
-        attrs["max-payload"] = attrs["min-payload"] = _payload(f["size"], overhead, where)
+        attrs["max-payload"] = _payload(f["size"], overhead, where)
+        attrs["min-payload"] = _payload(f.get("min_size") or f["size"], overhead, where)
         attrs["jitter"] = _fmt(_quantity(f.get("jitter", "0ms")) * 1e3)
     else:
         raise UserError(f"WOPANet XML cannot express the {kind} flow {where} (virtual_link or periodic only)")

@@ -476,6 +476,10 @@ pub enum Traffic {
     Periodic {
         period: Duration,
         size: DataSize,
+        /// Smallest frame, when frames vary (default: `size`): the shortest time, hence jitters,
+        /// count on it (a WOPANet flow whose period is no BAG keeps its min-payload here).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_size: Option<DataSize>,
         #[serde(default, skip_serializing_if = "is_zero_duration")]
         offset: Duration,
         #[serde(default, skip_serializing_if = "is_zero_duration")]

@@ -775,14 +775,23 @@ fn check_traffic(
             let rate = max_w / bag.secs().max(f64::MIN_POSITIVE);
             (max_w, lmin.bits() + ifg, max_w + rate * release_jitter.secs(), rate)
         }
-        Traffic::Periodic { period, size, jitter, .. } => {
+        Traffic::Periodic { period, size, min_size, jitter, .. } => {
             if period.secs() <= 0.0 {
                 diags.error(format!("{place}.period"), format!("must be positive, got {period}"));
             }
             frame_ok("size", *size, diags);
+            if let Some(m) = min_size {
+                frame_ok("min_size", *m, diags);
+                if m.bits() > size.bits() {
+                    diags.error(
+                        format!("{place}.min_size"),
+                        format!("must not exceed size ({size}), got {m}"),
+                    );
+                }
+            }
             let w = size.bits() + ifg;
             let rate = w / period.secs().max(f64::MIN_POSITIVE);
-            (w, w, w + rate * jitter.secs(), rate)
+            (w, min_size.map_or(w, |m| m.bits() + ifg), w + rate * jitter.secs(), rate)
         }
         Traffic::TokenBucket { burst, rate, min_packet, max_packet } => {
             if rate.bps() <= 0.0 {
