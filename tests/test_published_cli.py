@@ -475,3 +475,128 @@ def test_tv_002_1_port_delays_with_burst_growth(tmp_path: Path) -> None:
     # With the 20 bytes (Eq. 4's b_k): d_snd = (220 + 420) x 8 / 100 + 40 = 91.2 us, as the paper.
     es1 = next(p for p in run_json("analyze", SEED002, "-m", "afdx-naive")["ports"] if p["node"] == "ES1")
     assert close(es1["delay_us"], 91.2)
+
+
+SELECTION = DATA / "afdx_conf_selection.yaml"
+
+
+def configured_pairs(tmp_path: Path, src: Path, *options: str) -> list[tuple[int, int]]:
+    report = run_json("configure", "afdx", src, "-o", tmp_path / "configured.yaml", *options)
+    assert report["feasible"], report
+    return [(v["bag_ms"], v["mtu_bytes"]) for v in report["vls"]]
+
+
+def test_tv_001d_4_pair_selection_in_bag_order(tmp_path: Path) -> None:
+    # TV-001D-4: the paper's DFS (BAG order, jitter never binding) at 1 Mbit/s picks (1,5) +
+    # (2,12); (1,5) + (1,6) reserves 145 B/ms > 125.
+    pairs = configured_pairs(tmp_path, SELECTION, "--objective", "bag-order", "--jitter-at", "none")
+    assert pairs == [(1, 5), (2, 12)]
+    # With the jitter limit in microseconds nothing is feasible: VL1 alone at its source port,
+    # MTU 5: (67 + 5) x 8 / 1 Mbit/s + 40 = 616 us > 500.
+    res = run("configure", "afdx", SELECTION, "-o", tmp_path / "o.yaml", "--objective", "bag-order")
+    assert res.returncode == 1 and "jitter" in res.stderr and "616.0 us > 500 us" in res.stderr
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def test_tv_001d_4_variant_faster_link(tmp_path: Path) -> None:
+    # At 2 Mbit/s (250 B/ms) the first pairs in BAG order fit: (1,5) + (1,6) reserves
+    # (5 + 67)/1 + (6 + 67)/1 = 145 B/ms <= 250 at the switch's output.
+    def faster(data: dict) -> None:
+        data["defaults"]["link_rate"] = "2Mbps"
+
+    src = variant(tmp_path, SELECTION, faster)
+    pairs = configured_pairs(tmp_path, src, "--objective", "bag-order", "--jitter-at", "none")
+    assert pairs == [(1, 5), (1, 6)]
+
+
+# --- seed 004, seed 001G, seed 003 --------------------------------------------------------------
+
+
+def test_tv_004_3_variant_smaller_server_budget(tmp_path: Path) -> None:
+    # Table 1 (R = 11, 31, 100 in tests/test_fixed_priority.py) with the server's budget 20 -> 10
+    # packets per 50 (1 ms per packet, blocking of one packet except for the lowest level):
+    #   m1: 1 + 10 = 11; server: 1 + 10 + 10 = 21;
+    #   m3: w = 50 + 10 ceil(w/200) + 10 ceil(w/50): 70 -> 80 -> 80 (busy period 80 < 200).
+    def change(data: dict) -> None:
+        data["servers"][0]["budget"] = 10
+        data["messages"][1]["packets"] = 10
+
+    r = responses(variant(tmp_path, FIXED_PRIORITY / "nss_table1.yaml", change))
+    assert (r["m1"], r["nss2"], r["m3"]) == (11e3, 21e3, 80e3)
+
+
+def test_tv_001g_1_variant_three_applications() -> None:
+    # Eq. 3 with three applications, c = (0.4, 0.3, 0.3), f = (0.1, -0.4, 0.2), eps = 0.2:
+    # sum f = -0.1; c1 = 0.4 - 0.2 (0.1 + 0.04) = 0.372, c2 = 0.3 - 0.2 (-0.4 + 0.03) = 0.374,
+    # c3 = 0.3 - 0.2 (0.2 + 0.03) = 0.254 (sum 1).
+    got = run_json("slrm", "step", "--shares", "0.4,0.3,0.3", "--matching=0.1,-0.4,0.2", "--epsilon", "0.2")
+    assert all(close(g, e) for g, e in zip(got["shares"], [0.372, 0.374, 0.254], strict=True)), got
+
+
+def test_tv_003_8_and_9_layouts(tmp_path: Path) -> None:
+    # TV-003-9 (the decoupled layout: NC at even slots, VO = 1 mod 4, VI = 3 mod 8, CL = 7 mod 16,
+    # EE = 15 mod 32, BE at 31, BK at 63) and TV-003-8 (the WF2Q layout of Table 5's weights NC 6,
+    # VO 3, VI 32, CL 13, EE 6, BE 3, BK 1, ties by VC order), as `configure dtable` writes them.
+    out = tmp_path / "schedulers.yaml"
+    run_json("configure", "dtable", REPO / "examples" / "dtable" / "table4_requirements.yaml", "-o", out)
+    written = yaml.safe_load(out.read_text())["schedulers"]
+    layout = [e["class"] for e in written["dtable"]["entries"]]
+    def slot(s: int) -> str:
+        for modulus, rest, name in ((2, 0, "NC"), (4, 1, "VO"), (8, 3, "VI"), (16, 7, "CL"), (32, 15, "EE")):
+            if s % modulus == rest:
+                return name
+        return {31: "BE", 63: "BK"}[s]
+
+    expected = [slot(s) for s in range(64)]
+    assert layout == expected
+    wf2q = " ".join(e["class"] for e in written["dtable_wf2q"]["entries"])
+    assert wf2q == (
+        "VI CL VI NC VI CL VI EE VI VO VI CL VI NC VI CL VI EE VI BE VI CL VI NC VI CL VI EE "
+        "VI VO VI CL VI NC VI CL VI EE VI BE VI CL VI NC VI CL VI EE VI VO VI CL VI BE VI CL "
+        "VI NC VI EE VI CL VI BK"
+    )
+
+
+def port_rows(*args: str | Path) -> dict[str, dict]:
+    """The `ports` of a command's JSON, by node:port."""
+    return {f"{p['node']}:{p['port']}": p for p in run_json(*args)["ports"]}
+
+
+def test_tv_002_2_to_4_rates_and_frame_times(tmp_path: Path) -> None:
+    # TV-002-2: BAG 32 ms, Lmax 200 B: 200 x 8 x 1000 / 32 = 50,000 bit/s. TV-002-4: 570 B every
+    # 1 ms = 4.56 Mbit/s; 1500 B at 100 Mb/s = 120 us (the sender's port, nothing else queued).
+    src = DATA / "seed002_arithmetic.yaml"
+    ports = port_rows("info", src)
+    assert ports["ES1:0"]["load_bps"] == pytest.approx(50_000, rel=1e-12)
+    assert ports["ES3:0"]["load_bps"] == pytest.approx(4.56e6, rel=1e-12)
+    assert ports["ES5:0"]["load_bps"] == pytest.approx(1500 * 8 / 0.128, rel=1e-12)
+    ports = port_rows("analyze", src, "-m", "afdx-naive")
+    # One frame alone at its port: 1500 x 8 / 100 = 120 us; 200 B: 16 us; 570 B: 45.6 us.
+    assert [ports[k]["delay_us"] for k in ("ES5:0", "ES1:0", "ES3:0")] == pytest.approx([120.0, 16.0, 45.6])
+    # Variant: with the 20-byte preamble and gap counted, 1520 B = 121.6 us at 100 Mb/s and RT
+    # loads 590 x 8 x 1000 = 4.72 Mbit/s.
+    def gap(data: dict) -> None:
+        data["defaults"]["interframe_overhead"] = "20B"
+
+    with_gap = variant(tmp_path, src, gap)
+    ports = port_rows("info", with_gap)
+    assert ports["ES3:0"]["load_bps"] == pytest.approx(4.72e6, rel=1e-12)
+    ports = port_rows("analyze", with_gap, "-m", "afdx-naive")
+    assert close(ports["ES5:0"]["delay_us"], 121.6)
+
+
+def test_tv_002_3_bag_from_message_rates(tmp_path: Path) -> None:
+    # TV-002-3: ports at 10, 20 and 40 Hz share one VL: 70 Hz, an average period of 14.29 ms, so the
+    # largest BAG is 8 ms (1/8 >= 70/1000 > 1/16). Small payloads (one frame each at any MTU >= 64).
+    def change(data: dict) -> None:
+        data["flows"][0]["messages"] = [{"payload": "64B", "period": p} for p in ("100ms", "50ms", "25ms")]
+
+    got = candidates(tmp_path, variant(tmp_path, DATA / "afdx_conf_example.yaml", change))["VL1"]
+    assert max(bag for bag, _ in got) == 8
+    # Variant: 10 + 20 + 30 Hz = 60 Hz (16.7 ms): still below 1/16 = 62.5 Hz, so BAG 16 fits.
+    def slower(data: dict) -> None:
+        data["flows"][0]["messages"] = [{"payload": "64B", "period": p} for p in ("100ms", "50ms", "33.4ms")]
+
+    src = variant(tmp_path, DATA / "afdx_conf_example.yaml", slower, "slower.yaml")
+    got = candidates(tmp_path, src)["VL1"]
+    assert max(bag for bag, _ in got) == 16
