@@ -21,7 +21,9 @@ def afdx(
 
     Returns the engine's report and the configured description (None when infeasible)."""
     if objective not in ("first-feasible", "min-bandwidth", "bag-order"):
-        raise UserError(f"--objective: expected first-feasible, min-bandwidth or bag-order, got '{objective}'")
+        raise UserError(
+            f"--objective: expected first-feasible, min-bandwidth or bag-order, got '{objective}'"
+        )
     if jitter_at not in ("all", "sources", "none"):
         raise UserError(f"--jitter-at: expected all, sources or none, got '{jitter_at}'")
     data = formats.read(path)
