@@ -600,3 +600,47 @@ def test_tv_002_3_bag_from_message_rates(tmp_path: Path) -> None:
     src = variant(tmp_path, DATA / "afdx_conf_example.yaml", slower, "slower.yaml")
     got = candidates(tmp_path, src)["VL1"]
     assert max(bag for bag, _ in got) == 16
+
+
+def test_oracle_4_5_variant_second_instance_of_a_non_preemptive_busy_period(tmp_path: Path) -> None:
+    # Davis, Burns, Bril, Lukkien 2007's case for the revised CAN analysis (the one oracle 5 cites):
+    # A (C 1, T 2.5), B (1, 3.5), C (1, 3.5), deadlines = periods, A > B > C, non-preemptive.
+    # C (lowest, no blocking): busy period 3 -> 4 -> 6 -> 7 -> 7, so ceil(7 / 3.5) = 2 instances;
+    # w(q) = q + (floor(w/2.5) + 1) + (floor(w/3.5) + 1): q = 0: w = 2, R = 3; q = 1: 3 -> 4 -> 5 ->
+    # 6 -> 6, R = 6 + 1 - 3.5 = 3.5 (a first instance alone would give 3).
+    # B (blocked by C's 1): q = 0: w = 1 + 1 = 2, R = 3; q = 1 (busy period 5): w = 3 -> 4, R = 1.5.
+    # A: w = 1 (blocking), R = 2.
+    doc = {
+        "name": "davis-2007",
+        "processors": [{"name": "link", "scheduling": "non_preemptive"}],
+        "tasks": [
+            {"name": "A", "processor": "link", "wcet": "1ms", "period": "2500us", "priority": 1},
+            {"name": "B", "processor": "link", "wcet": "1ms", "period": "3500us", "priority": 2},
+            {"name": "C", "processor": "link", "wcet": "1ms", "period": "3500us", "priority": 3},
+        ],
+    }
+    assert responses(write(tmp_path, doc, "link.yaml")) == {"A": 2e3, "B": 3e3, "C": 3.5e3}
+    # The same on a CAN bus: 7-byte frames are 55 + 70 = 125 bits, 1 ms at 125 kbit/s. The bit
+    # time (8 us) in ceil((w + tau_bit) / T) changes no step above: R = 2, 3, 3.5 ms.
+    can = {
+        "name": "davis-2007-can",
+        "buses": [{"name": "can0", "bit_rate": "125kbps"}],
+        "messages": [
+            {"name": n, "bus": "can0", "sender": f"node{p}", "payload": "7B", "period": t, "priority": p}
+            for n, t, p in (("A", "2500us", 1), ("B", "3500us", 2), ("C", "3500us", 3))
+        ],
+    }
+    assert responses(write(tmp_path, can, "can.yaml")) == {"A": 2e3, "B": 3e3, "C": 3.5e3}
+
+
+def test_dnc_fifo_sfa_counts_the_flow_of_interest_upstream(tmp_path: Path) -> None:
+    # `sfa` under FIFO (not DNC's convention) on TA_2S_1SC_2F_1AC_1P: two flows (25, 5) over two
+    # servers (10, 10). f1 leaves s0 within the left-over (10 - 5, 10 + 25/10) = (5, 12.5), so it
+    # reaches s1 with burst 25 + 5 x 12.5 = 87.5; f0's left-overs (5, 12.5) and (5, 10 + 87.5/10)
+    # give 12.5 + 18.75 + 25/5 = 36.25 (DNC's 35 leaves f0 out of f1's burst: 25 + 5 x 10 = 75).
+    # Backlog: 25 + 5 x 31.25 = 181.25.
+    net = DNC["networks"]["TA_2S_1SC_2F_1AC_1P"]
+    p = write(tmp_path, dnc_description("TA_2S_1SC_2F_1AC_1P", net), "ta.yaml")
+    for flow in ("f0", "f1"):
+        d, b, _ = graph_bounds(p, "sfa", False)[flow]
+        assert close(d, 36.25) and close(b, 181.25), (flow, d, b)
