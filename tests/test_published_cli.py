@@ -644,3 +644,34 @@ def test_dnc_fifo_sfa_counts_the_flow_of_interest_upstream(tmp_path: Path) -> No
     for flow in ("f0", "f1"):
         d, b, _ = graph_bounds(p, "sfa", False)[flow]
         assert close(d, 36.25) and close(b, 181.25), (flow, d, b)
+
+
+def explained_hops(path: Path, flow: str) -> tuple[float, list[tuple[float, float, float]]]:
+    """SFA under blind multiplexing, `--explain FLOW`: the bound and, per hop, (burst entering,
+    left-over rate, left-over latency), in the description's units."""
+    route = run_json("analyze", path, "-m", "sfa", "--blind", "--explain", flow)["routes"][0]
+    hops = [(h["burst_bits"], h["left_over"][0], h["left_over"][1] / 1e6) for h in route["hops"]]
+    return route["bound_us"] / 1e6, hops
+
+
+def test_oracle_1_ncbounds_toy_network_hop_by_hop(tmp_path: Path) -> None:
+    bound, hops = explained_hops(DATA / "ncbounds_toy.yaml", "flow0")
+    # NCBounds' arrival curves of flow 0 entering servers 0, 1, 2 and its residuals at 0 and 1.
+    assert [h[0] for h in hops] == pytest.approx([1, 7, 24], rel=1e-9)
+    assert hops[0][1:] == pytest.approx((3, 3), rel=1e-9) and hops[1][1:] == pytest.approx((2, 8.5), rel=1e-9)
+    # Server2 and the bound in DNC's reading (the model file's comment): (7 x 1 + 11 + 5.5) / 3.
+    assert hops[2][1:] == pytest.approx((3, 23.5 / 3), rel=1e-9) and close(bound, 3 + 8.5 + 23.5 / 3 + 0.5)
+
+    # Variant: server1 at rate 6. Flow 0's residual there: (6 - 3, (6 x 3 + 2) / 3) = (3, 20/3);
+    # it enters server2 with 1 + 2 (3 + 20/3) = 20.333. Flow 1 alone at server1 leaves with
+    # 2 + 3 x 3 = 11; flow 2 leaves server0 (beside flow 0: (2, (8 + 1)/2 = 4.5)) with 5.5; so
+    # server2 leaves (7 - 4, (7 + 16.5) / 3) = (3, 23.5/3), and the end-to-end left-over is
+    # rate min(3, 3, 3) = 3, latency 3 + 20/3 + 23.5/3 = 17.5: bound 17.5 + 1/3 = 17.8333.
+    def faster(data: dict) -> None:
+        data["server_graph"]["servers"][1]["rate"] = 6
+
+    bound, hops = explained_hops(variant(tmp_path, DATA / "ncbounds_toy.yaml", faster), "flow0")
+    assert [h[0] for h in hops] == pytest.approx([1, 7, 1 + 2 * (3 + 20 / 3)], rel=1e-9)
+    assert hops[1][1:] == pytest.approx((3, 20 / 3), rel=1e-9)
+    assert hops[2][1:] == pytest.approx((3, 23.5 / 3), rel=1e-9)
+    assert close(bound, 17.5 + 1 / 3)
