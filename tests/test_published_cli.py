@@ -675,3 +675,34 @@ def test_oracle_1_ncbounds_toy_network_hop_by_hop(tmp_path: Path) -> None:
     assert hops[1][1:] == pytest.approx((3, 20 / 3), rel=1e-9)
     assert hops[2][1:] == pytest.approx((3, 23.5 / 3), rel=1e-9)
     assert close(bound, 17.5 + 1 / 3)
+
+
+def test_tv_003_1_variants_of_w_and_k(tmp_path: Path) -> None:
+    # Table 4 (TV-003-1 in tests/test_configure.py) with the decoupling parameters changed, by the
+    # seed's formulas: M = GMTU w, pool = N GMTU k, min phi = (n/N)(MTU/GMTU)/k, max phi = (n/N) w/k.
+    table4 = REPO / "examples" / "dtable" / "table4_requirements.yaml"
+    names = ["NC", "VO", "VI", "CL", "EE", "BE", "BK"]
+
+    # w = 4: M = 32 x 4 = 128 credits, pool still 64 x 32 x 0.5 = 1024; the minima do not depend
+    # on w (Table 4's), the maxima double: (n/64) x 8 = 4, 2, 1, 0.5, 0.25, 0.125, 0.125.
+    def w4(data: dict) -> None:
+        data["w"] = 4
+
+    plan = run_json("configure", "dtable", variant(tmp_path, table4, w4), "-o", tmp_path / "s.yaml")
+    plan = plan["decoupling"]["plan"]
+    assert (plan["max_weight"], plan["pool"]) == (128, 1024)
+    rows = {c["name"]: c for c in plan["classes"]}
+    table4_minima = [0.09375, 0.046875, 0.25, 0.125, 0.03125, 0.015625, 0.015625]
+    assert [rows[n]["min_share"] for n in names] == table4_minima
+    assert [rows[n]["max_share"] for n in names] == [4, 2, 1, 0.5, 0.25, 0.125, 0.125]
+
+    # k = 1: pool 2048, so VI's 8 entries hold at most (8/64) x 2/1 = 0.25 < its share 0.5:
+    # no table; the verdict names the class and the rule, and nothing is written.
+    def k1(data: dict) -> None:
+        data["k"] = 1
+
+    out = tmp_path / "k1_schedulers.yaml"
+    res = run("configure", "dtable", variant(tmp_path, table4, k1, "k1.yaml"), "-o", out)
+    assert res.returncode == 1
+    assert "'VI' asks for a share of 0.5 but its 8 entries hold at most 0.25" in res.stderr
+    assert not out.exists()
