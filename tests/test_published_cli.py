@@ -466,12 +466,18 @@ def test_tv_002_1_port_delays_with_burst_growth(tmp_path: Path) -> None:
     def no_gap(data: dict) -> None:
         data["defaults"]["interframe_overhead"] = "0B"
 
-    ports = {(p["node"], p["port"]): p for p in
-             run_json("analyze", variant(tmp_path, SEED002, no_gap), "-m", "afdx-naive")["ports"]}
+    report = run_json("analyze", variant(tmp_path, SEED002, no_gap), "-m", "afdx-naive")
+    ports = {(p["node"], p["port"]): p for p in report["ports"]}
     es1 = next(p for (n, _), p in ports.items() if n == "ES1")
     assert close(es1["delay_us"], 88.0)
     sw1 = max((p for (n, _), p in ports.items() if n == "SW1"), key=lambda p: p["delay_us"])
     assert close(sw1["delay_us"], 66.804) and sw1["backlog_bytes"] == 711
+    # End to end: VL4 (64 B = 512 b, 128 kb/s) leaves ES6 after 40 + 5.12 us with 512 + 0.128 x
+    # 45.12 = 517.775 b and SW3 after 10 + 5.178 us with 519.718 b; VL1 leaves SW1 with 1670.4 +
+    # 0.8 x 66.804 = 1723.843 b; SW2's port: 10 + (1723.843 + 519.718) / 100 = 32.436 us. VL1:
+    # 88 + 66.804 + 32.436 + 40 (d_rcv) = 227.24, reported rounded up: 228 us (paper: 224).
+    vl1 = next(f for f in report["flows"] if f["flow"] == "VL1")
+    assert vl1["delay_us"] == 228
     # With the 20 bytes (Eq. 4's b_k): d_snd = (220 + 420) x 8 / 100 + 40 = 91.2 us, as the paper.
     es1 = next(p for p in run_json("analyze", SEED002, "-m", "afdx-naive")["ports"] if p["node"] == "ES1")
     assert close(es1["delay_us"], 91.2)
