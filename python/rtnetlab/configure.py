@@ -20,8 +20,10 @@ def afdx(
     """BAG and MTU of every VL that lists its messages (seed 001D on the whole network).
 
     Returns the engine's report and the configured description (None when infeasible)."""
-    if objective not in ("first-feasible", "min-bandwidth"):
-        raise UserError(f"--objective: expected first-feasible or min-bandwidth, got '{objective}'")
+    if objective not in ("first-feasible", "min-bandwidth", "bag-order"):
+        raise UserError(
+            f"--objective: expected first-feasible, min-bandwidth or bag-order, got '{objective}'"
+        )
     if jitter_at not in ("all", "sources", "none"):
         raise UserError(f"--jitter-at: expected all, sources or none, got '{jitter_at}'")
     data = formats.read(path)

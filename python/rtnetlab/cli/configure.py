@@ -33,7 +33,12 @@ def configure_afdx(
     file: FileArg,
     output: Annotated[Path, typer.Option("-o", "--output", help="Write the configured description here.")],
     objective: Annotated[
-        str, typer.Option("--objective", help="first-feasible or min-bandwidth (least reserved bandwidth)")
+        str,
+        typer.Option(
+            "--objective",
+            help="first-feasible (least-bandwidth branches first), min-bandwidth (least reserved "
+            "bandwidth) or bag-order (the first in BAG order, as the paper's DFS)",
+        ),
     ] = "first-feasible",
     jitter_at: Annotated[
         str, typer.Option("--jitter-at", help="Where the 500 us jitter limit applies: all, sources, none")

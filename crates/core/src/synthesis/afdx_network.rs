@@ -30,6 +30,9 @@ pub enum Objective {
     FirstFeasible,
     /// The configuration that reserves the least bandwidth, exactly.
     MinBandwidth,
+    /// The first feasible configuration in BAG order (1, 2, …, 128 ms), as Fig. 5's DFS_BandB
+    /// loops, with its return logic corrected (I-001D-3): the paper's own choice.
+    BagOrder,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,6 +175,7 @@ pub fn configure(doc: Value, req: &Request) -> Result<Report, Vec<String>> {
     let outcome = match req.objective {
         Objective::FirstFeasible => conf::branch_and_bound(&problem, Search::default(), accept),
         Objective::MinBandwidth => conf::min_bandwidth(&problem, accept),
+        Objective::BagOrder => conf::branch_and_bound(&problem, Search::FIG5, accept),
     };
 
     let vl_name = |k: usize| net.flows[vl_flows[k]].name.clone();
