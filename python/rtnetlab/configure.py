@@ -10,6 +10,11 @@ from rtnetlab import _core
 from rtnetlab.errors import ModelError, UserError
 from rtnetlab.io import formats
 
+#: `configure afdx --objective`: the order in which the search tries (BAG, MTU) pairs.
+AFDX_OBJECTIVES = ("first-feasible", "min-bandwidth", "bag-order")
+#: `configure afdx --jitter-at`: where the 500 us jitter limit applies.
+AFDX_JITTER_AT = ("all", "sources", "none")
+
 
 def afdx(
     path: Path,
@@ -20,11 +25,11 @@ def afdx(
     """BAG and MTU of every VL that lists its messages (seed 001D on the whole network).
 
     Returns the engine's report and the configured description (None when infeasible)."""
-    if objective not in ("first-feasible", "min-bandwidth", "bag-order"):
+    if objective not in AFDX_OBJECTIVES:
         raise UserError(
             f"--objective: expected first-feasible, min-bandwidth or bag-order, got '{objective}'"
         )
-    if jitter_at not in ("all", "sources", "none"):
+    if jitter_at not in AFDX_JITTER_AT:
         raise UserError(f"--jitter-at: expected all, sources or none, got '{jitter_at}'")
     data = formats.read(path)
     request = {"objective": objective, "jitter_at": jitter_at, "check_deadlines": check_deadlines}

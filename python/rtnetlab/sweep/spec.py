@@ -298,9 +298,11 @@ def _check_run(place: str, run: Any, base_dir: Path) -> dict:
         elif task == "configure":
             if set(opts) != {"afdx"} or not isinstance(opts["afdx"], dict | None):
                 raise _bad(where, "`afdx: {request}` (the settings of `rtnetlab configure afdx`)")
+            from rtnetlab.configure import AFDX_JITTER_AT, AFDX_OBJECTIVES
+
             choices = {
-                "objective": ("first-feasible", "min-bandwidth"),
-                "jitter_at": ("all", "sources", "none"),
+                "objective": AFDX_OBJECTIVES,
+                "jitter_at": AFDX_JITTER_AT,
                 "check_deadlines": (True, False),
             }
             for k, v in (opts["afdx"] or {}).items():
