@@ -347,3 +347,25 @@ def test_retransmission_on_timeout(rtnetlab_cli, tmp_path):
     # leaves at 6 ms and times out at 9 ms + 1 ns, after the end. Frame at 2 ms: resent at 8 ms.
     flow = r["flows"][0]
     assert (flow["losses"], flow["retransmissions"], r["stats"]["frames_released"]) == (5, 2, 5)
+
+
+def test_periodic_flow_frames_between_min_size_and_size(rtnetlab_cli, tmp_path):
+    """A periodic flow's min_size (a WOPANet flow whose period is no BAG keeps its min-payload
+    there) is its smallest frame in the simulator too: with --sizes min every frame is 100 B.
+    By hand, one flow E1 -> S1 -> E2 at 100 Mb/s, store and forward, nothing else: two
+    transmissions of (100 + 20) B = 9.6 us each, 19.2 us; of (1000 + 20) B, 163.2 us."""
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "name: one-periodic\n"
+        "end_systems: [{name: E1}, {name: E2}]\n"
+        "switches: [{name: S1}]\n"
+        "links: [{from: E1, to: S1}, {from: S1, to: E2}]\n"
+        "flows:\n"
+        "  - {name: P, type: periodic, period: 1.5ms, size: 1000B, min_size: 100B, source: E1,\n"
+        "     destinations: [E2]}\n"
+    )
+    for sizes, latency in (("min", 19.2), ("max", 163.2)):
+        row = sim_json(rtnetlab_cli, str(path), "--duration", "30ms", "--sizes", sizes)["flows"][0]
+        assert (row["min_us"], row["max_us"]) == pytest.approx((latency, latency)), (sizes, row)
+    uniform = sim_json(rtnetlab_cli, str(path), "--duration", "300ms", "--sizes", "uniform")["flows"][0]
+    assert 19.2 - 1e-6 <= uniform["min_us"] < uniform["max_us"] <= 163.2 + 1e-6

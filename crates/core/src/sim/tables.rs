@@ -154,7 +154,7 @@ pub(super) fn period_ns(traffic: &Traffic) -> i64 {
 pub(super) fn size_range(traffic: &Traffic) -> (f64, f64) {
     match traffic {
         Traffic::VirtualLink { lmin, lmax, .. } => (lmin.bytes(), lmax.bytes()),
-        Traffic::Periodic { size, .. } => (size.bytes(), size.bytes()),
+        Traffic::Periodic { size, min_size, .. } => (min_size.unwrap_or(*size).bytes(), size.bytes()),
         Traffic::TokenBucket { min_packet, max_packet, .. } => (min_packet.bytes(), max_packet.bytes()),
     }
 }
