@@ -1,0 +1,243 @@
+"""The FIFO bounds of server graphs (`fifo-lp`, and `sfa`, `sfa-iter`, `tfa` that `best` takes
+with it) against exact fluid trajectories (tests/fluid_fifo.py), servers of latency 0 included:
+the packet-level check of tests/test_fifo_lp.py needs T ≥ L_max/R and so never reaches the
+latency-0 branch of the split backlogged periods (fifo_lp.rs, `levels`: a later start follows
+the earlier output date itself) nor the programs of small-latency servers.
+
+The property: no trajectory's delay exceeds a bound (up to 1e-9 relative: the solver's margin is
+already in the bound). The trajectories are searched for bad cases, not only drawn: every flow
+greedy, released together and at offsets from a small grid, each flow in turn last among
+simultaneous arrivals (the adversary's FIFO tie), servers lazy or releasing everything they hold
+at one gate date; then, per flow, a local search that moves each other flow's release to the
+events of the current trajectory (busy-period starts and the flow's own arrivals at the server
+where the other flow enters) and each server's gate to those events, keeping a move where the
+flow's delay grows.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from fluid_fifo import fluid_run
+from server_graphs import graph
+
+METHODS = ["fifo-lp", "sfa", "sfa-iter", "tfa"]
+
+
+def bounds(tmp_path: Path, servers: list, flows: list) -> dict[str, list[float]]:
+    from rtnetlab import model
+
+    net = model.load_file(graph(tmp_path, servers, flows))
+    out = {}
+    for m in METHODS:
+        rows = {r["flow"]: r["delay_us"] / 1e6 for r in net.analyze(m)["flows"]}
+        out[m] = [rows[f"f{i}"] for i in range(len(flows))]
+    return out
+
+
+def balanced(servers: list, flows: list, load: float) -> list:
+    """Servers sped up to at most `load` of their rate."""
+    out = []
+    for j, (rate, latency) in enumerate(servers):
+        offered = sum(r for _, r, p in flows if j in p)
+        out.append((max(rate, offered / load), latency))
+    return out
+
+
+def latency(rng: random.Random) -> float:
+    return rng.choice([0.0, 0.0, 0.0, 0.05, 0.5, 1.0])
+
+
+def random_feed_forward(rng: random.Random) -> tuple[list, list]:
+    """3 to 5 servers, 2 to 5 flows on increasing server numbers."""
+    n = rng.randint(3, 5)
+    servers = [(float(rng.randint(10, 40)), latency(rng)) for _ in range(n)]
+    flows = []
+    for _ in range(rng.randint(2, 5)):
+        path = sorted(rng.sample(range(n), rng.randint(1, n)))
+        flows.append((float(rng.randint(1, 10)), float(rng.randint(1, 4)), path))
+    return balanced(servers, flows, rng.choice([0.5, 0.8, 0.95])), flows
+
+
+def tandem(rng: random.Random) -> tuple[list, list]:
+    """A line of 2 to 5 servers, f0 over all of it, cross flows joining and leaving anywhere."""
+    n = rng.randint(2, 5)
+    servers = [(float(rng.randint(10, 40)), latency(rng)) for _ in range(n)]
+    flows = [(float(rng.randint(1, 10)), float(rng.randint(1, 4)), list(range(n)))]
+    for _ in range(rng.randint(1, 4)):
+        a = rng.randrange(n)
+        b = rng.randint(a, n - 1)
+        flows.append((float(rng.randint(1, 10)), float(rng.randint(1, 4)), list(range(a, b + 1))))
+    return balanced(servers, flows, rng.choice([0.5, 0.8, 0.95])), flows
+
+
+def tree(rng: random.Random, sink: bool) -> tuple[list, list]:
+    """A random tree of 3 to 6 servers; a sink tree's flows go from any server to the root
+    (server numbers increasing toward it), a source tree's from the root to any server."""
+    n = rng.randint(3, 6)
+    parent = [None] + [rng.randrange(j) for j in range(1, n)]
+    servers = [(float(rng.randint(10, 40)), latency(rng)) for _ in range(n)]
+
+    def down(j: int) -> list[int]:  # root ... j
+        out = [j]
+        while parent[out[-1]] is not None:
+            out.append(parent[out[-1]])
+        return out[::-1]
+
+    flows = []
+    for _ in range(rng.randint(2, 5)):
+        j = rng.randrange(n)
+        path = down(j)
+        if rng.random() < 0.3:  # leaves before the root (sink) or after the root (source)
+            path = path[rng.randrange(len(path)):] if sink else path[:rng.randint(1, len(path))]
+        path = [n - 1 - s for s in path[::-1]] if sink else path
+        flows.append((float(rng.randint(1, 10)), float(rng.randint(1, 4)), path))
+    if sink:
+        servers = servers[::-1]
+    return balanced(servers, flows, rng.choice([0.5, 0.8, 0.95])), flows
+
+
+SHAPES = [
+    ("feed-forward", random_feed_forward),
+    ("tandem", tandem),
+    ("sink tree", lambda rng: tree(rng, True)),
+    ("source tree", lambda rng: tree(rng, False)),
+]
+
+
+class Worst:
+    """Every trajectory checked against every bound; per method the largest delay/bound ratio
+    seen with its case, and per (graph, flow) the largest fifo-lp ratio."""
+
+    def __init__(self) -> None:
+        self.ratio = {m: 0.0 for m in METHODS}
+        self.case: dict[str, object] = {}
+        self.runs = 0
+        self.per_flow: list[float] = []
+
+    def check(self, case: tuple, b: dict[str, list[float]], delay: list[float]) -> None:
+        self.runs += 1
+        for m in METHODS:
+            for f, d in enumerate(delay):
+                bound = b[m][f]
+                assert d <= bound * (1 + 1e-9) + 1e-12, (m, f, d, bound, case)
+                if bound > 0 and d / bound > self.ratio[m]:
+                    self.ratio[m], self.case[m] = d / bound, (f, case)
+
+    def summary(self, graphs: int) -> str:
+        ratios = sorted(self.per_flow)
+        return (f"{graphs} graphs, {len(ratios)} flows, {self.runs} trajectories; largest "
+                f"delay/bound: " + ", ".join(f"{m} {r:.4f}" for m, r in self.ratio.items())
+                + f"; per flow, fifo-lp: median {ratios[len(ratios) // 2]:.4f}, "
+                f"{sum(r >= 0.99 for r in ratios)} at 99 % or more")
+
+
+def search(servers: list, flows: list, b: dict[str, list[float]], rng: random.Random,
+           worst: Worst, draws: int, passes: int) -> None:
+    """Drawn and searched trajectories of one graph, each checked against every bound."""
+    n, k = len(servers), len(flows)
+    scale = max(b["fifo-lp"])
+    horizon = 3 * scale + 2
+    grid = [scale * i / 4 for i in range(5)]
+    best_ratio = [0.0] * k
+
+    def run(offsets: list[float], gates: list[list[float]], tail: int) -> list[float]:
+        traj = fluid_run(servers, flows, offsets, horizon, gates, tail)
+        worst.check((servers, flows, offsets, gates, tail), b, traj.delay)
+        for f, d in enumerate(traj.delay):
+            best_ratio[f] = max(best_ratio[f], d / b["fifo-lp"][f] if b["fifo-lp"][f] > 0 else 1.0)
+        return traj
+
+    for tail in range(k):
+        run([0.0] * k, [[] for _ in servers], tail)
+    for _ in range(draws):
+        offsets = [rng.choice(grid) for _ in flows]
+        gates = [[rng.choice(grid) + rng.random() * scale / 4] if rng.random() < 0.4 else [] for _ in servers]
+        run(offsets, gates, rng.randrange(k))
+    # Per flow f, a local search: each other flow's release moved to the events of the current
+    # trajectory (busy-period starts, f's arrivals) at the server where it enters, each server's
+    # gates set, added or cleared at those events; a move is kept where f's delay grows.
+    for f in range(k):
+        offsets, gates = [0.0] * k, [[] for _ in servers]
+        traj = run(offsets, gates, f)
+        best = traj.delay[f]
+        for _ in range(passes):
+            for g in [g for g in range(k) if g != f] + [None] * n:
+                events = sorted({t for j in range(n) for t in traj.busy_starts[j]}
+                                | {t for j in range(n) for t in traj.arrivals[j][f]})
+                events = [t for t in events if t < horizon]
+                picks = rng.sample(events, min(6, len(events))) + [rng.choice(grid)]
+                if g is not None:
+                    entry = flows[g][2][0]
+                    picks += traj.busy_starts[entry][:4] + traj.arrivals[entry][f][:4]
+                    moves = [(offsets[:g] + [max(0.0, t)] + offsets[g + 1:], gates) for t in picks]
+                else:
+                    j = rng.randrange(n)
+                    picks += [t for t in traj.arrivals[j][f] if t < horizon][:4]
+                    moves = [(offsets, gates[:j] + [[t]] + gates[j + 1:]) for t in picks]
+                    moves += [(offsets, gates[:j] + [sorted(gates[j][:1] + [t])] + gates[j + 1:])
+                              for t in picks if gates[j]]
+                    moves.append((offsets, gates[:j] + [[]] + gates[j + 1:]))
+                for o, gt in moves:
+                    t = run(o, gt, f)
+                    if t.delay[f] > best * (1 + 1e-12):
+                        best, traj, offsets, gates = t.delay[f], t, o, gt
+    worst.per_flow += best_ratio
+
+
+def campaign(tmp_path: Path, seed: int, graphs: int, draws: int, passes: int) -> Worst:
+    rng = random.Random(seed)
+    worst = Worst()
+    for i in range(graphs):
+        _, shape = SHAPES[i % len(SHAPES)]
+        servers, flows = shape(rng)
+        b = bounds(tmp_path, servers, flows)
+        search(servers, flows, b, rng, worst, draws, passes)
+    return worst
+
+
+def test_fluid_run_reaches_the_exact_cases() -> None:
+    """The fluid run is a real check (a run that missed a queue or the adversary's tie would fall
+    short). f0 (1, 1) over two (10, 1) servers, f1 (1, 1) joining at the second at 1, when its
+    backlog starts: 2.21, the exact value by hand in tests/test_fifo_lp.py. The same with latency
+    0 (f1 at 0): f0's burst leaves s0 over [0, 0.1] and s1, with f1's burst and f0's 0.1 ahead of
+    f0's last bit, holds 2.1 from 0 at rate 10: 0.21. Two flows (25, 5) over two (10, 10)
+    servers: the exact 20 + 50/10 = 25 of tests/test_fifo_lp.py."""
+    d = fluid_run([(10.0, 1.0), (10.0, 1.0)], [(1.0, 1.0, [0, 1]), (1.0, 1.0, [1])], [0.0, 1.0], 5.0,
+                  tail=0).delay
+    assert d[0] == pytest.approx(2.21, abs=1e-12)
+    d = fluid_run([(10.0, 0.0), (10.0, 0.0)], [(1.0, 1.0, [0, 1]), (1.0, 1.0, [1])], [0.0, 0.0], 5.0,
+                  tail=0).delay
+    assert d[0] == pytest.approx(0.21, abs=1e-12)
+    d = fluid_run([(10.0, 10.0), (10.0, 10.0)], [(25.0, 5.0, [0, 1])] * 2, [0.0, 0.0], 50.0, tail=0).delay
+    assert d[0] == pytest.approx(25.0, abs=1e-12)
+
+
+def test_a_gate_releases_what_the_server_holds() -> None:
+    """Gates make bursts downstream. f0 (1, 0) over s0 (5, 1) then s1 (10, 0); f1 (1, 0) at s1
+    alone, released at 1, last among simultaneous arrivals. Lazy s0 lets f0's burst out over
+    [1, 1.2], so f1's burst at 1 finds s1 empty and leaves at 1.1: 0.1. A gate at 1 at s0
+    releases f0's whole burst at 1, with f1's: s1 holds 2 at 1, f1 last, out at 1.2: 0.2."""
+    servers = [(5.0, 1.0), (10.0, 0.0)]
+    flows = [(1.0, 0.0, [0, 1]), (1.0, 0.0, [1])]
+    lazy = fluid_run(servers, flows, [0.0, 1.0], 1.0, tail=1).delay
+    gated = fluid_run(servers, flows, [0.0, 1.0], 1.0, [[1.0], []], tail=1).delay
+    assert lazy[1] == pytest.approx(0.1, abs=1e-12)
+    assert gated[1] == pytest.approx(0.2, abs=1e-12)
+    assert lazy[0] == pytest.approx(1.2, abs=1e-12) and gated[0] == pytest.approx(1.1, abs=1e-12)
+
+
+def test_latency_zero_graphs_are_sound(tmp_path: Path) -> None:
+    """Random feed-forward graphs, tandems, sink and source trees, many with latency-0 servers:
+    no searched trajectory exceeds fifo-lp, SFA, SFA-iter or TFA."""
+    worst = campaign(tmp_path, seed=3, graphs=8, draws=4, passes=1)
+    assert worst.runs > 100
+
+
+@pytest.mark.slow
+def test_latency_zero_graphs_are_sound_long(tmp_path: Path) -> None:
+    worst = campaign(tmp_path, seed=17, graphs=400, draws=20, passes=3)
+    print(worst.summary(400))
