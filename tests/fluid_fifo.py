@@ -24,14 +24,16 @@ w(X) = sup_{Y ≤ X} a(Y) + (X − Y)/R (a(Y) the arrival date of amount Y; Lind
 which on a parcel [X0, X0 + m] arriving over [a0, a1] is max(w(X0) + y/R, a0 + y/R, a(X0 + y)):
 piecewise linear in y. The server lets amount X go at
 
-    dep(X) = min(w(X) + T, g(a(X))),
+    dep(X) = min(w(X) + T, g(a(X)), a(X) + c),
 
-g(a) the first of the server's gate dates at or after a (none: +∞). So D(t) ≥ (A ⊗ β)(t) for
+g(a) the first of the server's gate dates at or after a (none: +∞), c ≥ T a hold (+∞: none;
+c = T: a pure delay line, which passes bursts on unchanged). So D(t) ≥ (A ⊗ β)(t) for
 β = R·[t − T]^+ (w(X) + T is the departure of the lazy server, whose output is exactly A ⊗ β:
 the queue of rate R delayed by T), D ≤ A (dep(X) ≥ a(X)), and dep is non-decreasing in X (FIFO).
-Without gates the server is lazy (it serves exactly its service curve); a gate lets it release
-at once everything it holds, the bursts that grow downstream. Both realise the service curve,
-so every trajectory here is one the bounds must cover.
+Without gates nor hold the server is lazy (it serves exactly its service curve); a gate lets it
+release at once everything it holds, a hold lets it pass bursts on: the bursts that grow
+downstream. All realise the service curve, so every trajectory here is one the bounds must
+cover.
 
 Everything is exact up to floating-point rounding: every delay is taken at parcel ends, where
 the delay (departure − source date, linear in the amount within a parcel) reaches its maximum.
@@ -82,7 +84,7 @@ class Trajectory:
         self.arrivals: list[list[list[float]]] = [[[] for _ in range(n_flows)] for _ in range(n_servers)]
 
 
-def serve(rate: float, latency: float, gates: list[float], inputs: dict[int, list[Parcel]],
+def serve(rate: float, latency: float, gates: list[float], hold: float, inputs: dict[int, list[Parcel]],
           tail: int, busy: list[float], name: int, keep_order: bool = True) -> dict[int, list[Parcel]]:
     """The output parcels of every flow of one FIFO server `name` (see the module's text;
     `keep_order` False: what jumps in at one date is ordered by flow alone, the tail last)."""
@@ -136,10 +138,17 @@ def serve(rate: float, latency: float, gates: list[float], inputs: dict[int, lis
                         ys.add((c2 - c1) / (k1 - k2))
                 if c1 > -INF and gate < INF and k1 > 0:
                     ys.add((gate - latency - c1) / k1)  # where the gate overtakes the queue
+            cap = (a0 + hold, (a1 - a0) / m)  # the delay line: the arrival date + hold
+            if hold < INF:
+                for c1, k1 in lines:
+                    if c1 > -INF and k1 != cap[1]:
+                        ys.add((cap[0] - c1 - latency) / (k1 - cap[1]))
+                if gate < INF and cap[1] > 0:
+                    ys.add((gate - cap[0]) / cap[1])
             ys_sorted = sorted(y for y in ys if 0.0 <= y <= m)
 
-            def dep(y: float, lines: list = lines, gate: float = gate) -> float:
-                return min(max(c + s * y for c, s in lines) + latency, gate)
+            def dep(y: float, lines: list = lines, gate: float = gate, cap: tuple = cap) -> float:
+                return min(max(c + s * y for c, s in lines) + latency, gate, cap[0] + cap[1] * y)
 
             w_prev = max(c + s * m for c, s in lines)
             deps = [dep(y) for y in ys_sorted]
@@ -164,9 +173,10 @@ def serve(rate: float, latency: float, gates: list[float], inputs: dict[int, lis
 
 def fluid_run(servers: list[tuple[float, float]], flows: list[tuple[float, float, list[int]]],
               offsets: list[float], horizon: float, gates: list[list[float]] | None = None,
-              tail: int = -1, keep_order: bool = True) -> Trajectory:
+              tail: int = -1, keep_order: bool = True, holds: list[float] | None = None) -> Trajectory:
     """A fluid trajectory of the server graph: server j of rate R_j and latency T_j (any T_j ≥ 0)
-    releasing at its gate dates `gates[j]` (none: lazy), every flow (σ, ρ, path) greedy from its
+    releasing at its gate dates `gates[j]` and holding no bit longer than `holds[j]` ≥ T_j (none,
+    and +∞: lazy), every flow (σ, ρ, path) greedy from its
     offset until offset + `horizon`, flow `tail` last among simultaneous arrivals (from other
     origins; with `keep_order` False, among all of them)."""
     n = len(servers)
@@ -181,8 +191,8 @@ def fluid_run(servers: list[tuple[float, float]], flows: list[tuple[float, float
         for f, parcels in at[j].items():
             traj.arrivals[j][f] = sorted({t for p in parcels for t in (p[0], p[1])})
         rate, latency = servers[j]
-        out = serve(rate, latency, sorted(gates[j]) if gates else [], at[j], tail, traj.busy_starts[j], j,
-                    keep_order)
+        out = serve(rate, latency, sorted(gates[j]) if gates else [], holds[j] if holds else INF, at[j],
+                    tail, traj.busy_starts[j], j, keep_order)
         for f, parcels in out.items():
             path = flows[f][2]
             i = path.index(j)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fluid_fifo import fluid_run
+from fluid_fifo import INF, Trajectory, fluid_run
 from server_graphs import graph
 
 METHODS = ["fifo-lp", "sfa", "sfa-iter", "tfa"]
@@ -144,26 +144,32 @@ def search(servers: list, flows: list, b: dict[str, list[float]], rng: random.Ra
     horizon = 3 * scale + 2
     grid = [scale * i / 4 for i in range(5)]
     best_ratio = [0.0] * k
+    lazy = ([[] for _ in servers], [INF] * n)
 
-    def run(offsets: list[float], gates: list[list[float]], tail: int) -> list[float]:
-        traj = fluid_run(servers, flows, offsets, horizon, gates, tail)
-        worst.check((servers, flows, offsets, gates, tail), b, traj.delay)
+    def run(offsets: list[float], servers_do: tuple, tail: int) -> Trajectory:
+        gates, holds = servers_do
+        traj = fluid_run(servers, flows, offsets, horizon, gates, tail, holds=holds)
+        worst.check((servers, flows, offsets, gates, holds, tail), b, traj.delay)
         for f, d in enumerate(traj.delay):
             best_ratio[f] = max(best_ratio[f], d / b["fifo-lp"][f] if b["fifo-lp"][f] > 0 else 1.0)
         return traj
 
+    def hold(j: int) -> float:
+        return rng.choice([INF, servers[j][1], servers[j][1] + rng.random() * scale / 4])
+
     for tail in range(k):
-        run([0.0] * k, [[] for _ in servers], tail)
+        run([0.0] * k, lazy, tail)
     for _ in range(draws):
         offsets = [rng.choice(grid) for _ in flows]
         gates = [[rng.choice(grid) + rng.random() * scale / 4] if rng.random() < 0.4 else [] for _ in servers]
-        run(offsets, gates, rng.randrange(k))
+        run(offsets, (gates, [hold(j) for j in range(n)]), rng.randrange(k))
     # Per flow f, a local search: each other flow's release moved to the events of the current
     # trajectory (busy-period starts, f's arrivals) at the server where it enters, each server's
-    # gates set, added or cleared at those events; a move is kept where f's delay grows.
+    # gates set, added or cleared at those events and its hold changed; a move is kept where f's
+    # delay grows.
     for f in range(k):
-        offsets, gates = [0.0] * k, [[] for _ in servers]
-        traj = run(offsets, gates, f)
+        offsets, (gates, holds) = [0.0] * k, lazy
+        traj = run(offsets, lazy, f)
         best = traj.delay[f]
         for _ in range(passes):
             for g in [g for g in range(k) if g != f] + [None] * n:
@@ -174,18 +180,19 @@ def search(servers: list, flows: list, b: dict[str, list[float]], rng: random.Ra
                 if g is not None:
                     entry = flows[g][2][0]
                     picks += traj.busy_starts[entry][:4] + traj.arrivals[entry][f][:4]
-                    moves = [(offsets[:g] + [max(0.0, t)] + offsets[g + 1:], gates) for t in picks]
+                    moves = [(offsets[:g] + [max(0.0, t)] + offsets[g + 1:], gates, holds) for t in picks]
                 else:
                     j = rng.randrange(n)
                     picks += [t for t in traj.arrivals[j][f] if t < horizon][:4]
-                    moves = [(offsets, gates[:j] + [[t]] + gates[j + 1:]) for t in picks]
-                    moves += [(offsets, gates[:j] + [sorted(gates[j][:1] + [t])] + gates[j + 1:])
+                    moves = [(offsets, gates[:j] + [[t]] + gates[j + 1:], holds) for t in picks]
+                    moves += [(offsets, gates[:j] + [sorted(gates[j][:1] + [t])] + gates[j + 1:], holds)
                               for t in picks if gates[j]]
-                    moves.append((offsets, gates[:j] + [[]] + gates[j + 1:]))
-                for o, gt in moves:
-                    t = run(o, gt, f)
+                    moves.append((offsets, gates[:j] + [[]] + gates[j + 1:], holds))
+                    moves += [(offsets, gates, holds[:j] + [hold(j)] + holds[j + 1:]) for _ in range(2)]
+                for o, gt, hd in moves:
+                    t = run(o, (gt, hd), f)
                     if t.delay[f] > best * (1 + 1e-12):
-                        best, traj, offsets, gates = t.delay[f], t, o, gt
+                        best, traj, offsets, gates, holds = t.delay[f], t, o, gt, hd
     worst.per_flow += [(r, len(p)) for r, (_, _, p) in zip(best_ratio, flows, strict=True)]
 
 
@@ -229,6 +236,27 @@ def test_a_gate_releases_what_the_server_holds() -> None:
     assert lazy[1] == pytest.approx(0.1, abs=1e-12)
     assert gated[1] == pytest.approx(0.2, abs=1e-12)
     assert lazy[0] == pytest.approx(1.2, abs=1e-12) and gated[0] == pytest.approx(1.1, abs=1e-12)
+
+
+def test_a_latency_zero_backlog_split_holds_its_trajectory(tmp_path: Path) -> None:
+    """A trajectory that the split backlogged periods at latency 0 must hold (found by the search
+    below; a program whose later backlog at a latency-0 server started no earlier than its own
+    bit's arrival, or that never split periods past the first, gives 1.84375 here, below it).
+    s0 (16, 0), s1 (36, 0), s2 (14, 0), all lazy; f0 (9, 1) and f1 (4, 4) at s2, f2 (9, 2) over
+    s1, s2 released at 0.125, f3 (2, 3) over all three, every other flow at 0. By hand: f3's bits
+    right after its burst (sent at 0) leave s0 behind it at 2/16 = 0.125, and reach s1 just
+    behind f2's burst released there: they leave s1 at 0.125 + 9/36 = 0.375. s2, busy from 0
+    with f0's and f1's bursts, has then received 13 + 0.375·(1 + 4) + 2 (f3's burst) + 9 (f2's)
+    = 25.875 ahead of them: they leave at 25.875/14 = 1.848214, their delay. fifo-lp gives
+    1.866073 (SFA 2.115, TFA 2.145)."""
+    servers = [(16.0, 0.0), (36.0, 0.0), (14.0, 0.0)]
+    flows = [(9.0, 1.0, [2]), (4.0, 4.0, [2]), (9.0, 2.0, [1, 2]), (2.0, 3.0, [0, 1, 2])]
+    d = fluid_run(servers, flows, [0.0, 0.0, 0.125, 0.0], 5.0, tail=3).delay
+    assert d[3] == pytest.approx(25.875 / 14, abs=1e-12)
+    b = bounds(tmp_path, servers, flows)
+    for m in METHODS:
+        assert d[3] <= b[m][3], m
+    assert b["fifo-lp"][3] <= 1.01 * d[3]  # the split periods are what brings it that close
 
 
 def test_latency_zero_graphs_are_sound(tmp_path: Path) -> None:
