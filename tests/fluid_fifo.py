@@ -76,12 +76,14 @@ def topological(n: int, paths: list[list[int]]) -> list[int]:
 class Trajectory:
     """One fluid trajectory: per flow its worst delay (`delay`), and per server the dates at
     which its fluid queue became busy (`busy_starts`) and every date at which some flow's
-    parcel arrived there (`arrivals`, per flow), the events a search aligns offsets and gates to."""
+    parcel arrived there (`arrivals`, per flow), the events a search aligns offsets and gates to;
+    per server its input and output parcels per flow (`io`), to check the run itself."""
 
     def __init__(self, n_servers: int, n_flows: int) -> None:
         self.delay = [0.0] * n_flows
         self.busy_starts: list[list[float]] = [[] for _ in range(n_servers)]
         self.arrivals: list[list[list[float]]] = [[[] for _ in range(n_flows)] for _ in range(n_servers)]
+        self.io: list[tuple[dict, dict]] = [({}, {}) for _ in range(n_servers)]
 
 
 def serve(rate: float, latency: float, gates: list[float], hold: float, inputs: dict[int, list[Parcel]],
@@ -193,6 +195,7 @@ def fluid_run(servers: list[tuple[float, float]], flows: list[tuple[float, float
         rate, latency = servers[j]
         out = serve(rate, latency, sorted(gates[j]) if gates else [], holds[j] if holds else INF, at[j],
                     tail, traj.busy_starts[j], j, keep_order)
+        traj.io[j] = (at[j], out)
         for f, parcels in out.items():
             path = flows[f][2]
             i = path.index(j)

@@ -224,6 +224,53 @@ def test_fluid_run_reaches_the_exact_cases() -> None:
     assert d[0] == pytest.approx(25.0, abs=1e-12)
 
 
+def cumulative(parcels: list, t: float, left: bool = False) -> float:
+    """The amount of `parcels` arrived by t (before t: `left`)."""
+    total = 0.0
+    for t0, t1, m, *_ in parcels:
+        if t1 < t or (t1 == t and not left):
+            total += m
+        elif t0 < t < t1:
+            total += m * (t - t0) / (t1 - t0)
+    return total
+
+
+def test_the_fluid_run_realises_the_service_curves() -> None:
+    """The run checked against the definitions rather than its own formulas, on drawn graphs with
+    drawn releases, gates and holds: at every server and every date t of a fine grid and of its
+    breakpoints, the output D (all flows) lies between (A ⊗ β)(t) = inf_s A(s) + R·[t − s − T]^+
+    (the infimum taken at A's breakpoints from the left and at t − T) and A(t); every flow's
+    output is its input, in its order (FIFO within the flow), none lost."""
+    rng = random.Random(2)
+    for case in range(20):
+        servers, flows = SHAPES[case % len(SHAPES)][1](rng)
+        n, k = len(servers), len(flows)
+        gates = [[rng.uniform(0, 2)] if rng.random() < 0.5 else [] for _ in servers]
+        holds = [rng.choice([INF, t, t + rng.random()]) for _, t in servers]
+        offsets = [rng.choice([0.0, 0.25, 0.5, 1.0]) for _ in flows]
+        traj = fluid_run(servers, flows, offsets, 3.0, gates, rng.randrange(k), holds=holds)
+        for j, (inputs, outputs) in enumerate(traj.io):
+            if not inputs:
+                continue
+            rate, latency = servers[j]
+            a_in = [p for ps in inputs.values() for p in ps]
+            d_out = [p for ps in outputs.values() for p in ps]
+            marks = sorted({t for p in a_in for t in (p[0], p[1])})
+            dates = sorted(set(marks) | {i * 0.02 for i in range(400)})
+            for t in dates:
+                served = cumulative(d_out, t)
+                least = min([cumulative(a_in, s, left=True) + rate * max(0.0, t - latency - s)
+                             for s in marks if s <= t] + [cumulative(a_in, t - latency)])
+                assert least - 1e-9 <= served <= cumulative(a_in, t) + 1e-9, (case, j, t)
+            for f in inputs:
+                assert sum(p[2] for p in outputs[f]) == pytest.approx(sum(p[2] for p in inputs[f]), rel=1e-9)
+                ends = [x for p in outputs[f] for x in (p[0], p[1])]
+                sources = [x for p in outputs[f] for x in (p[3], p[4])]
+                for seq in (ends, sources):
+                    assert all(b >= a - 1e-9 for a, b in zip(seq, seq[1:], strict=False)), (case, j, f)
+        assert n and k
+
+
 def test_a_gate_releases_what_the_server_holds() -> None:
     """Gates make bursts downstream. f0 (1, 0) over s0 (5, 1) then s1 (10, 0); f1 (1, 0) at s1
     alone, released at 1, last among simultaneous arrivals. Lazy s0 lets f0's burst out over
