@@ -1,19 +1,19 @@
-"""The FIFO bounds of server graphs (`fifo-lp`, and `sfa`, `sfa-iter`, `tfa` that `best` takes
-with it) against exact fluid trajectories (tests/fluid_fifo.py), servers of latency 0 included:
-the packet-level check of tests/test_fifo_lp.py needs T ≥ L_max/R and so never reaches the
-latency-0 branch of the split backlogged periods (fifo_lp.rs, `levels`: a later start follows
-the earlier output date itself) nor the programs of small-latency servers.
+"""The FIFO bounds of server graphs (`fifo-lp`, the `sfa`, `sfa-iter`, `tfa` that `best` takes
+with it, and `best` itself) against exact fluid trajectories (tests/fluid_fifo.py), servers of
+latency 0 included: the packet-level check of tests/test_fifo_lp.py needs T ≥ L_max/R, its
+servers are lazy and its ties go by flow number, so it never reaches the latency-0 branch of the
+split backlogged periods (fifo_lp.rs, `levels`: a later start follows the earlier output date
+itself), the programs of small-latency servers, nor the bursts that upstream servers build.
 
 The property: no trajectory's delay exceeds a bound (up to 1e-9 relative: the solver's margin is
 already in the bound). The trajectories are searched for bad cases, not only drawn: every flow
 greedy, released together and at offsets from a small grid, each flow in turn last among
-simultaneous arrivals (the adversary's FIFO tie), servers lazy or releasing everything they hold
-at one gate date; then, per flow, a local search that moves each other flow's release to the
-events of the current trajectory (busy-period starts and the flow's own arrivals at the server
-where the other flow enters) and each server's gate to those events, keeping a move where the
-flow's delay grows.
+simultaneous arrivals (the adversary's FIFO tie), servers lazy, releasing everything they hold
+at gate dates or passing bits on within a hold; then, per flow, a local search that moves each
+other flow's release to the events of the current trajectory (busy-period starts and the flow's
+own arrivals at the server where the other flow enters) or a little, and each server's gates
+and hold likewise, keeping a move where the flow's delay grows.
 """
-
 from __future__ import annotations
 
 import random
@@ -24,7 +24,7 @@ import pytest
 from fluid_fifo import INF, Trajectory, fluid_run
 from server_graphs import graph
 
-METHODS = ["fifo-lp", "sfa", "sfa-iter", "tfa"]
+METHODS = ["fifo-lp", "sfa", "sfa-iter", "tfa", "best"]
 
 
 def bounds(tmp_path: Path, servers: list, flows: list) -> dict[str, list[float]]:
@@ -180,6 +180,7 @@ def search(servers: list, flows: list, b: dict[str, list[float]], rng: random.Ra
                 if g is not None:
                     entry = flows[g][2][0]
                     picks += traj.busy_starts[entry][:4] + traj.arrivals[entry][f][:4]
+                    picks += [offsets[g] + scale * d for d in (-1 / 16, -1 / 64, 1 / 64, 1 / 16)]
                     moves = [(offsets[:g] + [max(0.0, t)] + offsets[g + 1:], gates, holds) for t in picks]
                 else:
                     j = rng.randrange(n)
@@ -188,6 +189,8 @@ def search(servers: list, flows: list, b: dict[str, list[float]], rng: random.Ra
                     moves += [(offsets, gates[:j] + [sorted(gates[j][:1] + [t])] + gates[j + 1:], holds)
                               for t in picks if gates[j]]
                     moves.append((offsets, gates[:j] + [[]] + gates[j + 1:], holds))
+                    moves += [(offsets, gates[:j] + [[max(0.0, gates[j][0] + scale * d)] + gates[j][1:]]
+                               + gates[j + 1:], holds) for d in (-1 / 64, 1 / 64) if gates[j]]
                     moves += [(offsets, gates, holds[:j] + [hold(j)] + holds[j + 1:]) for _ in range(2)]
                 for o, gt, hd in moves:
                     t = run(o, (gt, hd), f)
