@@ -243,7 +243,10 @@ fn campaign(seeds: std::ops::Range<u64>, duration_ms: i64) -> Tally {
 
 #[test]
 fn cyclic_networks_stay_within_every_methods_bounds() {
-    let t = campaign(0..36, 30);
+    // The first networks of the larger campaign, simulated as long: among them a ring (seed 1042)
+    // whose backlog bound falls below the simulated one when the bursts do not grow round the
+    // cycle (a single pass in port order, or the source bursts at every hop).
+    let t = campaign(1000..1048, 300);
     assert!(t.cyclic == t.networks, "{t:?}");
     assert!(t.bounded_checks > t.checks / 4, "too few finite bounds: {t:?}");
 }
