@@ -71,6 +71,7 @@ test-python: build
 
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow
+	cargo test --release -p rtnetlab-core --test cyclic_soundness -- --ignored
 
 # The fuzzing of `make test` (about 10,000 cases: tests/test_fuzz.py, crates/core/tests/fuzz_loader.rs)
 # at SOAK times as many cases, seeds drawn afresh (default 50: about an hour on two cores).
