@@ -554,29 +554,28 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
     let mut st = tfa_start(net, lay, opt, growth);
     let (order, acyclic) = (&net.port_order().order, net.port_order().acyclic);
     let mut notes = Vec::new();
-    let mut pass = |st: &mut TfaState| -> f64 {
+    let pass = |st: &mut TfaState| -> f64 {
         order.iter().fold(0.0f64, |change, &p| change.max(tfa_port(net, lay, opt, growth, p, st)))
     };
     if acyclic {
         pass(&mut st);
         return (st, notes);
     }
-    let converges = |st: &mut TfaState, pass: &mut dyn FnMut(&mut TfaState) -> f64| {
-        (0..FIXED_POINT_PASSES).any(|_| pass(st) < 1e-12)
-    };
-    let mut converged = converges(&mut st, &mut pass);
+    let converges = |st: &mut TfaState| (0..FIXED_POINT_PASSES).any(|_| pass(st) < 1e-12);
+    let mut converged = converges(&mut st);
     for _ in 1..FIXED_POINT_SEARCHES {
         if converged {
             break;
         }
+        // The bursts that still move (finite ones: an unbounded one is already taken so).
         let before = st.burst.clone();
         pass(&mut st);
         for (c, (&now, &was)) in st.burst.iter().zip(&before).enumerate() {
-            if now.is_finite() && (now - was).abs() >= 1e-12 * now.abs().max(1.0) {
+            if now.is_finite() && burst_change(was, now) >= 1e-12 {
                 st.diverged[c] = true;
             }
         }
-        converged = converges(&mut st, &mut pass);
+        converged = converges(&mut st);
     }
     let diverged: Vec<usize> = (0..st.diverged.len()).filter(|&c| st.diverged[c]).collect();
     if !converged {
@@ -600,6 +599,16 @@ fn tfa_with(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) -> 
         notes.push("cyclic port dependencies: bounds are the fixed point of the TFA equations".to_string());
     }
     (st, notes)
+}
+
+/// How much an entering burst moved from one pass to the next, relative to the new one (the
+/// fixed point's test): infinite where it became or stopped being unbounded.
+fn burst_change(was: f64, now: f64) -> f64 {
+    match (was.is_finite(), now.is_finite()) {
+        (true, true) => (now - was).abs() / now.max(1.0),
+        (false, false) => 0.0,
+        _ => f64::INFINITY,
+    }
 }
 
 /// TFA's state before any port is analysed: the source bursts, and the groups of every queue.
@@ -694,11 +703,7 @@ fn tfa_port(
                     st.diverged[c] |= entering.is_finite();
                     entering = f64::INFINITY;
                 }
-                if entering.is_finite() && st.burst[c].is_finite() {
-                    change = change.max((entering - st.burst[c]).abs() / entering.max(1.0));
-                } else if entering.is_finite() != st.burst[c].is_finite() {
-                    change = f64::INFINITY;
-                }
+                change = change.max(burst_change(st.burst[c], entering));
                 st.burst[c] = entering;
             }
         }
@@ -1236,6 +1241,16 @@ fn class_blocks(
     let load =
         |q: usize| -> f64 { lay.queues[q].crossings.iter().map(|&c| net.flows[cx[c].flow].rate).sum() };
     let rate_kind = if model.rate < net.ports[p].rate { "shaped" } else { "link" };
+    // `who` ("", "class 'x' ", ...) offers more than the port's rate; never the cycle's doing.
+    let overloaded = |who: String, offered: f64| {
+        let why = format!(
+            "{} overloaded: {who}offered {} > {rate_kind} rate {}",
+            net.port_label(p),
+            rate_text(net, offered),
+            rate_text(net, model.rate)
+        );
+        (Unbounded::new(why), false)
+    };
     // A flow entering with an infinite burst, and whether a diverging cycle is the cause (its
     // burst here, or a queue upstream that the cycle left without a bound).
     let unbounded_flow = |qs: &[usize]| {
@@ -1260,19 +1275,8 @@ fn class_blocks(
     };
     if model.discipline == Discipline::Fifo || queues.len() == 1 {
         let total: f64 = queues.iter().map(|&q| load(q)).sum();
-        let why = if total > model.rate {
-            Some((
-                Unbounded::new(format!(
-                    "{} overloaded: offered {} > {rate_kind} rate {}",
-                    net.port_label(p),
-                    rate_text(net, total),
-                    rate_text(net, model.rate)
-                )),
-                false,
-            ))
-        } else {
-            unbounded_flow(queues)
-        };
+        let why =
+            if total > model.rate { Some(overloaded(String::new(), total)) } else { unbounded_flow(queues) };
         let (why, by_cycle) = why.map_or((None, false), |(w, c)| (Some(w), c));
         return (vec![why; queues.len()], vec![by_cycle; queues.len()]);
     }
@@ -1295,27 +1299,9 @@ fn class_blocks(
             };
             let (own, with_higher) = (load(q), deps.iter().map(|&o| load(o)).sum::<f64>());
             if own > model.rate {
-                Some((
-                    Unbounded::new(format!(
-                        "{} overloaded: class {} offered {} > {rate_kind} rate {}",
-                        net.port_label(p),
-                        class_name(q),
-                        rate_text(net, own),
-                        rate_text(net, model.rate)
-                    )),
-                    false,
-                ))
+                Some(overloaded(format!("class {} ", class_name(q)), own))
             } else if with_higher > model.rate {
-                Some((
-                    Unbounded::new(format!(
-                        "{} overloaded: class {} and the higher classes offered {} > {rate_kind} rate {}",
-                        net.port_label(p),
-                        class_name(q),
-                        rate_text(net, with_higher),
-                        rate_text(net, model.rate)
-                    )),
-                    false,
-                ))
+                Some(overloaded(format!("class {} and the higher classes ", class_name(q)), with_higher))
             } else {
                 unbounded_flow(&deps)
             }
