@@ -171,7 +171,10 @@ def check_rows(doc: dict, placement: str, messages: int) -> None:
         assert r["count"] + r["lost"] == messages * r["subscribers"]
         # A short run on a loaded host may drop a few, never most.
         assert r["count"] >= 0.9 * messages * r["subscribers"], r
-        assert 0 < r["min_us"] <= r["mean_us"] <= r["p99_us"] <= r["max_us"]
+        # The mean may exceed p99: one scheduling hiccup of a few ms among a few hundred
+        # messages lifts the mean above the 99th percentile. Both lie within [min, max].
+        assert 0 < r["min_us"] <= r["mean_us"] <= r["max_us"], r
+        assert r["min_us"] <= r["p99_us"] <= r["max_us"], r
 
 
 def test_pubsub_every_backend_local(rtnetlab_cli, clean_host, tmp_path):
