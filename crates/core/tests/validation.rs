@@ -256,3 +256,63 @@ fn a_shapers_inner_scheduler_is_resolved_on_the_port() {
     assert!(matches!(port("SW2").discipline, SchedulerConfig::StaticPriority));
     assert!(matches!(port("ES1").discipline, SchedulerConfig::Fifo) && port("ES1").shaper.is_none());
 }
+
+/// ES1 reaches ES2 through SW1 then SW2 or SW3 (a diamond): two paths of three hops. The routing
+/// takes the one through the link listed first (SW1 -> SW2) and says so, once per destination;
+/// a destination with one fewest-hop path, or given a path, is not warned.
+#[test]
+fn a_tie_in_fewest_hop_routing_is_warned_at_the_destination() {
+    let doc = |destinations: Value, planes: usize| {
+        let mut doc = json!({
+            "name": "diamond",
+            "end_systems": [{"name": "ES1"}, {"name": "ES2"}, {"name": "ES3"}],
+            "switches": [{"name": "SW1"}, {"name": "SW2"}, {"name": "SW3"}],
+            "links": [
+                {"from": "ES1", "to": "SW1"},
+                {"from": "SW1", "to": "SW2"},
+                {"from": "SW1", "to": "SW3"},
+                {"from": "SW2", "to": "ES2"},
+                {"from": "SW3", "to": "ES2"},
+                {"from": "SW1", "to": "ES3"}
+            ],
+            "flows": [{"name": "A", "type": "virtual_link", "bag": "2ms", "lmin": "64B", "lmax": "200B",
+                       "source": "ES1", "destinations": destinations}]
+        });
+        if planes == 2 {
+            // Plane B: the same diamond of its own switches.
+            doc["redundancy"] = json!({"planes": ["A", "B"], "skew_max": "1ms"});
+            for sw in ["SW1", "SW2", "SW3"] {
+                doc["switches"].as_array_mut().unwrap().push(json!({"name": format!("{sw}B"), "plane": "B"}));
+            }
+            let links: Vec<Value> = doc["links"].as_array().unwrap().clone();
+            for l in links {
+                let b = |end: &str| if end.starts_with("SW") { format!("{end}B") } else { end.to_string() };
+                let (from, to) = (b(l["from"].as_str().unwrap()), b(l["to"].as_str().unwrap()));
+                doc["links"].as_array_mut().unwrap().push(json!({"from": from, "to": to}));
+            }
+            doc["switches"][0]["plane"] = json!("A");
+            doc["switches"][1]["plane"] = json!("A");
+            doc["switches"][2]["plane"] = json!("A");
+        }
+        doc
+    };
+    let tie = "2 paths of 3 hops lead there; the one through the link listed first is taken (give a \
+               path to choose)";
+    let (n, d) = load_network(&doc(json!(["ES3", "ES2"]), 1).to_string());
+    let n = n.unwrap_or_else(|| panic!("a tie is no error: {:?}", lines(&d)));
+    assert_eq!(lines(&d), vec![(Severity::Warning, "flows[0].destinations[1]".to_string(), tie.to_string())]);
+    let route = n.flows[0].routes.iter().find(|r| n.nodes[r.destination].name == "ES2").unwrap();
+    let through: Vec<&str> = route.ports.iter().map(|&p| n.nodes[n.ports[p].peer].name.as_str()).collect();
+    assert_eq!(through, ["SW1", "SW2", "ES2"]);
+
+    // Two planes, the same tie on each: one warning naming both.
+    let (_, d) = load_network(&doc(json!(["ES2"]), 2).to_string());
+    let got = lines(&d);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].2.starts_with("2 paths of 3 hops lead there on plane A, B; "), "{got:?}");
+
+    // A path given by hand: nothing to warn.
+    let given = json!([{"node": "ES2", "path": ["ES1", "SW1", "SW3", "ES2"]}]);
+    let (n, d) = load_network(&doc(given, 1).to_string());
+    assert!(n.is_some() && d.0.is_empty(), "{:?}", lines(&d));
+}

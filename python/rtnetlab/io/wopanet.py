@@ -23,7 +23,7 @@ curves WOPANet uses: burst = one largest frame on the wire, rate = that frame / 
 * ``priority`` names a traffic class (High before Low). Every port is FIFO, so classes are labels.
 * A ``<target>`` with ``<path>`` children lists the nodes after the source; the native path
   includes the source. An empty ``<target>`` is routed by shortest path (fewest hops; with
-  several, the import warns: WOPANet's own tie-break is unknown). ``mode="M"`` (multicast) is
+  several, the routing warns at the target: WOPANet's own tie-break is unknown). ``mode="M"`` (multicast) is
   what the native model always does: a flow with several targets is one multicast tree, counted
   once per port (several targets not all ``mode="M"`` are read so, with a warning).
 * The engine's validation errors name native places (``flows[2].destinations[0]``); `Description`
@@ -314,14 +314,10 @@ def read(path: Path) -> Description:
     flows: list[dict] = []
     priorities: dict[str, int] = {}
     warnings: list[str] = []
-    neighbours: dict[str, list[str]] = {}
-    for link in links:  # one entry per link: parallel links are distinct paths
-        neighbours.setdefault(link["from"], []).append(link["to"])
-        neighbours.setdefault(link["to"], []).append(link["from"])
     for el in root.iter("flow"):
         elements["flows"].append(el)
         flows.append(_read_flow(doc, el, kinds, overhead, priorities))
-        _warn_open_choices(doc, el, kinds, neighbours, warnings)
+        _warn_open_choices(doc, el, warnings)
 
     if priorities:
         spec["classes"] = [{"name": n, "priority": p}
@@ -333,39 +329,12 @@ def read(path: Path) -> Description:
     return Description(spec, doc, elements, warnings)
 
 
-def _fewest_hops(neighbours: dict[str, list[str]], kinds: dict[str, str], source: str,
-                 dest: str) -> tuple[int, int]:
-    """(hops, number of paths of that many hops) from source to dest, forwarding through
-    switches only, parallel links counted apart; (0, 0) when there is none."""
-    hops, count, frontier = {source: 0}, {source: 1}, [source]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            if u != source and kinds.get(u) != "switch":
-                continue
-            for v in neighbours.get(u, []):
-                if v not in hops:
-                    hops[v], count[v] = hops[u] + 1, 0
-                    nxt.append(v)
-                if hops[v] == hops[u] + 1:
-                    count[v] += count[u]
-        frontier = nxt
-    return (hops[dest], count[dest]) if dest in hops else (0, 0)
-
-
-def _warn_open_choices(doc: _Doc, el: ET.Element, kinds: dict[str, str], neighbours: dict[str, list[str]],
-                       warnings: list[str]) -> None:
+def _warn_open_choices(doc: _Doc, el: ET.Element, warnings: list[str]) -> None:
     """Warnings where the file leaves a choice open that WOPANet's own tools may make otherwise:
-    a target without <path> with several fewest-hop paths (the native routing takes the one by
-    the link listed first), and several targets not all marked mode="M" (read as one multicast
-    flow, counted once per port)."""
+    several targets not all marked mode="M" (read as one multicast flow, counted once per port).
+    A target without <path> with several fewest-hop paths is warned by the engine's routing, at
+    the target's line."""
     targets = el.findall("target")
-    for t in targets:
-        if t.find("path") is None:
-            hops, count = _fewest_hops(neighbours, kinds, el.get("source", ""), t.get("name", ""))
-            if count > 1:
-                warnings.append(f"warning: {doc.error(t, '')}{count} paths of {hops} hops lead there; the "
-                                "one through the link listed first is taken (give <path> elements to choose)")
     plain = [t for t in targets if t.get("mode") != "M"]
     if len(targets) > 1 and plain:
         warnings.append(f"warning: {doc.error(el, '')}{len(plain)} of its {len(targets)} targets have no "

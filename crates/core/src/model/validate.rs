@@ -895,24 +895,53 @@ fn route_flow(
                 }
             }
         }
+        // Planes where fewest-hop routing had to break a tie: (plane, paths, hops).
+        let mut tied: Vec<(PlaneId, u64, usize)> = Vec::new();
         for &plane in flow_planes {
             let ports_on_path = match explicit(plane) {
                 Some((path, pplace)) => {
                     check_path(path, &pplace, source, dest, plane, nodes, node_index, ports, cx)
                 }
-                None => trees.path(source, dest, plane, nodes, ports).or_else(|| {
-                    if !cx.links_incomplete {
-                        cx.diags.error(
-                            dplace.clone(),
-                            format!("no path from '{}' to '{name}' on plane {}", f.source, planes[plane]),
-                        );
+                None => match trees.path(source, dest, plane, nodes, ports) {
+                    Some(route) => {
+                        if route.ties > 1 {
+                            tied.push((plane, route.ties, route.ports.len()));
+                        }
+                        Some(route.ports)
                     }
-                    None
-                }),
+                    None => {
+                        if !cx.links_incomplete {
+                            cx.diags.error(
+                                dplace.clone(),
+                                format!("no path from '{}' to '{name}' on plane {}", f.source, planes[plane]),
+                            );
+                        }
+                        None
+                    }
+                },
             };
             if let Some(ps) = ports_on_path {
                 routes.push(Route { destination: dest, plane, ports: ps });
             }
+        }
+        // One warning per destination: a tie is usually a redundant mesh the user meant to route
+        // by hand, and which path is taken changes every bound that crosses it.
+        if let Some(&(_, paths, hops)) = tied.first() {
+            let on = if planes.len() > 1 {
+                let names: Vec<&str> = tied.iter().map(|t| planes[t.0].as_str()).collect();
+                format!(" on plane {}", names.join(", "))
+            } else {
+                String::new()
+            };
+            let more = if tied.iter().any(|t| (t.1, t.2) != (paths, hops)) { " (on the first)" } else { "" };
+            cx.diags.warning(
+                dplace.clone(),
+                format!(
+                    "{} paths of {hops} hops lead there{on}{more}; the one through the link listed first is \
+                     taken (give a path to choose)",
+                    if paths == u64::MAX { "many".to_string() } else { paths.to_string() },
+                ),
+            );
         }
     }
     // A multicast VL is a tree: on each plane, a frame enters each node through one port only.
@@ -1020,7 +1049,15 @@ fn check_path(
 /// one breadth-first tree per (source, plane) serves every flow from that source, and only the
 /// paths asked for are kept. Ties go to the link listed first, so routing is deterministic.
 #[derive(Default)]
-struct RouteTrees(HashMap<(NodeId, NodeId, PlaneId), Option<Vec<PortId>>>);
+struct RouteTrees(HashMap<(NodeId, NodeId, PlaneId), Option<FewestHops>>);
+
+/// The path a destination given by name is routed on, and how many paths of as few hops there
+/// were (more than one: the link listed first decided, which the user may not have meant).
+#[derive(Clone)]
+struct FewestHops {
+    ports: Vec<PortId>,
+    ties: u64,
+}
 
 impl RouteTrees {
     /// The routes by name the flows of `spec` ask for (the others are made when asked).
@@ -1048,15 +1085,15 @@ impl RouteTrees {
         }
         let mut out = RouteTrees::default();
         for ((source, plane), dests) in wanted {
-            let via = tree(source, plane, nodes, ports);
+            let tree = BreadthFirstTree::new(source, plane, nodes, ports);
             for dest in dests {
-                out.0.entry((source, dest, plane)).or_insert_with(|| walk(&via, dest, ports));
+                out.0.entry((source, dest, plane)).or_insert_with(|| tree.path(dest, ports));
             }
         }
         out
     }
 
-    /// The ports from `source` to `dest` on `plane`, if `dest` can be reached.
+    /// The fewest-hop path from `source` to `dest` on `plane`, if `dest` can be reached.
     fn path(
         &mut self,
         source: NodeId,
@@ -1064,55 +1101,74 @@ impl RouteTrees {
         plane: PlaneId,
         nodes: &[Node],
         ports: &[EgressPort],
-    ) -> Option<Vec<PortId>> {
+    ) -> Option<FewestHops> {
         self.0
             .entry((source, dest, plane))
-            .or_insert_with(|| walk(&tree(source, plane, nodes, ports), dest, ports))
+            .or_insert_with(|| BreadthFirstTree::new(source, plane, nodes, ports).path(dest, ports))
             .clone()
     }
 }
 
-/// The path to `dest` along a breadth-first tree, if the tree reaches it.
-fn walk(via: &[u32], dest: NodeId, ports: &[EgressPort]) -> Option<Vec<PortId>> {
-    if via[dest] == NO_PORT {
-        return None;
+/// Breadth-first search from one source on one plane, forwarding through switches only.
+struct BreadthFirstTree {
+    /// For every node reached, the port it is entered by on a fewest-hop path (ports in the order
+    /// of the links, so the link listed first wins a tie); [`NO_PORT`] elsewhere.
+    via: Vec<u32>,
+    /// For every node reached, how many fewest-hop paths reach it (parallel links counted apart;
+    /// saturating: only "more than one" matters).
+    paths: Vec<u64>,
+}
+
+impl BreadthFirstTree {
+    fn new(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Self {
+        let mut via = vec![NO_PORT; nodes.len()];
+        let mut paths = vec![0u64; nodes.len()];
+        let mut hops = vec![u32::MAX; nodes.len()];
+        hops[source] = 0;
+        paths[source] = 1;
+        // FIFO order: every node of depth d has all its paths counted before any is expanded.
+        let mut queue = VecDeque::from([source]);
+        while let Some(n) = queue.pop_front() {
+            if n != source && nodes[n].kind != NodeKind::Switch {
+                continue;
+            }
+            for &p in &nodes[n].ports {
+                let peer = ports[p].peer;
+                if ports[p].plane != plane {
+                    continue;
+                }
+                if hops[peer] == u32::MAX {
+                    hops[peer] = hops[n] + 1;
+                    via[peer] = p as u32;
+                    queue.push_back(peer);
+                }
+                if hops[peer] == hops[n] + 1 {
+                    paths[peer] = paths[peer].saturating_add(paths[n]);
+                }
+            }
+        }
+        BreadthFirstTree { via, paths }
     }
-    let mut out = Vec::new();
-    let mut n = dest;
-    while via[n] != NO_PORT {
-        let p = via[n] as PortId;
-        out.push(p);
-        n = ports[p].node;
+
+    /// The path to `dest` along the tree, if the tree reaches it.
+    fn path(&self, dest: NodeId, ports: &[EgressPort]) -> Option<FewestHops> {
+        if self.via[dest] == NO_PORT {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut n = dest;
+        while self.via[n] != NO_PORT {
+            let p = self.via[n] as PortId;
+            out.push(p);
+            n = ports[p].node;
+        }
+        out.reverse();
+        Some(FewestHops { ports: out, ties: self.paths[dest] })
     }
-    out.reverse();
-    Some(out)
 }
 
 /// No port: the source itself, or a node not reached.
 const NO_PORT: u32 = u32::MAX;
-
-/// For every node reached from `source` on `plane`, the port it is entered by on a fewest-hop
-/// path (breadth-first, ports in the order of the links); [`NO_PORT`] elsewhere.
-fn tree(source: NodeId, plane: PlaneId, nodes: &[Node], ports: &[EgressPort]) -> Vec<u32> {
-    let mut via = vec![NO_PORT; nodes.len()];
-    let mut visited = vec![false; nodes.len()];
-    visited[source] = true;
-    let mut queue = VecDeque::from([source]);
-    while let Some(n) = queue.pop_front() {
-        if n != source && nodes[n].kind != NodeKind::Switch {
-            continue;
-        }
-        for &p in &nodes[n].ports {
-            let peer = ports[p].peer;
-            if ports[p].plane == plane && !visited[peer] {
-                visited[peer] = true;
-                via[peer] = p as u32;
-                queue.push_back(peer);
-            }
-        }
-    }
-    via
-}
 
 /// The rules that hold between flows, at the ports they share (per-class shares, time-aware
 /// windows, credit-based slopes): for a network whose flows were validated in groups, one group
