@@ -22,6 +22,7 @@ use rtnetlab_core::generate::random_port_scheduler_at;
 use rtnetlab_core::model::{load_value, Diagnostics, Network};
 use rtnetlab_core::schedulers::KINDS;
 use rtnetlab_core::sim::{simulate, FrameSizes, Release, SimConfig, Workload};
+use rtnetlab_core::worst_case::{self, Budget, Settings};
 use serde_json::{json, Value};
 
 mod common;
@@ -251,10 +252,77 @@ fn cyclic_networks_stay_within_every_methods_bounds() {
     assert!(t.bounded_checks > t.checks / 4, "too few finite bounds: {t:?}");
 }
 
+/// The worst-case search (release offsets, frame sizes, tie orders from the critical instant the
+/// analysis implies) on cyclic networks: every delay it realises, replayed, at or below every
+/// method's bound. It reaches some bounds to within 0.1 %, where random and synchronised runs stay
+/// further below. What it does not do: catch a fixed point stopped after one pass (measured on
+/// seeds 1000-1099: neither campaign catches it but on seed 1042's backlog, since on these rings
+/// the converged TFA bounds lie up to 5x above the one-pass ones and what the network realises
+/// stays below both); that rule is held by the fixed point's own tests (network_tests.rs).
+fn searched_campaign(seeds: std::ops::Range<u64>, evaluations: u64) -> (u64, u64, f64) {
+    let (mut rows, mut bounded, mut closest) = (0u64, 0u64, 0.0f64);
+    for seed in seeds {
+        let kind = KINDS[seed as usize % KINDS.len()];
+        let (net, _, what) = cyclic_network(seed, kind);
+        let what = format!("seed {seed} ({what})");
+        let settings = Settings { budget: Budget::Evaluations(evaluations), seed, ..Default::default() };
+        let report = worst_case::run(&net, &settings).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(report.violations.is_empty(), "{what}: above best's bound: {:?}", report.violations);
+        for method in METHODS {
+            for blind in [false, true] {
+                let req = Request { method: method.into(), blind, ..Default::default() };
+                let Ok(bounds) = run(&net, &req) else { continue };
+                for row in &report.rows {
+                    let b = bounds
+                        .flows
+                        .iter()
+                        .find(|b| {
+                            net.flows[b.flow].name == row.flow
+                                && net.nodes[b.destination].name == row.destination
+                                && net.planes[b.plane] == row.plane
+                        })
+                        .unwrap_or_else(|| panic!("{what}: no {method} row for {}", row.flow));
+                    rows += 1;
+                    assert!(
+                        row.achieved_us <= b.delay_us + worst_case::SLACK_US,
+                        "{what}: {method} (blind {blind}): {} -> {} ({}): searched {} us > bound {} us \
+                         (scenario {:?})",
+                        row.flow,
+                        row.destination,
+                        row.plane,
+                        row.achieved_us,
+                        b.delay_us,
+                        report.scenarios.get(row.scenario)
+                    );
+                    if b.delay_us.is_finite() {
+                        bounded += 1;
+                        closest = closest.max(row.achieved_us / b.delay_us);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("searched: {rows} rows, {bounded} bounded, closest {closest:.3}");
+    (rows, bounded, closest)
+}
+
+#[test]
+fn searched_worst_cases_on_cyclic_networks_stay_within_every_methods_bounds() {
+    let (rows, bounded, _) = searched_campaign(1000..1024, 60);
+    assert!(bounded > rows / 4, "too few finite bounds: {bounded} of {rows}");
+}
+
 /// The larger campaign, simulated longer (`make test-slow`: about a minute in release).
 #[test]
 #[ignore]
 fn cyclic_networks_stay_within_every_methods_bounds_at_scale() {
     let t = campaign(1000..4000, 300);
     assert!(t.cyclic == t.networks, "{t:?}");
+}
+
+/// The searched campaign on more networks, searched longer (`make test-slow`).
+#[test]
+#[ignore]
+fn searched_worst_cases_on_cyclic_networks_at_scale() {
+    searched_campaign(1000..1400, 400);
 }
