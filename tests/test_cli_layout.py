@@ -127,3 +127,21 @@ def test_plain_values_convert_as_typers_adapters_do(tmp_path) -> None:
                 checked += 1
                 plain += mine.plain(v, p) is not plain_params._FALLBACK
     assert checked > 1000 and plain > checked // 4
+
+
+def test_the_listing_wraps_each_command_as_one_paragraph() -> None:
+    """A command's help of two lines in the table is one paragraph in `rtnetlab --help`: wide
+    enough, each command's whole help sits on its own line (a kept line break would split it)."""
+    import os
+    import re
+
+    from rtnetlab import cli
+
+    env = {**os.environ, "COLUMNS": "400", "TERM": "dumb", "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-m", "rtnetlab.cli", "--help"], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = [re.sub(r"\s+", " ", line.strip("│ ")) for line in r.stdout.splitlines()]
+    for name, (_, short) in cli.COMMANDS.items():
+        text = " ".join(short.replace("\\[", "[").split())
+        assert f"{name} {text}" in lines, (name, [x for x in lines if x.startswith(name)])

@@ -72,7 +72,8 @@ class LazyGroup(typer.core.TyperGroup):
             return None
         target, short = COMMANDS[cmd_name]
         if self._listing:
-            return typer.core.TyperCommand(name=cmd_name, help=short)
+            # One paragraph: its line breaks (the docstring's) would break the listing's lines.
+            return typer.core.TyperCommand(name=cmd_name, help=short.replace("\n", " "))
         module, _, attribute = target.partition(":")
         obj = getattr(importlib.import_module(module), attribute)
         if cmd_name == "experiment":
