@@ -825,3 +825,35 @@ fn tightest_arrival_bounds_are_never_above_pboo_on_random_tandems_and_trees() {
         assert!(tighter > 0, "{family}: PMOO arrival bounding never tighter");
     }
 }
+
+/// Above `PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS` flow-server crossings the default leaves PMOO
+/// arrival bounds out, says so, and gives PBOO's bounds; `--arrival-bounds pmoo` still computes
+/// them. A tandem of 10 servers (rate 1000, latency 1) crossed whole by 201 flows (b 1, r 1):
+/// 2010 crossings.
+#[test]
+fn the_default_leaves_pmoo_arrival_bounds_out_on_large_server_graphs() {
+    use rtnetlab_core::analysis::network_bounds::PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS;
+    let servers: Vec<_> =
+        (0..10).map(|i| json!({"name": format!("s{i}"), "rate": 1000.0, "latency": 1.0})).collect();
+    let path: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+    let flows: Vec<_> =
+        (0..201).map(|i| json!({"name": format!("f{i}"), "burst": 1.0, "rate": 1.0, "path": path})).collect();
+    let doc = json!({"name": "large", "server_graph": {"servers": servers, "flows": flows}}).to_string();
+    let (network, _) = load_network(&doc);
+    let network = network.unwrap();
+    assert!(2010 > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS);
+    let req = |arrival_bounds| Request { method: "tfa".into(), grouping: false, blind: true, arrival_bounds };
+    let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
+    let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();
+    assert!(
+        tightest.notes.iter().any(|n| n.starts_with("PMOO arrival bounds not computed (2010")),
+        "{:?}",
+        tightest.notes
+    );
+    assert!(tightest.flows.iter().zip(pboo.flows.iter()).all(|(a, b)| a.delay_us == b.delay_us));
+    assert!(run(&network, &req(ArrivalBounds::Pmoo))
+        .unwrap()
+        .notes
+        .iter()
+        .all(|n| !n.starts_with("PMOO arrival")));
+}

@@ -2232,6 +2232,13 @@ fn port_bounds(
         .collect()
 }
 
+/// Flow-server crossings above which the default arrival bounding (`ArrivalBounds::Tightest`)
+/// leaves PMOO arrival bounds out, said in a note: DNC's arrival bounds are recomputed for every
+/// flow of interest over everything upstream of it, so their cost grows with the square of the
+/// network (measured in docs/ANALYSIS.md, "Arrival bounding on server graphs").
+/// `--arrival-bounds pmoo` computes them whatever the size.
+pub const PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS: usize = 2000;
+
 /// Runs every (method, multiplexing) candidate on every route and keeps, per route, the smallest
 /// bound with the name of the method that gave it. TFA is computed once (with `tfa_mux`) and its
 /// propagated arrival curves serve every SFA candidate: they bound the cross traffic whatever the
@@ -2390,6 +2397,18 @@ fn report_candidates(
     let mut pmoo_graph = (arrival != ArrivalBounds::Pboo)
         .then(|| aggregate_pboo::ServerGraph::blind(net, aggregate_pboo::TurnBounding::Pmoo))
         .flatten();
+    let crossings = lay.crossings.len();
+    if arrival == ArrivalBounds::Tightest
+        && crossings > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS
+        && pmoo_graph.take().is_some()
+        && candidates.iter().any(|&(_, mux)| mux == Multiplexing::Blind)
+    {
+        notes.push(format!(
+            "PMOO arrival bounds not computed ({crossings} flow-server crossings > \
+             {PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS}): cross traffic bounded by PBOO; ask for them with \
+             --arrival-bounds pmoo"
+        ));
+    }
     let dnc_pmoo: Vec<Option<Vec<Option<(f64, f64)>>>> = candidates
         .iter()
         .map(|&(method, mux)| {

@@ -75,7 +75,13 @@ pub(super) struct ServerGraph<'a> {
     /// Whether the foi is left out of its cross traffic's arrival bounds (arbitrary
     /// multiplexing), or counted in them (FIFO).
     foi_lowest_priority: bool,
+    /// Each server's position in a feed-forward order: an arrival bound at a server before the
+    /// foi's first one never meets the foi, and is the same (and cached once) whatever the foi.
+    position: Vec<usize>,
+    /// The bounds that hold whatever the foi (`None` in the key), and those of one foi, dropped
+    /// when another's analysis begins (they serve no other, and would fill the memory).
     cache: HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>,
+    foi_cache: (Option<FlowId>, HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>),
 }
 
 impl<'a> ServerGraph<'a> {
@@ -97,6 +103,10 @@ impl<'a> ServerGraph<'a> {
         }
         let foi_lowest_priority = mux == Multiplexing::Blind;
         let bounding = TurnBounding::PbooConcatenation;
+        let mut position = vec![0; net.ports.len()];
+        for (k, &p) in net.port_order().order.iter().enumerate() {
+            position[p] = k;
+        }
         Some(ServerGraph {
             net,
             service,
@@ -105,7 +115,9 @@ impl<'a> ServerGraph<'a> {
             mux,
             bounding,
             foi_lowest_priority,
+            position,
             cache: HashMap::new(),
+            foi_cache: (None, HashMap::new()),
         })
     }
 
@@ -149,12 +161,13 @@ impl<'a> ServerGraph<'a> {
         flows: &[FlowId],
         foi: Option<FlowId>,
     ) -> Option<TokenBucket> {
+        let foi = self.meets(s, foi);
         let flows: Vec<FlowId> = flows.iter().copied().filter(|&f| Some(f) != foi).collect();
         if flows.is_empty() {
             return Some((0.0, 0.0));
         }
         let key = (Place::Server(s), flows.clone(), foi);
-        if let Some(&hit) = self.cache.get(&key) {
+        if let Some(hit) = self.cached(&key) {
             return hit;
         }
         let mut by_turn: Vec<(PortId, Vec<FlowId>)> = Vec::new();
@@ -179,7 +192,7 @@ impl<'a> ServerGraph<'a> {
             };
             out = out.map(|(tb, tr)| (tb + b, tr + r));
         }
-        self.cache.insert(key, out);
+        self.store(key, out);
         out
     }
 
@@ -194,12 +207,13 @@ impl<'a> ServerGraph<'a> {
         flows: &[FlowId],
         foi: Option<FlowId>,
     ) -> Option<TokenBucket> {
+        let foi = self.meets(u, foi);
         let flows: Vec<FlowId> = flows.iter().copied().filter(|&f| Some(f) != foi).collect();
         if flows.is_empty() {
             return Some((0.0, 0.0));
         }
         let key = (Place::Turn(u, loi), flows.clone(), foi);
-        if let Some(&hit) = self.cache.get(&key) {
+        if let Some(hit) = self.cached(&key) {
             return hit;
         }
         let stretch = self.common_stretch(loi, &flows);
@@ -207,8 +221,32 @@ impl<'a> ServerGraph<'a> {
             TurnBounding::PbooConcatenation => self.pboo_concatenation(&stretch, &flows, foi),
             TurnBounding::Pmoo => self.pmoo_arrival_bound(&stretch, &flows, foi),
         };
-        self.cache.insert(key, out);
+        self.store(key, out);
         out
+    }
+
+    fn cached(&mut self, key: &(Place, Vec<FlowId>, Option<FlowId>)) -> Option<Option<TokenBucket>> {
+        match key.2 {
+            None => self.cache.get(key).copied(),
+            Some(_) if self.foi_cache.0 != key.2 => {
+                self.foi_cache = (key.2, HashMap::new());
+                None
+            }
+            Some(_) => self.foi_cache.1.get(key).copied(),
+        }
+    }
+
+    fn store(&mut self, key: (Place, Vec<FlowId>, Option<FlowId>), bound: Option<TokenBucket>) {
+        match key.2 {
+            None => self.cache.insert(key, bound),
+            Some(_) => self.foi_cache.1.insert(key, bound),
+        };
+    }
+
+    /// The foi, unless it cannot meet the arrival bound at `s` or upstream of it: its first server
+    /// comes after `s` in a feed-forward order, so it crosses no server the bound depends on.
+    fn meets(&self, s: PortId, foi: Option<FlowId>) -> Option<FlowId> {
+        foi.filter(|&g| self.position[self.path[g][0]] <= self.position[s])
     }
 
     /// `ServerGraph.findSplittingServer`: the stretch the flows on a turn into `loi` all share

@@ -38,7 +38,11 @@ impl ServerGraph<'_> {
         foi: Option<FlowId>,
     ) -> Option<RateLatency> {
         let mut groups: Vec<((usize, usize), Vec<FlowId>)> = Vec::new();
-        for f in 0..self.path.len() {
+        let mut crossing: Vec<FlowId> =
+            stretch.iter().flat_map(|&x| self.flows_at[x].iter().copied()).collect();
+        crossing.sort_unstable();
+        crossing.dedup();
+        for f in crossing {
             if served.contains(&f) || Some(f) == foi {
                 continue;
             }
