@@ -2397,6 +2397,9 @@ fn report_candidates(
     let mut pmoo_graph = (arrival != ArrivalBounds::Pboo)
         .then(|| aggregate_pboo::ServerGraph::blind(net, aggregate_pboo::TurnBounding::Pmoo))
         .flatten();
+    if arrival == ArrivalBounds::Pmoo && pmoo_graph.is_some() {
+        notes.push("cross traffic bounded by PMOO arrival bounds alone (--arrival-bounds pmoo)".to_string());
+    }
     let crossings = lay.crossings.len();
     if arrival == ArrivalBounds::Tightest
         && crossings > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS
