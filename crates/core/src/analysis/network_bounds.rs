@@ -2431,6 +2431,10 @@ fn report_candidates(
         .iter()
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
         .collect();
+    let sfa_names: Vec<&'static str> = candidates
+        .iter()
+        .map(|&(_, mux)| Options { method: Method::Sfa, grouping, multiplexing: mux }.name())
+        .collect();
     // The rows of different flows are independent: on a large network, the second half of the
     // flows' are computed on another thread.
     let rows = |range: std::ops::Range<usize>| {
@@ -2496,6 +2500,12 @@ fn report_candidates(
                         }
                     }
                     };
+                    // DNC's analysis with PMOO arrival bounds: SFA's is not iterated.
+                    let pmoo_at = bounds.len();
+                    let pmoo_label = match method {
+                        Method::SfaIter => sfa_names[k],
+                        _ => *cname,
+                    };
                     if let Some(by_pmoo) = dnc_pmoo[k].as_ref() {
                         bounds.push(match by_pmoo[f] {
                             Some((d, b)) if d.is_finite() => Ok((d, b)),
@@ -2511,7 +2521,12 @@ fn report_candidates(
                     for (i, bound) in bounds.into_iter().enumerate() {
                         match bound {
                             Ok((d, b)) if best.as_ref().is_none_or(|(x, _, _)| d + fixed < *x) => {
-                                best = Some((d + fixed, b, labels[k].get(i).copied().unwrap_or(*cname)))
+                                let label = if i == pmoo_at && dnc_pmoo[k].is_some() {
+                                    pmoo_label
+                                } else {
+                                    labels[k].get(i).copied().unwrap_or(*cname)
+                                };
+                                best = Some((d + fixed, b, label))
                             }
                             Ok(_) => {}
                             Err(u) => reason = reason.or(Some(u.to_string())),
