@@ -60,9 +60,12 @@ def graph(servers: list[tuple[str, float, float]], flows: list[tuple[str, float,
     }
 
 
-def graph_bounds(path: Path, method: str, blind: bool) -> dict[str, tuple[float | None, float | None, dict]]:
+def graph_bounds(
+    path: Path, method: str, blind: bool, arrival_bounds: str | None = None
+) -> dict[str, tuple[float | None, float | None, dict]]:
     """{flow: (delay, backlog, row)} in the description's units (seconds, bits)."""
-    args = ["analyze", path, "-m", method, *(["--blind"] if blind else [])]
+    args = ["analyze", path, "-m", method, *(["--blind"] if blind else []),
+            *(["--arrival-bounds", arrival_bounds] if arrival_bounds else [])]
     out = {}
     for f in run_json(*args)["flows"]:
         d = None if f["delay_us"] is None else f["delay_us"] / 1e6
@@ -137,6 +140,9 @@ DNC_METHODS = {
     ("SFA", "FIFO"): ("sfa-foi-lowest", False),
     ("PMOO", "ARBITRARY"): ("pmoo", True),
 }
+# The networks with a second block (arrival bounding with AGGR_PMOO).
+DNC_SECOND = sorted({r["network"] for r in DNC["rows"]
+                     if r["block"] == 2 and r["analysis"] != "PMOO (sink-tree AB)"})
 
 
 def dnc_description(name: str, net: dict) -> dict:
@@ -148,14 +154,20 @@ def dnc_description(name: str, net: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def dnc_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """{(network, method, blind): {flow: (delay, backlog, row)}}, every run through the CLI."""
+    """{(network, method, blind, arrival bounds): {flow: (delay, backlog, row)}}, every run through
+    the CLI: every method with `--arrival-bounds pboo` (the first blocks), and on the networks
+    with a second block the arbitrary-multiplexing methods with `pmoo` and with the default."""
     d = tmp_path_factory.mktemp("dnc")
     jobs = []
     for name, net in DNC["networks"].items():
         path = write(d, dnc_description(name, net), f"{name}.yaml")
-        jobs += [(name, path, m, blind) for m, blind in DNC_METHODS.values()]
+        jobs += [(name, path, m, blind, "pboo") for m, blind in DNC_METHODS.values()]
+        jobs.append((name, path, "sink-tree-backlog", False, None))
+        if name in DNC_SECOND:
+            blind_methods = [m for m, blind in DNC_METHODS.values() if blind]
+            jobs += [(name, path, m, True, ab) for m in blind_methods for ab in ("pmoo", None)]
     with ThreadPoolExecutor(4) as pool:
-        done = pool.map(lambda j: ((j[0], j[2], j[3]), graph_bounds(j[1], j[2], j[3])), jobs)
+        done = pool.map(lambda j: ((j[0], j[2], j[3], j[4]), graph_bounds(j[1], j[2], j[3], j[4])), jobs)
         return dict(done)
 
 
@@ -172,44 +184,77 @@ def dnc_matches(row: dict, got: tuple) -> bool:
     return True
 
 
-def test_dnc_functional_first_blocks_through_the_cli(dnc_results: dict) -> None:
-    # Every row of the first block of every network: the arrival-bound sets without AGGR_PMOO
-    # (for networks without a second block, all seven sets). Within 1e-9 relative.
-    rows = [r for r in DNC["rows"] if r["block"] == 1 and (r["analysis"], r["mux"]) in DNC_METHODS]
-    assert len(rows) == 200 and len({r["network"] for r in rows}) == 18
+def dnc_failures(rows: list[dict], results: dict, arrival_bounds: str | None) -> list[str]:
     failures = []
     for r in rows:
         method, blind = DNC_METHODS[(r["analysis"], r["mux"])]
-        got = dnc_results[(r["network"], method, blind)][f"f{r['flow']}"]
+        # PMOO arrival bounding is for arbitrary multiplexing: DNC's suite runs FIFO with the PBOO
+        # sets only, and a second block's FIFO rows are those.
+        got = results[(r["network"], method, blind, arrival_bounds if blind else "pboo")][f"f{r['flow']}"]
         if not dnc_matches(r, got):
             failures.append(f"{r['network']} f{r['flow']} {r['analysis']} {r['mux']}: {r} got {got[:2]}")
+    return failures
+
+
+def test_dnc_functional_first_blocks_through_the_cli(dnc_results: dict) -> None:
+    # Every row of the first block of every network: the arrival-bound sets without AGGR_PMOO
+    # (for networks without a second block, all seven sets), with `--arrival-bounds pboo`.
+    rows = [r for r in DNC["rows"] if r["block"] == 1 and (r["analysis"], r["mux"]) in DNC_METHODS]
+    assert len(rows) == 200 and len({r["network"] for r in rows}) == 18
+    failures = dnc_failures(rows, dnc_results, "pboo")
     assert not failures, "\n".join(failures)
 
 
-def test_dnc_functional_second_blocks_where_they_agree(dnc_results: dict) -> None:
-    # The second blocks (arrival bounding with AGGR_PMOO). Rows the product reproduces: every
-    # FIFO row (PMOO arrival bounding is for arbitrary multiplexing only), and the arbitrary rows
-    # where PMOO arrival bounds give the same. Rows it does not: it has no PMOO arrival bounding.
-    # Where DNC's second block is smaller (TA_3S_1SC_3F_1AC_3P f1, f2; TA_4S_1SC_2F_1AC_2P f0 TFA),
-    # the product's bound is the first block's, looser and sound; FF_4S_1SC_4F_1AC_4P's second
-    # block is {AGGR_PMOO} alone, looser than the first block the product gives.
-    not_reproduced = {
-        ("FF_4S_1SC_4F_1AC_4P", f, a) for f, a in [(0, "TFA"), (1, "TFA"), (3, "TFA"), (0, "SFA"), (1, "SFA"),
-                                                   (0, "PMOO"), (1, "PMOO")]
-    } | {("TA_3S_1SC_3F_1AC_3P", f, a) for f, a in [(1, "TFA"), (2, "TFA"), (1, "SFA"), (1, "PMOO")]} | {
-        ("TA_4S_1SC_2F_1AC_2P", 0, "TFA")}
+def test_dnc_functional_second_blocks_through_the_cli(dnc_results: dict) -> None:
+    # The second blocks (arrival bounding with AGGR_PMOO), with `--arrival-bounds pmoo`: every
+    # row. FF_4S_1SC_4F_1AC_4P's holds for {AGGR_PMOO} alone (looser than its first block there),
+    # TA_3S_1SC_3F_1AC_3P's and TA_4S_1SC_2F_1AC_2P's for every set with it (tighter).
     rows = [r for r in DNC["rows"] if r["block"] == 2 and (r["analysis"], r["mux"]) in DNC_METHODS]
-    assert len(rows) == 45
+    assert len(rows) == 45 and len({r["network"] for r in rows}) == 3
+    failures = dnc_failures(rows, dnc_results, "pmoo")
+    assert not failures, "\n".join(failures)
+
+
+def test_dnc_functional_sets_with_pboo_and_pmoo_are_the_default(dnc_results: dict) -> None:
+    # The sets holding PMOO and a PBOO method (pair_2, pair_3, triplet) are, per flow, the tighter
+    # of the two blocks: the default arrival bounding (tightest). Their rows: FF_4S_1SC_4F_1AC_4P's
+    # first block, the second block of the two others (arbitrary multiplexing rows).
+    rows = [r for r in DNC["rows"] if r["network"] in DNC_SECOND and r["mux"] == "ARBITRARY"
+            and (r["analysis"], r["mux"]) in DNC_METHODS
+            and r["block"] == (1 if r["network"] == "FF_4S_1SC_4F_1AC_4P" else 2)]
+    assert len(rows) == 12 + 9 + 6
+    failures = dnc_failures(rows, dnc_results, None)
+    assert not failures, "\n".join(failures)
+
+
+def test_dnc_functional_sink_tree_rows_through_the_cli(dnc_results: dict) -> None:
+    # The "PMOO (sink-tree AB)" rows (backlog only): `-m sink-tree-backlog` gives each flow the
+    # backlog bound of the server where it leaves, from DNC's sink-tree arrival bounds. Two rows
+    # are no output of DNC: TA_3S_1SC_3F_1AC_3P f1 and f2 (1375, TR_7S_1SC_3F_1AC_3P's value),
+    # whose tests in the suite print "not applicable" and check nothing (s2's tree loses f0 at
+    # s1): there the CLI gives no bound and says why.
+    rows = [r for r in DNC["rows"] if r["analysis"] == "PMOO (sink-tree AB)"]
+    assert len(rows) == 30
+    failures = []
     for r in rows:
-        method, blind = DNC_METHODS[(r["analysis"], r["mux"])]
-        got = dnc_results[(r["network"], method, blind)][f"f{r['flow']}"]
-        key = (r["network"], r["flow"], r["analysis"])
-        if r["mux"] == "ARBITRARY" and key in not_reproduced:
-            assert not dnc_matches(r, got), f"{key} now reproduced: move it to the reproduced rows"
-            if r["network"] != "FF_4S_1SC_4F_1AC_4P":
-                assert got[0] > r["delay"], f"{key}: below DNC's bound with PMOO arrival bounding"
-        else:
-            assert dnc_matches(r, got), f"{key} {r['mux']}: expected {r}, got {got[:2]}"
+        d, b, row = dnc_results[(r["network"], "sink-tree-backlog", False, None)][f"f{r['flow']}"]
+        assert d is None and row["method"] == "sink-tree-backlog", row
+        if r["network"] == "TA_3S_1SC_3F_1AC_3P" and r["flow"] > 0:
+            assert b is None and "not the root of a sink tree" in row["reason"], row
+        elif not close(b, r["backlog"]):
+            failures.append(f"{r['network']} f{r['flow']}: expected {r['backlog']}, got {b}")
+    assert not failures, "\n".join(failures)
+
+
+def test_arrival_bounds_choices_are_checked(tmp_path: Path) -> None:
+    # PMOO arrival bounding assumes arbitrary multiplexing and a server graph; an unknown choice
+    # names the option.
+    p = write(tmp_path, graph([("s0", 10, 1)], [("f", 1, 1, ["s0"])]), "g.yaml")
+    res = run("analyze", p, "-m", "tfa", "--arrival-bounds", "pmoo")
+    assert res.returncode != 0 and "add --blind" in res.stderr, res.stderr
+    res = run("analyze", p, "-m", "tfa", "--arrival-bounds", "both")
+    assert res.returncode != 0, res.stderr
+    assert "--arrival-bounds: unknown arrival bounding 'both'" in res.stderr, res.stderr
 
 
 def test_dnc_variants_by_hand(tmp_path: Path) -> None:

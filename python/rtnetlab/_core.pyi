@@ -28,8 +28,10 @@ class Network:
         grouping: bool = False,
         blind: bool = False,
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        arrival_bounds: str = "tightest",
     ) -> str:
         """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
+        `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
         `lp(objective, rows)` solves fifo-lp's programs (max c·x, rows (columns, coefficients,
         upper) of A·x <= b, x >= 0): the optimum, or ValueError."""
     def analyze_document_json(
@@ -40,6 +42,7 @@ class Network:
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
         warnings: list[str] = ...,
         indent: bool = True,
+        arrival_bounds: str = "tightest",
     ) -> str:
         """The same analysis as `analyze --json` prints it: the report's fields then `warnings`,
         JSON text indented by two spaces (or compact); ValueError as analyze_json."""
@@ -50,6 +53,7 @@ class Network:
         blind: bool = False,
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
         limit: int | None = None,
+        arrival_bounds: str = "tightest",
     ) -> str:
         """The same analysis as its terminal tables show it, JSON text: the report with the first
         `limit` flow, loaded-port and redundancy rows (all when None) most critical first, and
@@ -81,6 +85,7 @@ class Network:
         blind: bool,
         flow: str,
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        arrival_bounds: str = "tightest",
     ) -> str:
         """Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON
         text; `lp` as in analyze_json (the bounds explained are then analyze's own)."""

@@ -27,6 +27,15 @@ from rtnetlab.io.jsontext import loads
 ChoiceError = _core.ChoiceError
 
 
+def _option_of(message: str) -> str | None:
+    """The option an engine error about an unknown choice is about, if it is one."""
+    if message.startswith("unknown analysis method"):
+        return "--method"
+    if message.startswith("unknown arrival bounding"):
+        return "--arrival-bounds"
+    return None
+
+
 @dataclass
 class Network:
     """A validated network: the engine's handle plus the warnings found while validating."""
@@ -42,26 +51,32 @@ class Network:
     def info(self) -> dict:
         return loads(self.handle.info_json())
 
-    def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False) -> dict:
-        """Worst-case bounds per (flow, destination, plane) and per egress port."""
-        return loads(self._analysis(self.handle.analyze_json, method, grouping, blind))
+    def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False,
+                arrival_bounds: str = "tightest") -> dict:
+        """Worst-case bounds per (flow, destination, plane) and per egress port; on a server
+        graph, cross traffic bounded as `arrival_bounds` says (tightest, pboo or pmoo)."""
+        return loads(self._analysis(self.handle.analyze_json, method, grouping, blind,
+                                    arrival_bounds=arrival_bounds))
 
     def analysis_document(
-        self, method: str = "best", grouping: bool = False, blind: bool = False, indent: bool = True
+        self, method: str = "best", grouping: bool = False, blind: bool = False, indent: bool = True,
+        arrival_bounds: str = "tightest",
     ) -> str:
         """`analyze --json`'s document as JSON text, written by the engine: the report's fields,
         then this network's warnings (equal, as JSON, to ``{**analyze(...), "warnings": ...}``)."""
         return self._analysis(self.handle.analyze_document_json, method, grouping, blind,
-                              warnings=self.warnings, indent=indent)
+                              warnings=self.warnings, indent=indent, arrival_bounds=arrival_bounds)
 
     def analysis_tables(
-        self, method: str = "best", grouping: bool = False, blind: bool = False, limit: int | None = None
+        self, method: str = "best", grouping: bool = False, blind: bool = False, limit: int | None = None,
+        arrival_bounds: str = "tightest",
     ) -> dict:
         """What `analyze`'s terminal tables show: the report with only the first `limit` rows of
         its flow, port (loaded ports) and redundancy tables, most critical first, plus
         ``counts`` of every row, the deadline ``failures`` of the flows and the
         ``unbounded_ports``; a 5000-VL report's 18,000 rows stay in the engine."""
-        text = self._analysis(self.handle.analyze_table_json, method, grouping, blind, limit=limit)
+        text = self._analysis(self.handle.analyze_table_json, method, grouping, blind, limit=limit,
+                              arrival_bounds=arrival_bounds)
         return loads(text)
 
     def _analysis(self, call: Any, method: str, grouping: bool, blind: bool, **options: Any) -> str:
@@ -71,18 +86,20 @@ class Network:
 
             return call(method, grouping, blind, solver(), **options)
         except ValueError as e:
-            # An unknown method is an option error; a method that does not fit is the network's.
-            where = "--method" if str(e).startswith("unknown analysis method") else (self.source or "network")
+            # An unknown choice is an option error; a method that does not fit is the network's.
+            where = _option_of(str(e)) or self.source or "network"
             raise UserError(f"{where}: {e}") from None
 
-    def explain(self, method: str, grouping: bool, blind: bool, flow: str) -> dict:
+    def explain(self, method: str, grouping: bool, blind: bool, flow: str,
+                arrival_bounds: str = "tightest") -> dict:
         """Where `flow`'s bounds come from under the analysis asked for: per route, hop by hop."""
         try:
             from rtnetlab.analysis.lp import solver
 
-            return loads(self.handle.explain_json(method, grouping, blind, flow, solver()))
+            return loads(self.handle.explain_json(method, grouping, blind, flow, solver(),
+                                                  arrival_bounds=arrival_bounds))
         except ValueError as e:
-            where = "--method" if str(e).startswith("unknown analysis method") else "--explain"
+            where = _option_of(str(e)) or "--explain"
             raise UserError(f"{where}: {e}") from None
 
     def resolved(self) -> dict:

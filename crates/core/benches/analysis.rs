@@ -34,7 +34,7 @@ fn main() {
         if only.as_ref().is_some_and(|m| *m != name) {
             continue;
         }
-        let req = Request { method: method.into(), grouping, blind: false };
+        let req = Request { method: method.into(), grouping, ..Default::default() };
         let reps = reps_env.unwrap_or(if method == "sfa" || method == "best" { 3 } else { 15 }).max(1);
         let (mut analysis, mut drop, mut json) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps {

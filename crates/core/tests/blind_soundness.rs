@@ -48,10 +48,17 @@ fn blind_bounds_hold_whatever_the_order() {
     for seed in 0..60u64 {
         let spec = random_small(2000 + seed, RandomSchedulers::Fifo);
         let fifo_net = validate_spec(spec.clone()).0.expect("random networks validate");
-        let blind = run(&fifo_net, &Request { method: "best".into(), grouping: false, blind: true }).unwrap();
+        let blind = run(
+            &fifo_net,
+            &Request { method: "best".into(), grouping: false, blind: true, ..Default::default() },
+        )
+        .unwrap();
         // SFA iterated on its own and TFA's output bounds, blind.
-        let iter =
-            run(&fifo_net, &Request { method: "sfa-iter".into(), grouping: false, blind: true }).unwrap();
+        let iter = run(
+            &fifo_net,
+            &Request { method: "sfa-iter".into(), grouping: false, blind: true, ..Default::default() },
+        )
+        .unwrap();
         let fifo = run(&fifo_net, &Request { method: "best".into(), ..Default::default() }).unwrap();
         let n = spec.flows.len();
         for variant in 0..2 {

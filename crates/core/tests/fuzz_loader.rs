@@ -29,7 +29,12 @@ fn check(net: &Option<Network>, diags: &Diagnostics) {
 /// The engines on a network that validated: bounds and a short simulation, no panic.
 fn run_engines(net: &Network) {
     for method in ["best", "tfa"] {
-        let req = rtnetlab_core::analysis::Request { method: method.into(), grouping: false, blind: false };
+        let req = rtnetlab_core::analysis::Request {
+            method: method.into(),
+            grouping: false,
+            blind: false,
+            ..Default::default()
+        };
         let _ = rtnetlab_core::analysis::run(net, &req);
     }
     if !net.flows.is_empty() {

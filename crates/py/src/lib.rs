@@ -51,11 +51,24 @@ impl Network {
         method: &str,
         grouping: bool,
         blind: bool,
+        arrival_bounds: &str,
         lp: Option<PyObject>,
     ) -> PyResult<rtnetlab_core::analysis::results::AnalysisReport> {
-        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        let req = request(method, grouping, blind, arrival_bounds)?;
         with_solver(py, lp, |solver| rtnetlab_core::analysis::run_with(&self.inner, &req, solver))
     }
+}
+
+/// The analysis asked for; an unknown arrival bounding is a ValueError naming the choices.
+fn request(
+    method: &str,
+    grouping: bool,
+    blind: bool,
+    arrival_bounds: &str,
+) -> PyResult<rtnetlab_core::analysis::Request> {
+    let arrival_bounds = rtnetlab_core::analysis::network_bounds::ArrivalBounds::parse(arrival_bounds)
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok(rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind, arrival_bounds })
 }
 
 /// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
@@ -103,7 +116,8 @@ impl Network {
     /// `lp`, when given, solves the linear programs of `fifo-lp`: called as
     /// `lp(objective, rows)` with rows `(columns, coefficients, upper)`, for max c·x, A·x ≤ b,
     /// x ≥ 0, it returns the optimum or raises ValueError with why there is none.
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None))]
+    /// `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, arrival_bounds="tightest"))]
     fn analyze_json(
         &self,
         py: Python<'_>,
@@ -111,13 +125,14 @@ impl Network {
         grouping: bool,
         blind: bool,
         lp: Option<PyObject>,
+        arrival_bounds: &str,
     ) -> PyResult<String> {
-        self.run_analysis(py, method, grouping, blind, lp).map(|report| to_json(&report))
+        self.run_analysis(py, method, grouping, blind, arrival_bounds, lp).map(|report| to_json(&report))
     }
     /// The analysis as `analyze --json` prints it: the report's fields, then `warnings`, JSON
     /// text indented by two spaces (`indent`) or compact; serialised here rather than decoded
     /// and re-encoded in Python (a 5000-VL report is 6.8 MB).
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, warnings=Vec::new(), indent=true))]
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, warnings=Vec::new(), indent=true, arrival_bounds="tightest"))]
     #[allow(clippy::too_many_arguments)]
     fn analyze_document_json(
         &self,
@@ -128,8 +143,9 @@ impl Network {
         lp: Option<PyObject>,
         warnings: Vec<String>,
         indent: bool,
+        arrival_bounds: &str,
     ) -> PyResult<String> {
-        let report = self.run_analysis(py, method, grouping, blind, lp)?;
+        let report = self.run_analysis(py, method, grouping, blind, arrival_bounds, lp)?;
         let doc = table_view::Document { report: &report, warnings: &warnings };
         let text = if indent { serde_json::to_string_pretty(&doc) } else { serde_json::to_string(&doc) };
         Ok(text.expect("engine results serialise to JSON"))
@@ -137,7 +153,8 @@ impl Network {
     /// The analysis as its terminal tables show it, JSON text: the first `limit` rows of each
     /// table (every row when None) most critical first, the counts of all rows, the deadline
     /// failures and the unbounded ports (`table_view`).
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, limit=None))]
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, limit=None, arrival_bounds="tightest"))]
+    #[allow(clippy::too_many_arguments)]
     fn analyze_table_json(
         &self,
         py: Python<'_>,
@@ -146,15 +163,21 @@ impl Network {
         blind: bool,
         lp: Option<PyObject>,
         limit: Option<usize>,
+        arrival_bounds: &str,
     ) -> PyResult<String> {
-        let report = self.run_analysis(py, method, grouping, blind, lp)?;
+        let report = self.run_analysis(py, method, grouping, blind, arrival_bounds, lp)?;
         Ok(table_view::table_json(&report, limit))
     }
     /// The same analysis, summed up as (rows, unbounded rows, largest finite delay in µs): what
     /// benchmarks time to compare the engine's computation alone with other implementations.
     #[pyo3(signature = (method, grouping=false, blind=false))]
     fn analyze_summary(&self, method: &str, grouping: bool, blind: bool) -> PyResult<(usize, usize, f64)> {
-        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        let req = rtnetlab_core::analysis::Request {
+            method: method.to_string(),
+            grouping,
+            blind,
+            ..Default::default()
+        };
         let report = rtnetlab_core::analysis::run(&self.inner, &req)
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
         let unbounded = report.flows.iter().filter(|f| !f.delay_us.is_finite()).count();
@@ -216,7 +239,8 @@ impl Network {
     }
     /// Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text.
     /// `lp` as in `analyze_json` (the bounds explained are then `analyze`'s own).
-    #[pyo3(signature = (method, grouping, blind, flow, lp=None))]
+    #[pyo3(signature = (method, grouping, blind, flow, lp=None, arrival_bounds="tightest"))]
+    #[allow(clippy::too_many_arguments)]
     fn explain_json(
         &self,
         py: Python<'_>,
@@ -225,8 +249,9 @@ impl Network {
         blind: bool,
         flow: &str,
         lp: Option<PyObject>,
+        arrival_bounds: &str,
     ) -> PyResult<String> {
-        let req = rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind };
+        let req = request(method, grouping, blind, arrival_bounds)?;
         with_solver(py, lp, |solver| rtnetlab_core::analysis::explain_with(&self.inner, &req, flow, solver))
             .map(|e| to_json(&e))
     }

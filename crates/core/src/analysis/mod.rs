@@ -30,14 +30,17 @@ use results::AnalysisReport;
 /// DNC's functional tests compute it ([`network_bounds::with_foi_lowest_upstream`]): accepted by
 /// [`run`] to reproduce them, but no bound under FIFO, so neither listed nor offered.
 pub const SFA_FOI_LOWEST: &str = "sfa-foi-lowest";
-pub const METHODS: &[&str] = &["best", "tfa", "sfa", "sfa-iter", "pmoo", "fifo-lp", "afdx-naive"];
+pub const METHODS: &[&str] =
+    &["best", "tfa", "sfa", "sfa-iter", "pmoo", "fifo-lp", "afdx-naive", network_bounds::sink_tree::NAME];
 
-/// What the user asked for: a method, grouping, and blind instead of FIFO multiplexing.
+/// What the user asked for: a method, grouping, blind instead of FIFO multiplexing, and on a
+/// server graph how the cross traffic is bounded.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
     pub method: String,
     pub grouping: bool,
     pub blind: bool,
+    pub arrival_bounds: network_bounds::ArrivalBounds,
 }
 
 /// Runs the requested analysis; a method that does not apply, or an unknown one, is a user error.
@@ -48,7 +51,7 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
 
 /// [`run`] with a linear-programming solver for `fifo-lp` (and `best` on server graphs).
 pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Result<AnalysisReport, String> {
-    use network_bounds::{Method, Multiplexing, Options};
+    use network_bounds::{ArrivalBounds, Method, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
     let graph = net.kind == crate::model::NetworkKind::ServerGraph;
@@ -57,6 +60,24 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
             "a server graph has no links whose line rate would serialise flows: grouping does not apply"
                 .into(),
         );
+    }
+    let arrival = req.arrival_bounds;
+    if arrival == ArrivalBounds::Pmoo {
+        if !graph {
+            return Err("--arrival-bounds pmoo: applies to server graphs".into());
+        }
+        if !matches!(req.method.as_str(), "tfa" | "sfa" | "pmoo" | "best") {
+            return Err(format!(
+                "--arrival-bounds pmoo: applies to tfa, sfa, pmoo and best, not {}",
+                req.method
+            ));
+        }
+        if !req.blind && req.method != "pmoo" {
+            return Err(
+                "--arrival-bounds pmoo: PMOO arrival bounding assumes arbitrary multiplexing (add --blind)"
+                    .into(),
+            );
+        }
     }
     let mut report = match req.method.as_str() {
         "afdx-naive" if graph => {
@@ -68,20 +89,33 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
             }
             afdx_naive::applies(net).map(|_| afdx_naive::analyze(net))
         }
-        "tfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Tfa))),
-        "sfa" => network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::Sfa))),
+        "tfa" => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Method::Tfa), arrival)),
+        "sfa" => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Method::Sfa), arrival)),
         // The functional tests' convention (the foi left out upstream under FIFO too): not a
         // bound under FIFO, not among METHODS; kept to reproduce DNC's functional tests.
         SFA_FOI_LOWEST => network_bounds::applies(net).map(|_| {
-            network_bounds::with_foi_lowest_upstream(|| network_bounds::analyze(net, &opt(Method::Sfa)))
+            network_bounds::with_foi_lowest_upstream(|| {
+                network_bounds::analyze_with(net, &opt(Method::Sfa), arrival)
+            })
         }),
-        "sfa-iter" => {
-            network_bounds::applies(net).map(|_| network_bounds::analyze(net, &opt(Method::SfaIter)))
-        }
+        "sfa-iter" => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Method::SfaIter), arrival)),
         // PMOO assumes arbitrary multiplexing: --blind changes nothing, and it is named so.
         "pmoo" => network_bounds::applies(net).map(|_| {
-            network_bounds::analyze(net, &Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) })
+            let opt = Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) };
+            network_bounds::analyze_with(net, &opt, arrival)
         }),
+        network_bounds::sink_tree::NAME => {
+            if req.grouping || req.blind {
+                return Err(format!(
+                    "{}: a bound on aggregates, with no grouping and no blind variant",
+                    req.method
+                ));
+            }
+            network_bounds::sink_tree::applies(net).map(|_| network_bounds::sink_tree::analyze(net))
+        }
         "fifo-lp" => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
             Some(solver) => Ok(fifo_lp::analyze(net, solver)),
             None => Err("fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, \
@@ -90,7 +124,7 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         }),
         // On a server graph under FIFO multiplexing, the linear program where it applies.
         "best" => network_bounds::applies(net).map(|_| {
-            let mut report = network_bounds::best(net, mux);
+            let mut report = network_bounds::best_with(net, mux, arrival);
             if let (true, false, Some(solver)) = (graph, req.blind, lp) {
                 fifo_lp::tighten(net, &mut report, solver);
             }
@@ -142,6 +176,13 @@ pub fn explain_with(
         .iter()
         .position(|x| x.name == flow)
         .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
+    if req.method == network_bounds::sink_tree::NAME {
+        return Err(
+            "--explain shows a flow's hop-by-hop terms; sink-tree-backlog bounds a server's backlog \
+                    (docs/ANALYSIS.md)"
+                .into(),
+        );
+    }
     if req.method == fifo_lp::NAME {
         return Err("--explain shows hop-by-hop terms; fifo-lp solves one linear program over the whole \
                     path (docs/ANALYSIS.md)"

@@ -25,10 +25,12 @@ use crate::schedulers::{self, ClassAtPort};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod aggregate_pboo;
+mod aggregate_pmoo;
 pub mod explain;
 mod fifo_pass;
 pub mod incremental;
 mod pmoo;
+pub mod sink_tree;
 pub(crate) use fifo_pass::PortTables;
 
 /// Total flow analysis, separated flow analysis, or pay multiplexing only once.
@@ -50,6 +52,37 @@ pub enum Multiplexing {
     Fifo,
     /// No assumption (arbitrary multiplexing): always sound, usually looser.
     Blind,
+}
+
+/// How a server graph's methods bound the cross traffic of a flow under arbitrary multiplexing
+/// (DNC's arrival bounding; its PMOO analysis and sink trees in docs/ANALYSIS.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ArrivalBounds {
+    /// Per flow, the tighter bound of the two below (each is valid, so is the smaller).
+    #[default]
+    Tightest,
+    /// Aggregate PBOO: the cross traffic's burst paid at every server of the stretch it crossed
+    /// (DNC `AGGR_PBOO_CONCATENATION`, its default), and, hop by hop, TFA's output bounds.
+    Pboo,
+    /// Aggregate PMOO over the stretch it crossed (DNC `AGGR_PMOO`), alone: arbitrary
+    /// multiplexing on server graphs only.
+    Pmoo,
+}
+
+impl ArrivalBounds {
+    /// The names users give them.
+    pub const NAMES: &'static [&'static str] = &["tightest", "pboo", "pmoo"];
+
+    pub fn parse(name: &str) -> Result<ArrivalBounds, String> {
+        match name {
+            "tightest" => Ok(ArrivalBounds::Tightest),
+            "pboo" => Ok(ArrivalBounds::Pboo),
+            "pmoo" => Ok(ArrivalBounds::Pmoo),
+            other => {
+                Err(format!("unknown arrival bounding '{other}', expected one of {}", Self::NAMES.join(", ")))
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -2199,6 +2232,13 @@ fn port_bounds(
         .collect()
 }
 
+/// Flow-server crossings above which the default arrival bounding (`ArrivalBounds::Tightest`)
+/// leaves PMOO arrival bounds out, said in a note: DNC's arrival bounds are recomputed for every
+/// flow of interest over everything upstream of it, so their cost grows with the square of the
+/// network (measured in docs/ANALYSIS.md, "Arrival bounding on server graphs").
+/// `--arrival-bounds pmoo` computes them whatever the size.
+pub const PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS: usize = 2000;
+
 /// Runs every (method, multiplexing) candidate on every route and keeps, per route, the smallest
 /// bound with the name of the method that gave it. TFA is computed once (with `tfa_mux`) and its
 /// propagated arrival curves serve every SFA candidate: they bound the cross traffic whatever the
@@ -2209,6 +2249,7 @@ fn run_candidates(
     tfa_mux: Multiplexing,
     candidates: &[(Method, Multiplexing)],
     name: &'static str,
+    arrival: ArrivalBounds,
 ) -> AnalysisReport {
     let lay = layout(net);
     let tfa_opt = Options { method: Method::Tfa, grouping, multiplexing: tfa_mux };
@@ -2221,7 +2262,7 @@ fn run_candidates(
         || tfa(net, &lay, &tfa_opt),
         || grouping.then(|| tfa(net, &lay, &Options { grouping: false, ..tfa_opt }).0),
     );
-    report_candidates(net, &lay, &st, ungrouped.as_ref(), notes, grouping, candidates, name)
+    report_candidates(net, &lay, &st, ungrouped.as_ref(), notes, grouping, candidates, name, arrival)
 }
 
 /// [`run_candidates`]' bounds from TFA's states already computed.
@@ -2235,6 +2276,7 @@ fn report_candidates(
     grouping: bool,
     candidates: &[(Method, Multiplexing)],
     name: &'static str,
+    arrival: ArrivalBounds,
 ) -> AnalysisReport {
     let mut labels: Vec<Vec<&'static str>> = Vec::with_capacity(candidates.len());
     // The SFA candidates' runs, one per candidate and state (the grouped, then the ungrouped
@@ -2347,9 +2389,51 @@ fn report_candidates(
             Some((0..net.flows.len()).map(|f| graph.sfa(f)).collect())
         })
         .collect();
+    // On a server graph under arbitrary multiplexing, each candidate also as DNC computes it with
+    // PMOO arrival bounding ([`aggregate_pmoo`]): per flow, its (delay, backlog), the delay
+    // infinite where TFA has none. With `ArrivalBounds::Pmoo` these are the candidate's only
+    // bounds; with `Tightest` the smaller delay (and its backlog) is kept.
+    // One graph for every candidate: its cached arrival bounds do not depend on the method.
+    let mut pmoo_graph = (arrival != ArrivalBounds::Pboo)
+        .then(|| aggregate_pboo::ServerGraph::blind(net, aggregate_pboo::TurnBounding::Pmoo))
+        .flatten();
+    if arrival == ArrivalBounds::Pmoo && pmoo_graph.is_some() {
+        notes.push("cross traffic bounded by PMOO arrival bounds alone (--arrival-bounds pmoo)".to_string());
+    }
+    let crossings = lay.crossings.len();
+    if arrival == ArrivalBounds::Tightest
+        && crossings > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS
+        && pmoo_graph.take().is_some()
+        && candidates.iter().any(|&(_, mux)| mux == Multiplexing::Blind)
+    {
+        notes.push(format!(
+            "PMOO arrival bounds not computed ({crossings} flow-server crossings > \
+             {PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS}): cross traffic bounded by PBOO; ask for them with \
+             --arrival-bounds pmoo"
+        ));
+    }
+    let dnc_pmoo: Vec<Option<Vec<Option<(f64, f64)>>>> = candidates
+        .iter()
+        .map(|&(method, mux)| {
+            let graph = pmoo_graph.as_mut().filter(|_| mux == Multiplexing::Blind)?;
+            Some(
+                (0..net.flows.len())
+                    .map(|f| match method {
+                        Method::Tfa => Some(graph.tfa(f)).filter(|(_, b)| b.is_finite()),
+                        Method::Sfa | Method::SfaIter => graph.sfa(f),
+                        Method::Pmoo => graph.pmoo(f),
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
     let method_names: Vec<&'static str> = candidates
         .iter()
         .map(|&(method, mux)| Options { method, grouping, multiplexing: mux }.name())
+        .collect();
+    let sfa_names: Vec<&'static str> = candidates
+        .iter()
+        .map(|&(_, mux)| Options { method: Method::Sfa, grouping, multiplexing: mux }.name())
         .collect();
     // The rows of different flows are independent: on a large network, the second half of the
     // flows' are computed on another thread.
@@ -2373,7 +2457,11 @@ fn report_candidates(
                     lay.regulated[c] && lay.crossings[c].upstream.is_some()
                 });
                 for (k, (&(method, _), cname)) in candidates.iter().zip(&method_names).enumerate() {
-                    let bounds: Vec<Result<(f64, f64), Unbounded>> = match method {
+                    let pmoo_alone = arrival == ArrivalBounds::Pmoo && dnc_pmoo[k].is_some();
+                    let mut bounds: Vec<Result<(f64, f64), Unbounded>> = if pmoo_alone {
+                        Vec::new()
+                    } else {
+                        match method {
                         Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
                             "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
                         ))],
@@ -2410,11 +2498,35 @@ fn report_candidates(
                                 vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
                             }
                         }
+                    }
                     };
+                    // DNC's analysis with PMOO arrival bounds: SFA's is not iterated.
+                    let pmoo_at = bounds.len();
+                    let pmoo_label = match method {
+                        Method::SfaIter => sfa_names[k],
+                        _ => *cname,
+                    };
+                    if let Some(by_pmoo) = dnc_pmoo[k].as_ref() {
+                        bounds.push(match by_pmoo[f] {
+                            Some((d, b)) if d.is_finite() => Ok((d, b)),
+                            Some((_, b)) => {
+                                backlog_only = backlog_only.min(b);
+                                Err(Unbounded::new(
+                                    "a server on the path has no delay bound with PMOO arrival bounds",
+                                ))
+                            }
+                            None => Err(Unbounded::new("no bound with PMOO arrival bounds")),
+                        });
+                    }
                     for (i, bound) in bounds.into_iter().enumerate() {
                         match bound {
                             Ok((d, b)) if best.as_ref().is_none_or(|(x, _, _)| d + fixed < *x) => {
-                                best = Some((d + fixed, b, labels[k].get(i).copied().unwrap_or(*cname)))
+                                let label = if i == pmoo_at && dnc_pmoo[k].is_some() {
+                                    pmoo_label
+                                } else {
+                                    labels[k].get(i).copied().unwrap_or(*cname)
+                                };
+                                best = Some((d + fixed, b, label))
                             }
                             Ok(_) => {}
                             Err(u) => reason = reason.or(Some(u.to_string())),
@@ -2455,12 +2567,19 @@ fn smaller(a: &[Result<f64, Unbounded>], b: &[Result<f64, Unbounded>]) -> Vec<Re
 
 /// Runs TFA or SFA with the given options.
 pub fn analyze(net: &Network, opt: &Options) -> AnalysisReport {
-    analyze_general(net, opt)
+    analyze_with(net, opt, ArrivalBounds::Tightest)
 }
 
-/// [`analyze`] on the general path (curves, queues and groups).
-fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
-    run_candidates(net, opt.grouping, opt.multiplexing, &[(opt.method, opt.multiplexing)], opt.name())
+/// [`analyze`] with the given arrival bounding on server graphs.
+pub fn analyze_with(net: &Network, opt: &Options, arrival: ArrivalBounds) -> AnalysisReport {
+    run_candidates(
+        net,
+        opt.grouping,
+        opt.multiplexing,
+        &[(opt.method, opt.multiplexing)],
+        opt.name(),
+        arrival,
+    )
 }
 
 /// `best`: every sound method that applies under the multiplexing the user assumes, each with
@@ -2475,6 +2594,11 @@ fn analyze_general(net: &Network, opt: &Options) -> AnalysisReport {
 /// afdx-naive is not a candidate: TFA without grouping is the same computation before rounding,
 /// and grouping only tightens it.
 pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
+    best_with(net, multiplexing, ArrivalBounds::Tightest)
+}
+
+/// [`best`] with the given arrival bounding on server graphs.
+pub fn best_with(net: &Network, multiplexing: Multiplexing, arrival: ArrivalBounds) -> AnalysisReport {
     // Grouping serialises flows on links; a server graph has none.
     let ethernet = net.kind == crate::model::NetworkKind::Ethernet;
     // SFA-iter's first pass is SFA (its rows named so): it replaces SFA where it runs.
@@ -2497,7 +2621,7 @@ pub fn best(net: &Network, multiplexing: Multiplexing) -> AnalysisReport {
         Multiplexing::Fifo => "best",
         Multiplexing::Blind => "best-blind",
     };
-    let mut report = run_candidates(net, ethernet, multiplexing, &candidates, name);
+    let mut report = run_candidates(net, ethernet, multiplexing, &candidates, name, arrival);
     if let Err(why) = iterated {
         report.notes.push(why);
     }

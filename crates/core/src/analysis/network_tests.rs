@@ -402,7 +402,7 @@ fn every_flag_is_honoured_or_refused() {
     for method in ["best", "tfa", "sfa", "sfa-iter", "pmoo", "afdx-naive"] {
         for grouping in [false, true] {
             for blind in [false, true] {
-                let req = Request { method: method.into(), grouping, blind };
+                let req = Request { method: method.into(), grouping, blind, ..Default::default() };
                 let what = format!("{method} grouping={grouping} blind={blind}");
                 match run(&n, &req) {
                     Err(e) => {

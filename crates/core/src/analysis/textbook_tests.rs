@@ -80,7 +80,11 @@ fn ncbounds_toy_dnc_semantics_differ() {
     // burst at server 2 ignores flow 0 at server 1: 2 + 3·3 = 11 instead of 24, and the bound
     // drops to 3 + 8.5 + (7 + 11 + 5.5)/3 + 1/2. What `rtnetlab analyze --method sfa --blind`
     // gives on a server graph.
-    let r = run(&ncbounds_toy(), &Request { method: "sfa".into(), grouping: false, blind: true }).unwrap();
+    let r = run(
+        &ncbounds_toy(),
+        &Request { method: "sfa".into(), grouping: false, blind: true, ..Default::default() },
+    )
+    .unwrap();
     assert_approx(r.flows[0].delay_us / 1e6, 3.0 + 8.5 + 23.5 / 3.0 + 0.5, "DNC-style SFA delay of flow 0");
 }
 
@@ -96,7 +100,8 @@ fn ncbounds_single_node() {
     let g = graph(&[("node", 5.0, 3.0)], &[("f", 2.0, 2.0, &["node"])]);
     for method in ["tfa", "sfa", "best"] {
         for blind in [false, true] {
-            let r = run(&g, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            let r = run(&g, &Request { method: method.into(), grouping: false, blind, ..Default::default() })
+                .unwrap();
             assert_approx(r.flows[0].delay_us / 1e6, 3.4, &format!("{method} blind={blind}"));
             assert_approx(r.flows[0].backlog_bytes * 8.0, 8.0, &format!("{method} blind={blind}"));
         }
@@ -110,7 +115,8 @@ fn ncbounds_single_node() {
     let g = graph(&[("node", 2.0, 2.0)], &[("f", 5.0, 3.0, &["node"])]);
     for method in ["tfa", "sfa", "best"] {
         for blind in [false, true] {
-            let r = run(&g, &Request { method: method.into(), grouping: false, blind }).unwrap();
+            let r = run(&g, &Request { method: method.into(), grouping: false, blind, ..Default::default() })
+                .unwrap();
             let f = &r.flows[0];
             let reason = f.reason.as_deref().unwrap_or_else(|| panic!("{method}: finite delay"));
             assert!(f.delay_us.is_infinite() && f.backlog_bytes.is_infinite(), "{method}");

@@ -208,7 +208,7 @@ impl Admission {
                 }
             }
         }
-        let request = analysis::Request { method: infra.method.clone(), grouping: false, blind: false };
+        let request = analysis::Request { method: infra.method.clone(), ..Default::default() };
         // The infrastructure's own flows must meet their deadlines before any VSN comes.
         let report = analysis::run(&base_net, &request).map_err(|e| format!("method: {e}"))?;
         if let Some(row) = report.flows.iter().find(|r| r.status != analysis::results::Status::Ok) {

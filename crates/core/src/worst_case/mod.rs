@@ -163,7 +163,7 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
             return Err(format!("--flows: no flow named '{name}' in {}", net.spec.name));
         }
     }
-    let analysis = analysis::run(net, &Request { method: "best".into(), grouping: false, blind: false })?;
+    let analysis = analysis::run(net, &Request { method: "best".into(), ..Default::default() })?;
     let mut notes = Vec::new();
     let cut: Vec<&str> =
         net.nodes.iter().filter(|n| n.switching == Switching::CutThrough).map(|n| n.name.as_str()).collect();

@@ -1,8 +1,9 @@
-//! DNC's separated flow analysis on a server graph, with its default arrival bounding: aggregate
-//! PBOO over concatenated sub-paths (NetCal/DNC `SeparateFlowAnalysis.tandemAnalysis`,
+//! DNC's analyses on a server graph (TFA, SFA; PMOO in [`super::aggregate_pmoo`]) with its
+//! arrival bounding of cross traffic: aggregate PBOO over concatenated sub-paths (NetCal/DNC
+//! `SeparateFlowAnalysis.tandemAnalysis`, `TotalFlowAnalysis`,
 //! `ArrivalBoundDispatch.computeArrivalBounds`, `AggregatePboo_Concatenation`, with
 //! `AnalysisConfig`'s defaults: `AGGR_PBOO_CONCATENATION`, alternative bounds convolved,
-//! multiplexing as each server says).
+//! multiplexing as each server says), or aggregate PMOO (`AggregatePmoo`, [`TurnBounding`]).
 //!
 //! It differs from [`super::sfa_services`] in how it bounds the cross traffic at a server of the
 //! flow of interest (foi). There, each interfering aggregate is bounded hop by hop, by TFA's
@@ -34,9 +35,9 @@ use std::collections::HashMap;
 pub(super) type FlowBounds = Vec<Option<(f64, f64)>>;
 
 /// A token bucket (burst, rate).
-type TokenBucket = (f64, f64);
+pub(super) type TokenBucket = (f64, f64);
 /// A rate-latency service (rate, latency).
-type RateLatency = (f64, f64);
+pub(super) type RateLatency = (f64, f64);
 
 /// Where an arrival bound holds: entering a server (every turn into it and its source flows),
 /// or on the turn from the first server to the second.
@@ -46,21 +47,41 @@ enum Place {
     Turn(PortId, PortId),
 }
 
+/// How the flows on a turn are bounded together (DNC's `ArrivalBoundMethod`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TurnBounding {
+    /// `AGGR_PBOO_CONCATENATION`: their arrival bound where their common stretch begins,
+    /// deconvolved by the concatenated left-over services of the stretch (bursts paid once per
+    /// server of the stretch for the cross traffic there).
+    PbooConcatenation,
+    /// `AGGR_PMOO`: deconvolved by the PMOO left-over service of the stretch, each interfering
+    /// aggregate's burst paid once over the part of the stretch it shares
+    /// ([`super::aggregate_pmoo`]). Arbitrary multiplexing only.
+    Pmoo,
+}
+
 /// The server graph as DNC sees it, and the arrival bounds already computed (DNC caches them
 /// too, by the same key: place, flows bounded, flow of interest).
 pub(super) struct ServerGraph<'a> {
-    net: &'a Network,
+    pub(super) net: &'a Network,
     /// Each server's rate-latency service.
-    service: Vec<RateLatency>,
+    pub(super) service: Vec<RateLatency>,
     /// Each flow's path (its servers in order).
-    path: Vec<&'a [PortId]>,
+    pub(super) path: Vec<&'a [PortId]>,
     /// The flows at each server, in flow order.
-    flows_at: Vec<Vec<FlowId>>,
+    pub(super) flows_at: Vec<Vec<FlowId>>,
     mux: Multiplexing,
+    bounding: TurnBounding,
     /// Whether the foi is left out of its cross traffic's arrival bounds (arbitrary
     /// multiplexing), or counted in them (FIFO).
     foi_lowest_priority: bool,
+    /// Each server's position in a feed-forward order: an arrival bound at a server before the
+    /// foi's first one never meets the foi, and is the same (and cached once) whatever the foi.
+    position: Vec<usize>,
+    /// The bounds that hold whatever the foi (`None` in the key), and those of one foi, dropped
+    /// when another's analysis begins (they serve no other, and would fill the memory).
     cache: HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>,
+    foi_cache: (Option<FlowId>, HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>),
 }
 
 impl<'a> ServerGraph<'a> {
@@ -81,10 +102,31 @@ impl<'a> ServerGraph<'a> {
             }
         }
         let foi_lowest_priority = mux == Multiplexing::Blind;
-        Some(ServerGraph { net, service, path, flows_at, mux, foi_lowest_priority, cache: HashMap::new() })
+        let bounding = TurnBounding::PbooConcatenation;
+        let mut position = vec![0; net.ports.len()];
+        for (k, &p) in net.port_order().order.iter().enumerate() {
+            position[p] = k;
+        }
+        Some(ServerGraph {
+            net,
+            service,
+            path,
+            flows_at,
+            mux,
+            bounding,
+            foi_lowest_priority,
+            position,
+            cache: HashMap::new(),
+            foi_cache: (None, HashMap::new()),
+        })
     }
 
-    fn source_curve(&self, f: FlowId) -> TokenBucket {
+    /// [`ServerGraph::new`] under arbitrary multiplexing, its turns bounded by `bounding`.
+    pub(super) fn blind(net: &'a Network, bounding: TurnBounding) -> Option<ServerGraph<'a>> {
+        ServerGraph::new(net, Multiplexing::Blind).map(|g| ServerGraph { bounding, ..g })
+    }
+
+    pub(super) fn source_curve(&self, f: FlowId) -> TokenBucket {
         (self.net.flows[f].burst, self.net.flows[f].rate)
     }
 
@@ -95,7 +137,7 @@ impl<'a> ServerGraph<'a> {
     }
 
     /// DNC `LeftOverService.compute`: the service `s` leaves when its cross traffic is `cross`.
-    fn left_over(&self, s: PortId, (b, r): TokenBucket) -> Option<RateLatency> {
+    pub(super) fn left_over(&self, s: PortId, (b, r): TokenBucket) -> Option<RateLatency> {
         let (rate, latency) = self.service[s];
         if b == 0.0 && r == 0.0 {
             return Some((rate, latency));
@@ -113,13 +155,19 @@ impl<'a> ServerGraph<'a> {
 
     /// DNC `ArrivalBoundDispatch.computeArrivalBounds(server, flows, foi)`: the flows entering
     /// `s` (the foi left out), the source flows there plus, per turn into `s`, the flows on it.
-    fn at_server(&mut self, s: PortId, flows: &[FlowId], foi: Option<FlowId>) -> Option<TokenBucket> {
+    pub(super) fn at_server(
+        &mut self,
+        s: PortId,
+        flows: &[FlowId],
+        foi: Option<FlowId>,
+    ) -> Option<TokenBucket> {
+        let foi = self.meets(s, foi);
         let flows: Vec<FlowId> = flows.iter().copied().filter(|&f| Some(f) != foi).collect();
         if flows.is_empty() {
             return Some((0.0, 0.0));
         }
         let key = (Place::Server(s), flows.clone(), foi);
-        if let Some(&hit) = self.cache.get(&key) {
+        if let Some(hit) = self.cached(&key) {
             return hit;
         }
         let mut by_turn: Vec<(PortId, Vec<FlowId>)> = Vec::new();
@@ -144,7 +192,7 @@ impl<'a> ServerGraph<'a> {
             };
             out = out.map(|(tb, tr)| (tb + b, tr + r));
         }
-        self.cache.insert(key, out);
+        self.store(key, out);
         out
     }
 
@@ -159,16 +207,52 @@ impl<'a> ServerGraph<'a> {
         flows: &[FlowId],
         foi: Option<FlowId>,
     ) -> Option<TokenBucket> {
+        let foi = self.meets(u, foi);
         let flows: Vec<FlowId> = flows.iter().copied().filter(|&f| Some(f) != foi).collect();
         if flows.is_empty() {
             return Some((0.0, 0.0));
         }
         let key = (Place::Turn(u, loi), flows.clone(), foi);
-        if let Some(&hit) = self.cache.get(&key) {
+        if let Some(hit) = self.cached(&key) {
             return hit;
         }
-        // `ServerGraph.findSplittingServer`: walking back from `loi` on a representative's path,
-        // the last server where every flow still is (a single flow: its source).
+        let stretch = self.common_stretch(loi, &flows);
+        let out = match self.bounding {
+            TurnBounding::PbooConcatenation => self.pboo_concatenation(&stretch, &flows, foi),
+            TurnBounding::Pmoo => self.pmoo_arrival_bound(&stretch, &flows, foi),
+        };
+        self.store(key, out);
+        out
+    }
+
+    fn cached(&mut self, key: &(Place, Vec<FlowId>, Option<FlowId>)) -> Option<Option<TokenBucket>> {
+        match key.2 {
+            None => self.cache.get(key).copied(),
+            Some(_) if self.foi_cache.0 != key.2 => {
+                self.foi_cache = (key.2, HashMap::new());
+                None
+            }
+            Some(_) => self.foi_cache.1.get(key).copied(),
+        }
+    }
+
+    fn store(&mut self, key: (Place, Vec<FlowId>, Option<FlowId>), bound: Option<TokenBucket>) {
+        match key.2 {
+            None => self.cache.insert(key, bound),
+            Some(_) => self.foi_cache.1.insert(key, bound),
+        };
+    }
+
+    /// The foi, unless it cannot meet the arrival bound at `s` or upstream of it: its first server
+    /// comes after `s` in a feed-forward order, so it crosses no server the bound depends on.
+    fn meets(&self, s: PortId, foi: Option<FlowId>) -> Option<FlowId> {
+        foi.filter(|&g| self.position[self.path[g][0]] <= self.position[s])
+    }
+
+    /// `ServerGraph.findSplittingServer`: the stretch the flows on a turn into `loi` all share
+    /// up to it: walking back from `loi` on a representative's path, from the last server where
+    /// every flow still is (a single flow: its source) to the one before `loi`.
+    fn common_stretch(&self, loi: PortId, flows: &[FlowId]) -> Vec<PortId> {
         let rep = self.path[flows[0]];
         let at_loi = rep.iter().position(|&x| x == loi).expect("the flows cross the turn's end");
         let mut start = at_loi - 1;
@@ -179,29 +263,34 @@ impl<'a> ServerGraph<'a> {
                 start -= 1;
             }
         }
-        let stretch: Vec<PortId> = rep[start..at_loi].to_vec();
+        rep[start..at_loi].to_vec()
+    }
+
+    /// DNC `AggregatePboo_Concatenation`: the flows' arrival bound where `stretch` begins,
+    /// deconvolved by the concatenation of the services each server of it leaves them.
+    fn pboo_concatenation(
+        &mut self,
+        stretch: &[PortId],
+        flows: &[FlowId],
+        foi: Option<FlowId>,
+    ) -> Option<TokenBucket> {
         let mut service: Option<RateLatency> = None;
-        let mut out = None;
-        'bound: {
-            for &x in &stretch {
-                // The flows interfering with the bounded ones at `x`: those that come through the
-                // foi's turn into `x` are bounded with the foi left out, the others whole.
-                let foi_turn = foi.and_then(|g| self.preceding(g, x));
-                let (on_path, off_path): (Vec<FlowId>, Vec<FlowId>) = self.flows_at[x]
-                    .iter()
-                    .copied()
-                    .filter(|f| !flows.contains(f) && Some(*f) != foi)
-                    .partition(|&f| foi_turn.is_some() && self.preceding(f, x) == foi_turn);
-                let Some(a) = self.at_server(x, &on_path, foi) else { break 'bound };
-                let Some(b) = self.at_server(x, &off_path, None) else { break 'bound };
-                let Some(left) = self.left_over(x, (a.0 + b.0, a.1 + b.1)) else { break 'bound };
-                service = Some(convolve(service, left));
-            }
-            let Some(alpha) = self.at_server(stretch[0], &flows, foi) else { break 'bound };
-            out = deconvolve(alpha, service.expect("a stretch has a server"));
+        for &x in stretch {
+            // The flows interfering with the bounded ones at `x`: those that come through the
+            // foi's turn into `x` are bounded with the foi left out, the others whole.
+            let foi_turn = foi.and_then(|g| self.preceding(g, x));
+            let (on_path, off_path): (Vec<FlowId>, Vec<FlowId>) = self.flows_at[x]
+                .iter()
+                .copied()
+                .filter(|f| !flows.contains(f) && Some(*f) != foi)
+                .partition(|&f| foi_turn.is_some() && self.preceding(f, x) == foi_turn);
+            let a = self.at_server(x, &on_path, foi)?;
+            let b = self.at_server(x, &off_path, None)?;
+            let left = self.left_over(x, (a.0 + b.0, a.1 + b.1))?;
+            service = Some(convolve(service, left));
         }
-        self.cache.insert(key, out);
-        out
+        let alpha = self.at_server(stretch[0], flows, foi)?;
+        deconvolve(alpha, service.expect("a stretch has a server"))
     }
 
     /// DNC `SeparateFlowAnalysis.tandemAnalysis` for flow `foi` on its path: the end-to-end
@@ -233,6 +322,38 @@ impl<'a> ServerGraph<'a> {
     }
 }
 
+impl ServerGraph<'_> {
+    /// DNC `TotalFlowAnalysis` for flow `foi`: at each server of its path, the arrival bound of
+    /// every flow there (the foi counted) against the server's whole service; the delays summed
+    /// (infinite where a server has none), the largest backlog. A server crossed by one flow
+    /// delays it as FIFO does (T + b/R); others under arbitrary multiplexing by
+    /// (b + R·T)/(R − r), under FIFO by T + b/R.
+    pub(super) fn tfa(&mut self, foi: FlowId) -> (f64, f64) {
+        let (mut delay, mut backlog) = (0.0, 0.0f64);
+        for &x in self.path[foi] {
+            let all = self.flows_at[x].clone();
+            let (rate, latency) = self.service[x];
+            let (d, b) = match self.at_server(x, &all, None) {
+                Some((b, r)) if r <= rate => {
+                    let fifo = all.len() == 1 || self.mux == Multiplexing::Fifo;
+                    let d = if fifo {
+                        latency + b / rate
+                    } else if r < rate {
+                        (b + rate * latency) / (rate - r)
+                    } else {
+                        f64::INFINITY
+                    };
+                    (d, b + r * latency)
+                }
+                _ => (f64::INFINITY, f64::INFINITY),
+            };
+            delay += d;
+            backlog = backlog.max(b);
+        }
+        (delay, backlog)
+    }
+}
+
 /// Min-plus convolution of rate-latency services (the first may be the identity, `None`).
 fn convolve(acc: Option<RateLatency>, (rate, latency): RateLatency) -> RateLatency {
     match acc {
@@ -243,7 +364,7 @@ fn convolve(acc: Option<RateLatency>, (rate, latency): RateLatency) -> RateLaten
 
 /// A token bucket deconvolved by a rate-latency service: (b + r·T, r), or no bound when the
 /// service is slower than the bucket's rate.
-fn deconvolve((b, r): TokenBucket, (rate, latency): RateLatency) -> Option<TokenBucket> {
+pub(super) fn deconvolve((b, r): TokenBucket, (rate, latency): RateLatency) -> Option<TokenBucket> {
     (r <= rate).then_some((b + r * latency, r))
 }
 
