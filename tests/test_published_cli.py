@@ -453,6 +453,51 @@ def test_tv_001d_1_variant_longer_cycle(tmp_path: Path) -> None:
     assert got == {"VL1": [(1, 14), (2, 27), (4, 80)]}
 
 
+#: Seed 000's Table 1, by class: VLs per BAG (2, 4, ..., 128 ms) and per frame-length bin (0-100,
+#: 100-200, 200-400, 400-600, 600-800, 800-1000, > 1000 B).
+TABLE_1 = {
+    "avionics": ([5, 25, 35, 70, 90, 60, 50], [180, 70, 35, 20, 15, 10, 5]),
+    "multimedia": ([2, 2, 5, 10, 24, 16, 15], [0, 1, 5, 8, 12, 18, 25]),
+    "best_effort": ([2, 2, 6, 25, 60, 32, 20], [5, 8, 16, 35, 50, 20, 18]),
+}
+
+
+def test_tv_000_1_generated_networks_follow_table_1() -> None:
+    # TV-000-1: Table 1's columns sum to 335 / 335, 74 / 69, 147 / 152 (BAG / size), 556 each.
+    assert [(sum(b), sum(z)) for b, z in TABLE_1.values()] == [(335, 335), (74, 69), (147, 152)]
+    # `generate afdx` draws each VL's class by the BAG columns' sums (335 : 74 : 147), then its BAG
+    # and its frame-length bin from the class's two columns (the seed gives no joint distribution).
+    # At N VLs (one seed, so the draw is fixed) every share is within 4 binomial standard
+    # deviations, sqrt(p (1 - p) / n), of the table's (at this N the multimedia share 74/556 and
+    # the size column's 69/556 are 6 deviations apart), and the bin the table leaves empty
+    # (multimedia frames below 100 B) stays empty.
+    n_vls = 50_000
+    net = run_json("generate", "afdx", "--vls", str(n_vls), "--switches", "8", "--planes", "1")
+    bag_names = [f"{2**k}ms" for k in range(1, 8)]
+    by_class: dict[str, list[tuple[int, int, int]]] = {c: [] for c in TABLE_1}
+    for f in net["flows"]:
+        # (BAG bin, frame-length bin, lmax in B): a bin's upper edge is in it (a frame drawn in a
+        # bin and rounded onto its lower edge counts in the bin below: at most 0.5 % of a bin).
+        lmax = int(f["lmax"].removesuffix("B"))
+        size_bin = sum(1 for edge in (100, 200, 400, 600, 800, 1000) if lmax > edge)
+        by_class[f["class"]].append((bag_names.index(f["bag"]), size_bin, lmax))
+    worst = 0.0
+    for c, (bags, sizes) in TABLE_1.items():
+        vls = by_class[c]
+        shares = [
+            (len(vls), n_vls, sum(bags), 556),
+            *((sum(1 for b, _, _ in vls if b == k), len(vls), bags[k], sum(bags)) for k in range(7)),
+            *((sum(1 for _, z, _ in vls if z == k), len(vls), sizes[k], sum(sizes)) for k in range(7)),
+        ]
+        for count, n, printed, total in shares:
+            p = printed / total
+            sigma = (p * (1 - p) / n) ** 0.5
+            if p > 0:
+                worst = max(worst, abs(count / n - p) / sigma)
+    assert worst <= 4.0, worst
+    assert min(lmax for _, _, lmax in by_class["multimedia"]) >= 100
+
+
 SEED002 = REPO / "examples" / "seed002_four_vls.yaml"
 
 
