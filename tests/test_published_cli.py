@@ -757,3 +757,24 @@ def test_tv_003_1_variants_of_w_and_k(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert "'VI' asks for a share of 0.5 but its 8 entries hold at most 0.25" in res.stderr
     assert not out.exists()
+
+
+def test_tv_003_5_injection_totals_at_the_seeds_load_points(tmp_path: Path) -> None:
+    # TV-003-5: the sweep's default loads run from the seed's lightest to its heaviest point,
+    # Table 5's Inj. Min and Inj. Max columns: NC 0.015, VO 0.046, VI 0.453, CL 0.203 fixed, EE,
+    # BE and BK 0.015 each (total 0.762, printed 0.76) or 0.093 each (total 0.996, printed 1).
+    # A tiny fabric (2 endpoints, 0.1 ms): the injections do not depend on it. (About 10 s: the
+    # sweep's cluster, 5 loads x 4 schedulers x 2 runs; each run takes milliseconds.)
+    doc = run_json("experiment", "seed003-fabric", "--out", tmp_path / "fabric", "--runs", "2", "--duration",
+                   "0.1ms", "--warmup", "0.05ms", "--endpoints", "2")
+    assert (doc["rows"], doc["failed"]) == (40, 0)
+    injection = {e["load"]: e for e in doc["injection"]}
+    assert list(injection) == [0.762, 0.82, 0.88, 0.94, 0.996]
+    qos = {"NC": 0.015, "VO": 0.046, "VI": 0.453, "CL": 0.203}
+    # Variant: the middle load, 0.88: (0.88 - 0.717) / 3 = 0.0543333... per best-effort class.
+    for load, per_best_effort in ((0.762, 0.015), (0.996, 0.093), (0.88, 0.163 / 3)):
+        e = injection[load]
+        assert list(e["classes"]) == ["NC", "VO", "VI", "CL", "EE", "BE", "BK"]
+        expected = {**qos, "EE": per_best_effort, "BE": per_best_effort, "BK": per_best_effort}
+        assert all(close(e["classes"][c], v) for c, v in expected.items()), e
+        assert close(e["total"], load) and close(sum(e["classes"].values()), load), e
