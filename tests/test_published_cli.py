@@ -124,6 +124,49 @@ def test_oracle_2_atm_affine_connections(tmp_path: Path) -> None:
     assert close(d, 13.8) and close(b, 7.4), (d, b)
 
 
+def atm_staircase(n: int, tolerance: float = 4) -> dict:
+    """n ATM connections, each GCRA(25, tolerance) of one cell, into beta_{1, 8} (slots)."""
+    doc = atm(n)
+    for f in doc["server_graph"]["flows"]:
+        del f["burst"], f["rate"]
+        f["staircase"] = {"period": 25, "tolerance": tolerance, "size": 1}
+    return doc
+
+
+def test_oracle_2_atm_staircase_connections(tmp_path: Path) -> None:
+    # Le Boudec & Thiran §1.4.1: ten connections GCRA(25, 4), each ceil((t + 4) / 25) cells: one
+    # cell each at once, the next 21 slots later. The ten cells leave beta_{1, 8} by 8 + 10 = 18
+    # slots, buffer 10 cells (at 21 the next ten find 13 served: 20 - 13 = 7). tfa and best take
+    # the staircases exactly where they enter. Every method's bounds are at least those: each
+    # delay at least 18; the node's backlog at least 10; a row's backlog (TFA's: its ports'; the
+    # others': the flow's own, exactly one cell here) at least 1. pmoo takes token buckets, the
+    # affine envelopes (1.16, 0.04), as for the affine connections: left-over rate 1 - 9 x 0.04 =
+    # 0.64, latency (8 + 9 x 1.16) / 0.64 = 28.8125, delay 28.8125 + 1.16 / 0.64 = 30.625.
+    ten = write(tmp_path, atm_staircase(10), "ten.yaml")
+    for method in ("tfa", "best"):
+        d, b, _ = graph_bounds(ten, method, False)["c0"]
+        assert close(d, 18.0) and close(b, 10.0), (method, d, b)
+    at_least = 1 - 1e-9
+    for method, blind in (("tfa", True), ("sfa", False), ("sfa", True), ("sfa-iter", False), ("pmoo", False),
+                          ("best", True)):
+        report = run_json("analyze", ten, "-m", method, *(["--blind"] if blind else []))
+        (port,) = report["ports"]
+        assert port["backlog_bytes"] * 8 >= 10 * at_least, (method, blind, port)
+        for row in report["flows"]:
+            own = 10 if row["method"].startswith("tfa") else 1
+            assert row["delay_us"] / 1e6 >= 18 * at_least and row["backlog_bytes"] * 8 >= own * at_least, row
+    assert close(graph_bounds(ten, "pmoo", False)["c0"][0], 30.625)
+    notes = run_json("analyze", ten, "-m", "pmoo")["notes"]
+    said = "pmoo takes token buckets: each staircase flow ('c0', 'c1', 'c2', 'c3', 'c4' and 5 more) enters by"
+    assert any(n.startswith(said) for n in notes), notes
+    # Variant: tolerance 29, ceil((t + 29) / 25): two cells each at once, one more at 21 and at 46.
+    # The 20 cells leave by 8 + 20 = 28; the 30 at 21 by 38, the 40 at 46 by 48: delay 28. Backlog
+    # max(20, 30 - 13, 40 - 38) = 20. (Affine envelopes, burst 2.16 each: 8 + 21.6 = 29.6.)
+    late = write(tmp_path, atm_staircase(10, 29), "late.yaml")
+    d, b, _ = graph_bounds(late, "tfa", False)["c9"]
+    assert close(d, 28.0) and close(b, 20.0), (d, b)
+
+
 # --- NetCal/DNC functional tests, every network through `rtnetlab analyze` -----------------------
 
 DNC = json.loads((DATA / "dnc_functional.json").read_text())

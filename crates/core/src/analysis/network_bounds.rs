@@ -22,7 +22,7 @@ use super::results::*;
 use crate::curves::{self, Curve, Unbounded};
 use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod aggregate_pboo;
 pub mod explain;
@@ -282,6 +282,9 @@ struct TfaState {
     group_agg: Vec<Vec<Option<Curve>>>,
     /// Index, in its queue's `groups`, of each crossing's group.
     group_of: Vec<usize>,
+    /// By crossing, for the members of [`Group::exact`] groups: the flow's exact arrival curve
+    /// where it enters the network (its staircase, or its token bucket), from [`source_curves`].
+    source_curve: HashMap<usize, Curve>,
     /// Crossings whose entering burst a cyclic fixed point found growing without bound: taken
     /// as unbounded, so that what does not depend on them still converges ([`tfa_with`]).
     diverged: Vec<bool>,
@@ -439,7 +442,7 @@ impl TfaState {
     /// Group `k` of queue `q` as a token bucket (burst, rate), when its curve is one: no line
     /// (grouping), and an upstream aggregate bound that is a token bucket, if any.
     fn group_tb(&self, q: usize, k: usize) -> Option<(f64, f64)> {
-        if self.groups[q][k].line.is_some() || !closed_forms() {
+        if self.groups[q][k].line.is_some() || self.groups[q][k].exact || !closed_forms() {
             return None;
         }
         let (b, r, _) = self.group_sums[q][k];
@@ -450,13 +453,27 @@ impl TfaState {
     }
 
     /// The arrival curve of group `k` of queue `q`: its members' token buckets, within the line
-    /// of the input link (grouping) and within their aggregate output bound upstream.
+    /// of the input link (grouping) and within their aggregate output bound upstream; or, for an
+    /// [`Group::exact`] group, the sum of its members' exact curves.
     fn group_curve(&self, q: usize, k: usize) -> Option<Curve> {
+        if self.groups[q][k].exact {
+            return self.exact_sum(&self.groups[q][k].members);
+        }
         let own = self.groups[q][k].curve_of(self.group_sums[q][k])?;
         Some(match &self.group_agg[q][k] {
             Some(agg) => own.min(agg),
             None => own,
         })
+    }
+
+    /// Σ of the exact arrival curves of `members` (crossings of one [`Group::exact`] group), `None`
+    /// for none.
+    fn exact_sum(&self, members: &[usize]) -> Option<Curve> {
+        let mut curves = members
+            .iter()
+            .map(|c| self.source_curve.get(c).expect("computed for every member of an exact group"))
+            .peekable();
+        curves.peek().is_some().then(|| curves.fold(Curve::zero(), |acc, c| acc.add(c)))
     }
 }
 
@@ -471,6 +488,9 @@ struct Group {
     /// Some members leave interleaved regulators: neither the input link's line nor the
     /// aggregate's output bound upstream constrains what the regulators let go.
     regulated: bool,
+    /// Flows entering the network here, a staircase among them (a server graph's): the group's
+    /// curves are the sums of its members' exact arrival curves, not of their token buckets.
+    exact: bool,
 }
 
 impl Group {
@@ -623,6 +643,7 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
         group_sums: vec![Vec::new(); nq],
         group_agg: vec![Vec::new(); nq],
         group_of: vec![0; cx.len()],
+        source_curve: HashMap::new(),
         diverged: vec![false; cx.len()],
         cycle_blocked: vec![false; nq],
         service: (0..nq).map(|_| Err(Unbounded::new("not computed"))).collect(),
@@ -634,7 +655,48 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
     for q in 0..nq {
         queue_groups(net, lay, opt, growth, q, &mut st);
     }
+    // Every exact curve exists before any is read; each port's analysis writes its own again.
+    for p in 0..net.ports.len() {
+        source_curves(net, lay, p, &mut st);
+    }
     st
+}
+
+/// The exact arrival curves of the members of port `p`'s [`Group::exact`] groups
+/// ([`TfaState::source_curve`]): each staircase written out over the port's busy period, beyond
+/// which the arrivals stay below the service and no delay or backlog there changes. The busy
+/// period is bounded by every crossing's token bucket (Σ bursts B and Σ rates R entering, served
+/// at rate C after latency T): (B + C·T)/(C − R). Beyond it (or its last written step, when that
+/// comes first) a staircase continues as its affine envelope: a valid curve everywhere.
+fn source_curves(net: &Network, lay: &Layout, p: PortId, st: &mut TfaState) {
+    let queues = &lay.port_queues[p];
+    if !queues.iter().any(|&q| st.groups[q].iter().any(|g| g.exact)) {
+        return;
+    }
+    let cx = &lay.crossings;
+    let crossings = || queues.iter().flat_map(|&q| &lay.queues[q].crossings);
+    let (burst, rate) =
+        crossings().fold((0.0, 0.0), |(b, r), &c| (b + st.burst[c], r + net.flows[cx[c].flow].rate));
+    let (service, latency) = (lay.models[p].rate, net.nodes[net.ports[p].node].technological_latency);
+    // Overloaded or fed an unbounded burst, the port has no bound to make exact.
+    let horizon = match rate.partial_cmp(&service) {
+        _ if !burst.is_finite() => 0.0,
+        Some(std::cmp::Ordering::Less) => (burst + service * latency) / (service - rate),
+        Some(std::cmp::Ordering::Equal) => f64::INFINITY,
+        _ => 0.0,
+    };
+    for &q in queues {
+        for g in st.groups[q].iter().filter(|g| g.exact) {
+            for &c in &g.members {
+                let f = &net.flows[cx[c].flow];
+                let curve = match f.staircase {
+                    Some(s) => s.curve(horizon),
+                    None => Curve::token_bucket(f.rate, st.burst[c]),
+                };
+                st.source_curve.insert(c, curve);
+            }
+        }
+    }
 }
 
 /// The groups of queue `q`, by the port their flows come from, with their sums and aggregates
@@ -671,7 +733,10 @@ fn queue_groups(
         for &c in &members {
             st.group_of[c] = st.groups[q].len();
         }
-        st.groups[q].push(Group { members, upstream: up, line, regulated });
+        let exact = up.is_none()
+            && !one_group
+            && members.iter().any(|&c| cx[c].upstream.is_none() && net.flows[cx[c].flow].staircase.is_some());
+        st.groups[q].push(Group { members, upstream: up, line, regulated, exact });
     }
     st.group_agg[q] = vec![None; st.groups[q].len()];
     st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
@@ -744,7 +809,10 @@ fn arrival_of(net: &Network, lay: &Layout, st: &TfaState, q: usize, set: &[usize
         .into_iter()
         .filter_map(|(k, (b, r, n, lmax))| {
             let g = &st.groups[q][k];
-            if n == g.members.len() {
+            if g.exact {
+                let members: Vec<usize> = set.iter().copied().filter(|&c| st.group_of[c] == k).collect();
+                st.exact_sum(&members)
+            } else if n == g.members.len() {
                 st.group_curve(q, k)
             } else {
                 Group { line: g.line.map(|(rate, _)| (rate, lmax)), ..g.clone() }.curve_of((b, r, n))
@@ -901,7 +969,12 @@ fn output_bursts(
             let by_delay = b + f.rate * (delay - f.min_frame_wire / link).max(0.0);
             let k = st.group_of[c];
             let (gb, gr, gn) = st.group_sums[q][k];
-            let own_group = st.groups[q][k].curve_of((gb - b, gr - f.rate, gn - 1));
+            let own_group = if st.groups[q][k].exact {
+                let rest: Vec<usize> = st.groups[q][k].members.iter().copied().filter(|&m| m != c).collect();
+                st.exact_sum(&rest)
+            } else {
+                st.groups[q][k].curve_of((gb - b, gr - f.rate, gn - 1))
+            };
             let cross = match (&others[k], own_group) {
                 (None, None) => None,
                 (Some(o), None) => Some(o.clone()),
@@ -1021,6 +1094,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     for &q in queues {
         st.group_sums[q] = st.groups[q].iter().map(|g| g.sums(net, cx, &st.burst)).collect();
     }
+    source_curves(net, lay, p, st);
     // Fast path: one FIFO queue of token buckets behind β_{C,T} has the closed forms
     // delay T + B/C (FIFO; (C·T + B)/(C − R) blind) and backlog B + R·T (Le Boudec & Thiran
     // Thm 1.4.1-1.4.2, §6.2); no curve needed.
@@ -1847,6 +1921,9 @@ fn left_over(
         } else {
             Some(arrival_without(net, lay, st, opt, q, &rest, cx[me].flow)?)
         }
+    } else if st.groups[q][k].exact {
+        let rest: Vec<usize> = st.groups[q][k].members.iter().copied().filter(|&c| c != me).collect();
+        st.exact_sum(&rest)
     } else {
         st.groups[q][k].curve_of((b - st.burst[me], r - flow.rate, n - 1))
     };
@@ -1953,6 +2030,7 @@ fn arrival_without(
 fn sfa_route(
     net: &Network,
     lay: &Layout,
+    st: &TfaState,
     services: &[Result<Curve, Unbounded>],
     f: FlowId,
     ports: &[PortId],
@@ -1960,7 +2038,11 @@ fn sfa_route(
     let flow = &net.flows[f];
     let last = lay.crossing(f, *ports.last().expect("routes have ports"));
     let service = services[last].clone()?;
-    let alpha = Curve::token_bucket(flow.rate, flow.burst);
+    // A staircase flow's own curve where it enters (written out over that server's busy period).
+    let alpha = match flow.staircase {
+        Some(_) => st.source_curve[&lay.crossing(f, ports[0])].clone(),
+        None => Curve::token_bucket(flow.rate, flow.burst),
+    };
     Ok((curves::horizontal_deviation(&alpha, &service)?, curves::vertical_deviation(&alpha, &service)?))
 }
 
@@ -2392,7 +2474,7 @@ fn report_candidates(
                         // SFA-iter: every pass's bound is valid; the smallest is kept.
                         Method::Sfa | Method::SfaIter => services[k]
                             .iter()
-                            .map(|s| sfa_route(net, lay, s, f, &r.ports))
+                            .map(|s| sfa_route(net, lay, st, s, f, &r.ports))
                             .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
                             .collect(),
                         // Its interferers as token buckets (the ungrouped curves, in closed form):
