@@ -124,9 +124,9 @@ fn staircase_note(net: &Network, method: &str) -> Option<String> {
              the staircases exactly where the flows enter"
         ),
         _ => format!(
-            "staircase flows ({named}): taken exactly at the server each enters (tfa's queue there; sfa's cross \
-             traffic there and the flow's own arrival curve); beyond it, and in pmoo, fifo-lp and DNC's SFA, by \
-             its {envelope}"
+            "staircase flows ({named}): taken exactly at the server each enters, in tfa's delay and backlog there \
+             (FIFO multiplexing) and as sfa's arrival curve of the flow itself; elsewhere (the bursts they bring to \
+             later servers, the cross traffic sfa sees, --blind, pmoo, fifo-lp, DNC's SFA) by its {envelope}"
         ),
     })
 }

@@ -453,17 +453,29 @@ impl TfaState {
     }
 
     /// The arrival curve of group `k` of queue `q`: its members' token buckets, within the line
-    /// of the input link (grouping) and within their aggregate output bound upstream; or, for an
-    /// [`Group::exact`] group, the sum of its members' exact curves.
+    /// of the input link (grouping) and within their aggregate output bound upstream. Concave, as
+    /// deconvolution and PMOO's token-bucket pieces need.
     fn group_curve(&self, q: usize, k: usize) -> Option<Curve> {
-        if self.groups[q][k].exact {
-            return self.exact_sum(&self.groups[q][k].members);
-        }
         let own = self.groups[q][k].curve_of(self.group_sums[q][k])?;
         Some(match &self.group_agg[q][k] {
             Some(agg) => own.min(agg),
             None => own,
         })
+    }
+
+    /// [`Self::group_curve`], but for an [`Group::exact`] group the sum of its members' exact
+    /// curves (staircases: neither concave nor a token bucket). Read only where the theorem holds
+    /// for any arrival curve: a FIFO queue's delay and backlog, the horizontal and vertical
+    /// deviations from its service (Le Boudec & Thiran Thm 1.4.1-1.4.2). Deconvolutions (concave
+    /// arrivals), PMOO (token-bucket pieces) and left-over services (the FIFO θ-residual is a
+    /// service curve where it is non-decreasing, Prop. 6.4.1, which a staircase's is not) read
+    /// [`Self::group_curve`].
+    fn exact_group_curve(&self, q: usize, k: usize) -> Option<Curve> {
+        if self.groups[q][k].exact {
+            self.exact_sum(&self.groups[q][k].members)
+        } else {
+            self.group_curve(q, k)
+        }
     }
 
     /// Σ of the exact arrival curves of `members` (crossings of one [`Group::exact`] group), `None`
@@ -488,8 +500,9 @@ struct Group {
     /// Some members leave interleaved regulators: neither the input link's line nor the
     /// aggregate's output bound upstream constrains what the regulators let go.
     regulated: bool,
-    /// Flows entering the network here, a staircase among them (a server graph's): the group's
-    /// curves are the sums of its members' exact arrival curves, not of their token buckets.
+    /// Flows entering the network here, a staircase among them (a server graph's): a FIFO queue's
+    /// delay and backlog read the sum of the members' exact arrival curves
+    /// ([`TfaState::exact_group_curve`]), not of their token buckets.
     exact: bool,
 }
 
@@ -809,10 +822,7 @@ fn arrival_of(net: &Network, lay: &Layout, st: &TfaState, q: usize, set: &[usize
         .into_iter()
         .filter_map(|(k, (b, r, n, lmax))| {
             let g = &st.groups[q][k];
-            if g.exact {
-                let members: Vec<usize> = set.iter().copied().filter(|&c| st.group_of[c] == k).collect();
-                st.exact_sum(&members)
-            } else if n == g.members.len() {
+            if n == g.members.len() {
                 st.group_curve(q, k)
             } else {
                 Group { line: g.line.map(|(rate, _)| (rate, lmax)), ..g.clone() }.curve_of((b, r, n))
@@ -969,12 +979,7 @@ fn output_bursts(
             let by_delay = b + f.rate * (delay - f.min_frame_wire / link).max(0.0);
             let k = st.group_of[c];
             let (gb, gr, gn) = st.group_sums[q][k];
-            let own_group = if st.groups[q][k].exact {
-                let rest: Vec<usize> = st.groups[q][k].members.iter().copied().filter(|&m| m != c).collect();
-                st.exact_sum(&rest)
-            } else {
-                st.groups[q][k].curve_of((gb - b, gr - f.rate, gn - 1))
-            };
+            let own_group = st.groups[q][k].curve_of((gb - b, gr - f.rate, gn - 1));
             let cross = match (&others[k], own_group) {
                 (None, None) => None,
                 (Some(o), None) => Some(o.clone()),
@@ -1124,12 +1129,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         }
     }
     // A blocked queue's arrivals may have infinite bursts: none of the curves below reads them
-    // (its service and delay are its reason), so it stands as the zero curve.
+    // (its service and delay are its reason), so it stands as the zero curve. A staircase's exact
+    // curve only under FIFO: blind multiplexing reads a left-over service.
+    let exact = opt.multiplexing == Multiplexing::Fifo && model.discipline == Discipline::Fifo;
     let alphas: Vec<Curve> = queues
         .iter()
         .zip(&blocked)
         .map(|(&q, b)| match b {
             Some(_) => Curve::zero(),
+            None if exact => sum_curves((0..st.groups[q].len()).filter_map(|k| st.exact_group_curve(q, k))),
             None => sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))),
         })
         .collect();
@@ -1921,9 +1929,6 @@ fn left_over(
         } else {
             Some(arrival_without(net, lay, st, opt, q, &rest, cx[me].flow)?)
         }
-    } else if st.groups[q][k].exact {
-        let rest: Vec<usize> = st.groups[q][k].members.iter().copied().filter(|&c| c != me).collect();
-        st.exact_sum(&rest)
     } else {
         st.groups[q][k].curve_of((b - st.burst[me], r - flow.rate, n - 1))
     };
