@@ -126,7 +126,7 @@ fn staircase_note(net: &Network, method: &str) -> Option<String> {
         _ => format!(
             "staircase flows ({named}): taken exactly at the server each enters, in tfa's delay and backlog there \
              (FIFO multiplexing) and as sfa's arrival curve of the flow itself; elsewhere (the bursts they bring to \
-             later servers, the cross traffic sfa sees, --blind, pmoo, fifo-lp, DNC's SFA) by its {envelope}"
+             later servers, the cross traffic sfa sees, tfa under --blind, pmoo, fifo-lp, DNC's SFA) by its {envelope}"
         ),
     })
 }
