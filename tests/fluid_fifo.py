@@ -175,16 +175,22 @@ def serve(rate: float, latency: float, gates: list[float], hold: float, inputs: 
 
 def fluid_run(servers: list[tuple[float, float]], flows: list[tuple[float, float, list[int]]],
               offsets: list[float], horizon: float, gates: list[list[float]] | None = None,
-              tail: int = -1, keep_order: bool = True, holds: list[float] | None = None) -> Trajectory:
+              tail: int = -1, keep_order: bool = True, holds: list[float] | None = None,
+              jumps: list[list[tuple[float, float]] | None] | None = None) -> Trajectory:
     """A fluid trajectory of the server graph: server j of rate R_j and latency T_j (any T_j ≥ 0)
     releasing at its gate dates `gates[j]` and holding no bit longer than `holds[j]` ≥ T_j (none,
     and +∞: lazy), every flow (σ, ρ, path) greedy from its
     offset until offset + `horizon`, flow `tail` last among simultaneous arrivals (from other
-    origins; with `keep_order` False, among all of them)."""
+    origins; with `keep_order` False, among all of them). A flow with `jumps[f]` sends instead
+    those (date after its offset, amount) at once each (a staircase's greedy trajectory)."""
     n = len(servers)
     traj = Trajectory(n, len(flows))
     at: list[dict[int, list[Parcel]]] = [{} for _ in range(n)]
     for f, ((sigma, rho, path), o) in enumerate(zip(flows, offsets, strict=True)):
+        if jumps and jumps[f] is not None:
+            at[path[0]][f] = [(o + t, o + t, m, o + t, o + t, -1 - f, float(k))
+                              for k, (t, m) in enumerate(jumps[f]) if t <= horizon]
+            continue
         at[path[0]][f] = [(o, o, sigma, o, o, -1 - f, 0.0),
                           (o, o + horizon, rho * horizon, o, o + horizon, -1 - f, 1.0)]
     for j in topological(n, [p for _, _, p in flows]):

@@ -127,6 +127,49 @@ def test_oracle_2_atm_affine_connections(tmp_path: Path) -> None:
     assert close(d, 13.8) and close(b, 7.4), (d, b)
 
 
+def atm_staircase(n: int, tolerance: float = 4) -> dict:
+    """n ATM connections, each GCRA(25, tolerance) of one cell, into beta_{1, 8} (slots)."""
+    doc = atm(n)
+    for f in doc["server_graph"]["flows"]:
+        del f["burst"], f["rate"]
+        f["staircase"] = {"period": 25, "tolerance": tolerance, "size": 1}
+    return doc
+
+
+def test_oracle_2_atm_staircase_connections(tmp_path: Path) -> None:
+    # Le Boudec & Thiran §1.4.1: ten connections GCRA(25, 4), each ceil((t + 4) / 25) cells: one
+    # cell each at once, the next 21 slots later. The ten cells leave beta_{1, 8} by 8 + 10 = 18
+    # slots, buffer 10 cells (at 21 the next ten find 13 served: 20 - 13 = 7). tfa and best take
+    # the staircases exactly where they enter. Every method's bounds are at least those: each
+    # delay at least 18; the node's backlog at least 10; a row's backlog (TFA's: its ports'; the
+    # others': the flow's own, exactly one cell here) at least 1. pmoo takes token buckets, the
+    # affine envelopes (1.16, 0.04), as for the affine connections: left-over rate 1 - 9 x 0.04 =
+    # 0.64, latency (8 + 9 x 1.16) / 0.64 = 28.8125, delay 28.8125 + 1.16 / 0.64 = 30.625.
+    ten = write(tmp_path, atm_staircase(10), "ten.yaml")
+    for method in ("tfa", "best"):
+        d, b, _ = graph_bounds(ten, method, False)["c0"]
+        assert close(d, 18.0) and close(b, 10.0), (method, d, b)
+    at_least = 1 - 1e-9
+    for method, blind in (("tfa", True), ("sfa", False), ("sfa", True), ("sfa-iter", False), ("pmoo", False),
+                          ("best", True)):
+        report = run_json("analyze", ten, "-m", method, *(["--blind"] if blind else []))
+        (port,) = report["ports"]
+        assert port["backlog_bytes"] * 8 >= 10 * at_least, (method, blind, port)
+        for row in report["flows"]:
+            own = 10 if row["method"].startswith("tfa") else 1
+            assert row["delay_us"] / 1e6 >= 18 * at_least and row["backlog_bytes"] * 8 >= own * at_least, row
+    assert close(graph_bounds(ten, "pmoo", False)["c0"][0], 30.625)
+    notes = run_json("analyze", ten, "-m", "pmoo")["notes"]
+    said = "pmoo takes token buckets: each staircase flow ('c0', 'c1', 'c2', 'c3', 'c4' and 5 more) enters by"
+    assert any(n.startswith(said) for n in notes), notes
+    # Variant: tolerance 29, ceil((t + 29) / 25): two cells each at once, one more at 21 and at 46.
+    # The 20 cells leave by 8 + 20 = 28; the 30 at 21 by 38, the 40 at 46 by 48: delay 28. Backlog
+    # max(20, 30 - 13, 40 - 38) = 20. (Affine envelopes, burst 2.16 each: 8 + 21.6 = 29.6.)
+    late = write(tmp_path, atm_staircase(10, 29), "late.yaml")
+    d, b, _ = graph_bounds(late, "tfa", False)["c9"]
+    assert close(d, 28.0) and close(b, 20.0), (d, b)
+
+
 # --- NetCal/DNC functional tests, every network through `rtnetlab analyze` -----------------------
 
 DNC = json.loads((DATA / "dnc_functional.json").read_text())
@@ -498,6 +541,51 @@ def test_tv_001d_1_variant_longer_cycle(tmp_path: Path) -> None:
     assert got == {"VL1": [(1, 14), (2, 27), (4, 80)]}
 
 
+#: Seed 000's Table 1, by class: VLs per BAG (2, 4, ..., 128 ms) and per frame-length bin (0-100,
+#: 100-200, 200-400, 400-600, 600-800, 800-1000, > 1000 B).
+TABLE_1 = {
+    "avionics": ([5, 25, 35, 70, 90, 60, 50], [180, 70, 35, 20, 15, 10, 5]),
+    "multimedia": ([2, 2, 5, 10, 24, 16, 15], [0, 1, 5, 8, 12, 18, 25]),
+    "best_effort": ([2, 2, 6, 25, 60, 32, 20], [5, 8, 16, 35, 50, 20, 18]),
+}
+
+
+def test_tv_000_1_generated_networks_follow_table_1() -> None:
+    # TV-000-1: Table 1's columns sum to 335 / 335, 74 / 69, 147 / 152 (BAG / size), 556 each.
+    assert [(sum(b), sum(z)) for b, z in TABLE_1.values()] == [(335, 335), (74, 69), (147, 152)]
+    # `generate afdx` draws each VL's class by the BAG columns' sums (335 : 74 : 147), then its BAG
+    # and its frame-length bin from the class's two columns (the seed gives no joint distribution).
+    # At N VLs (one seed, so the draw is fixed) every share is within 4 binomial standard
+    # deviations, sqrt(p (1 - p) / n), of the table's (at this N the multimedia share 74/556 and
+    # the size column's 69/556 are 6 deviations apart), and the bin the table leaves empty
+    # (multimedia frames below 100 B) stays empty.
+    n_vls = 50_000
+    net = run_json("generate", "afdx", "--vls", str(n_vls), "--switches", "8", "--planes", "1")
+    bag_names = [f"{2**k}ms" for k in range(1, 8)]
+    by_class: dict[str, list[tuple[int, int, int]]] = {c: [] for c in TABLE_1}
+    for f in net["flows"]:
+        # (BAG bin, frame-length bin, lmax in B): a bin's upper edge is in it (a frame drawn in a
+        # bin and rounded onto its lower edge counts in the bin below: at most 0.5 % of a bin).
+        lmax = int(f["lmax"].removesuffix("B"))
+        size_bin = sum(1 for edge in (100, 200, 400, 600, 800, 1000) if lmax > edge)
+        by_class[f["class"]].append((bag_names.index(f["bag"]), size_bin, lmax))
+    worst = 0.0
+    for c, (bags, sizes) in TABLE_1.items():
+        vls = by_class[c]
+        shares = [
+            (len(vls), n_vls, sum(bags), 556),
+            *((sum(1 for b, _, _ in vls if b == k), len(vls), bags[k], sum(bags)) for k in range(7)),
+            *((sum(1 for _, z, _ in vls if z == k), len(vls), sizes[k], sum(sizes)) for k in range(7)),
+        ]
+        for count, n, printed, total in shares:
+            p = printed / total
+            sigma = (p * (1 - p) / n) ** 0.5
+            if p > 0:
+                worst = max(worst, abs(count / n - p) / sigma)
+    assert worst <= 4.0, worst
+    assert min(lmax for _, _, lmax in by_class["multimedia"]) >= 100
+
+
 SEED002 = REPO / "examples" / "seed002_four_vls.yaml"
 
 
@@ -757,3 +845,24 @@ def test_tv_003_1_variants_of_w_and_k(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert "'VI' asks for a share of 0.5 but its 8 entries hold at most 0.25" in res.stderr
     assert not out.exists()
+
+
+def test_tv_003_5_injection_totals_at_the_seeds_load_points(tmp_path: Path) -> None:
+    # TV-003-5: the sweep's default loads run from the seed's lightest to its heaviest point,
+    # Table 5's Inj. Min and Inj. Max columns: NC 0.015, VO 0.046, VI 0.453, CL 0.203 fixed, EE,
+    # BE and BK 0.015 each (total 0.762, printed 0.76) or 0.093 each (total 0.996, printed 1).
+    # A tiny fabric (2 endpoints, 0.1 ms): the injections do not depend on it. (About 10 s: the
+    # sweep's cluster, 5 loads x 4 schedulers x 2 runs; each run takes milliseconds.)
+    doc = run_json("experiment", "seed003-fabric", "--out", tmp_path / "fabric", "--runs", "2", "--duration",
+                   "0.1ms", "--warmup", "0.05ms", "--endpoints", "2")
+    assert (doc["rows"], doc["failed"]) == (40, 0)
+    injection = {e["load"]: e for e in doc["injection"]}
+    assert list(injection) == [0.762, 0.82, 0.88, 0.94, 0.996]
+    qos = {"NC": 0.015, "VO": 0.046, "VI": 0.453, "CL": 0.203}
+    # Variant: the middle load, 0.88: (0.88 - 0.717) / 3 = 0.0543333... per best-effort class.
+    for load, per_best_effort in ((0.762, 0.015), (0.996, 0.093), (0.88, 0.163 / 3)):
+        e = injection[load]
+        assert list(e["classes"]) == ["NC", "VO", "VI", "CL", "EE", "BE", "BK"]
+        expected = {**qos, "EE": per_best_effort, "BE": per_best_effort, "BK": per_best_effort}
+        assert all(close(e["classes"][c], v) for c, v in expected.items()), e
+        assert close(e["total"], load) and close(sum(e["classes"].values()), load), e

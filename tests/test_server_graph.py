@@ -75,3 +75,45 @@ def test_a_server_graph_states_its_problems(rtnetlab_cli: Path, tmp_path: Path) 
         "server_graph.flows[0].path[1]: unknown server 's9'",
         "server_graph.flows[0].path[2]: crosses server 's0' twice",
     ]
+
+
+def test_a_flows_arrival_curve_states_its_problems(rtnetlab_cli: Path, tmp_path: Path) -> None:
+    # A flow's arrival curve is a token bucket (burst and rate) or a staircase, each number by its
+    # rule; every problem one line naming its place.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\n"
+        "server_graph:\n"
+        "  servers: [{name: s0, rate: 1, latency: 8}]\n"
+        "  flows:\n"
+        "    - {name: a, staircase: {period: 0, tolerance: -1, size: 1}, path: [s0]}\n"
+        "    - {name: b, staircase: {period: 25, tolerance: 4, size: 0}, path: [s0]}\n"
+        "    - {name: c, burst: 1, rate: 1, staircase: {period: 25, tolerance: 4, size: 1}, path: [s0]}\n"
+        "    - {name: d, path: [s0]}\n"
+        "    - {name: e, burst: 1, path: [s0]}\n"
+        "    - {name: f, rate: 1, path: [s0]}\n"
+        "    - {name: g, staircase: {period: 1, tolerance: 2000000, size: 1}, path: [s0]}\n"
+    )
+    res = run(rtnetlab_cli, "validate", bad)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "server_graph.flows[0].staircase.period: must be a positive finite number, got 0",
+        "server_graph.flows[0].staircase.tolerance: must be a finite number, at least 0, got -1",
+        "server_graph.flows[1].staircase.size: must be a positive finite number, got 0",
+        "server_graph.flows[2]: an arrival curve is a token bucket (burst and rate) or a staircase, not both",
+        "server_graph.flows[3]: needs an arrival curve: burst and rate (a token bucket), or staircase",
+        "server_graph.flows[4].rate: a token bucket needs a rate beside its burst",
+        "server_graph.flows[5].burst: a token bucket needs a burst beside its rate",
+        "server_graph.flows[6].staircase.tolerance: must be at most 1e6 periods (1000000), got 2000000",
+    ]
+    # An unknown key of the staircase is named with its place (the GCRA's `tau` is `tolerance`).
+    bad.write_text(
+        "name: bad\n"
+        "server_graph:\n"
+        "  servers: [{name: s0, rate: 1, latency: 8}]\n"
+        "  flows: [{name: a, staircase: {period: 25, tau: 4, size: 1}, path: [s0]}]\n"
+    )
+    res = run(rtnetlab_cli, "validate", bad)
+    assert res.returncode == 2
+    err = res.stderr.strip()
+    assert err.startswith("server_graph.flows[0].staircase") and "tau" in err and "\n" not in err, err

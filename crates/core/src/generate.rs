@@ -80,6 +80,12 @@ const MIX: [ClassMix; 3] = [
     },
 ];
 
+/// How often each class is drawn: its number of VLs in Table 1, by the BAG column (the size
+/// column's sums differ, I-000-1; the grand totals agree).
+fn class_weights() -> Vec<u32> {
+    MIX.iter().map(|c| c.bag_counts.iter().sum()).collect()
+}
+
 fn pick(rng: &mut ChaCha8Rng, weights: &[u32]) -> usize {
     let total: u32 = weights.iter().sum();
     let mut x = rng.gen_range(0..total);
@@ -156,7 +162,7 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
         .enumerate()
         .map(|(i, c)| TrafficClass { name: c.name.to_string(), priority: i as u32, description: None })
         .collect();
-    let class_weights: Vec<u32> = MIX.iter().map(|c| c.bag_counts.iter().sum()).collect();
+    let class_weights = class_weights();
 
     let mut flows = Vec::with_capacity(p.virtual_links);
     for v in 0..p.virtual_links {
@@ -254,6 +260,30 @@ mod tests {
         let small = ids(0xFFFF);
         assert_eq!((small[0], small[0xFFFE]), (Some(1), Some(0xFFFF)));
         assert!(ids(0x1_0000).iter().all(Option::is_none));
+    }
+
+    /// TV-000-1: the mix is seed 000's Table 1 as printed, bin by bin, with its column sums:
+    /// avionics 335 / 335, multimedia 74 / 69, data 147 / 152 (BAG / size), grand totals 556
+    /// each. The per-class columns disagree (I-000-1); classes are drawn by the BAG column.
+    #[test]
+    fn tv_000_1_table_1() {
+        type Printed = (&'static str, [u32; 7], [u32; 7], u32, u32);
+        let printed: [Printed; 3] = [
+            ("avionics", [5, 25, 35, 70, 90, 60, 50], [180, 70, 35, 20, 15, 10, 5], 335, 335),
+            ("multimedia", [2, 2, 5, 10, 24, 16, 15], [0, 1, 5, 8, 12, 18, 25], 74, 69),
+            ("best_effort", [2, 2, 6, 25, 60, 32, 20], [5, 8, 16, 35, 50, 20, 18], 147, 152),
+        ];
+        for (class, (name, bags, sizes, bag_sum, size_sum)) in MIX.iter().zip(printed) {
+            assert_eq!((class.name, class.bag_counts, class.size_counts), (name, bags, sizes));
+            let sum = |c: &[u32; 7]| c.iter().sum::<u32>();
+            assert_eq!((sum(&class.bag_counts), sum(&class.size_counts)), (bag_sum, size_sum), "{name}");
+        }
+        let total = |col: fn(&ClassMix) -> [u32; 7]| MIX.iter().flat_map(col).sum::<u32>();
+        assert_eq!((total(|c| c.bag_counts), total(|c| c.size_counts)), (556, 556));
+        assert_eq!(BAGS_MS, [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]);
+        let edges: Vec<f64> = SIZE_BINS.iter().map(|b| b.1).collect();
+        assert_eq!(edges, [100.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1518.0]);
+        assert_eq!(class_weights(), [335, 74, 147]);
     }
 
     #[test]

@@ -230,6 +230,13 @@ def print_explanation(e: dict) -> None:
         f"bits and rate {num(e['rate_bps'] / 1e6, '{:,.3f}')} Mb/s",
         markup=False,
     )
+    if e.get("staircase"):
+        s = e["staircase"]
+        out.print(
+            f"  (the affine envelope of its staircase: period {s['period']:g}, tolerance {s['tolerance']:g}, "
+            f"size {s['size']:g}, which its first hop takes exactly)",
+            markup=False,
+        )
     for r in e["routes"]:
         title = f"to {r['destination']}, plane {r['plane']}: {num(r['bound_us'])} us ({r['method']})"
         if not r["guaranteed"]:

@@ -489,6 +489,13 @@ def seed003_fabric(
                 }
             )
     t4, t5 = tables_4_5(report)
+    # Each load's injection per class, as the runs took it (at the seed's lightest and heaviest
+    # loads, 0.762 and 0.996, Table 5's Inj. Min and Inj. Max columns: TV-003-5).
+    injection = []
+    for x in xs:
+        run = scenario_for(base, report["schedulers"], SCHEDULERS[0][1], x, 1)
+        classes = {c["name"]: c["injection"] for c in run["classes"]}
+        injection.append({"load": x, "total": sum(classes.values()), "classes": classes})
     outfiles.atomic_write(out / "table4.csv", aggregate.csv_text(t4))
     outfiles.atomic_write(out / "table5.csv", aggregate.csv_text(t5))
     outfiles.atomic_write(out / "fabric.csv", aggregate.csv_text(table))
@@ -500,6 +507,7 @@ def seed003_fabric(
         warmup=warmup,
         claims=claims(table, xs),
         paper_claims_percent=PAPER_CLAIMS,
+        injection=injection,
         table=table,
         table4=t4,
         table5=t5,

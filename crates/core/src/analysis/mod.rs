@@ -6,9 +6,9 @@
 //! * [`results`]: what every analysis reports (per flow and destination, per egress port).
 //!
 //! Abstract network-calculus networks (`server_graph:` in a description: rate-latency servers,
-//! token-bucket flows, no framing) are resolved by the model into the same `Network` and analysed
-//! by the same TFA and SFA, with DNC's semantics (crates/core/tests/dnc_functional.rs reproduces
-//! NetCal/DNC's functional tests through `run`).
+//! token-bucket or staircase flows, no framing) are resolved by the model into the same `Network`
+//! and analysed by the same TFA and SFA, with DNC's semantics (crates/core/tests/dnc_functional.rs
+//! reproduces NetCal/DNC's functional tests through `run`).
 
 pub mod afdx_naive;
 pub mod fifo_lp;
@@ -132,8 +132,37 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         }),
         other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }?;
+    report.notes.extend(staircase_note(net, &req.method));
     finish(net, &mut report);
     Ok(report)
+}
+
+/// What a report on a server graph with staircase flows says of them: where `method` takes them
+/// exactly, and where by their affine envelopes.
+fn staircase_note(net: &Network, method: &str) -> Option<String> {
+    const NAMED: usize = 5;
+    let stairs: Vec<&str> =
+        net.flows.iter().filter(|f| f.staircase.is_some()).map(|f| f.name.as_str()).collect();
+    let mut named = stairs.iter().take(NAMED).map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+    match stairs.len() {
+        0 => return None,
+        n if n > NAMED => named.push_str(&format!(" and {} more", n - NAMED)),
+        _ => {}
+    }
+    let envelope =
+        "affine envelope (burst size·(1 + tolerance/period), rate size/period: a valid arrival curve, \
+                    looser than the staircase)";
+    Some(match method {
+        "pmoo" | fifo_lp::NAME => format!(
+            "{method} takes token buckets: each staircase flow ({named}) enters by its {envelope}; tfa and sfa take \
+             the staircases exactly where the flows enter"
+        ),
+        _ => format!(
+            "staircase flows ({named}): taken exactly at the server each enters, in tfa's delay and backlog there \
+             (FIFO multiplexing) and as sfa's arrival curve of the flow itself; elsewhere (the bursts they bring to \
+             later servers, the cross traffic sfa sees, tfa under --blind, pmoo, fifo-lp, DNC's SFA) by its {envelope}"
+        ),
+    })
 }
 
 /// TFA (no grouping, FIFO multiplexing) on `net` as a cache that flows join in place

@@ -22,7 +22,7 @@ use super::results::*;
 use crate::curves::{self, Curve, Unbounded};
 use crate::model::{FlowId, Network, PortId};
 use crate::schedulers::{self, ClassAtPort};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod aggregate_pboo;
 mod aggregate_pmoo;
@@ -315,6 +315,9 @@ struct TfaState {
     group_agg: Vec<Vec<Option<Curve>>>,
     /// Index, in its queue's `groups`, of each crossing's group.
     group_of: Vec<usize>,
+    /// By crossing, for the members of [`Group::exact`] groups: the flow's exact arrival curve
+    /// where it enters the network (its staircase, or its token bucket), from [`source_curves`].
+    source_curve: HashMap<usize, Curve>,
     /// Crossings whose entering burst a cyclic fixed point found growing without bound: taken
     /// as unbounded, so that what does not depend on them still converges ([`tfa_with`]).
     diverged: Vec<bool>,
@@ -472,7 +475,7 @@ impl TfaState {
     /// Group `k` of queue `q` as a token bucket (burst, rate), when its curve is one: no line
     /// (grouping), and an upstream aggregate bound that is a token bucket, if any.
     fn group_tb(&self, q: usize, k: usize) -> Option<(f64, f64)> {
-        if self.groups[q][k].line.is_some() || !closed_forms() {
+        if self.groups[q][k].line.is_some() || self.groups[q][k].exact || !closed_forms() {
             return None;
         }
         let (b, r, _) = self.group_sums[q][k];
@@ -483,13 +486,39 @@ impl TfaState {
     }
 
     /// The arrival curve of group `k` of queue `q`: its members' token buckets, within the line
-    /// of the input link (grouping) and within their aggregate output bound upstream.
+    /// of the input link (grouping) and within their aggregate output bound upstream. Concave, as
+    /// deconvolution and PMOO's token-bucket pieces need.
     fn group_curve(&self, q: usize, k: usize) -> Option<Curve> {
         let own = self.groups[q][k].curve_of(self.group_sums[q][k])?;
         Some(match &self.group_agg[q][k] {
             Some(agg) => own.min(agg),
             None => own,
         })
+    }
+
+    /// [`Self::group_curve`], but for an [`Group::exact`] group the sum of its members' exact
+    /// curves (staircases: neither concave nor a token bucket). Read only where the theorem holds
+    /// for any arrival curve: a FIFO queue's delay and backlog, the horizontal and vertical
+    /// deviations from its service (Le Boudec & Thiran Thm 1.4.1-1.4.2). Deconvolutions (concave
+    /// arrivals), PMOO (token-bucket pieces) and left-over services (the FIFO θ-residual is a
+    /// service curve where it is non-decreasing, Prop. 6.4.1, which a staircase's is not) read
+    /// [`Self::group_curve`].
+    fn exact_group_curve(&self, q: usize, k: usize) -> Option<Curve> {
+        if self.groups[q][k].exact {
+            self.exact_sum(&self.groups[q][k].members)
+        } else {
+            self.group_curve(q, k)
+        }
+    }
+
+    /// Σ of the exact arrival curves of `members` (crossings of one [`Group::exact`] group), `None`
+    /// for none.
+    fn exact_sum(&self, members: &[usize]) -> Option<Curve> {
+        let mut curves = members
+            .iter()
+            .map(|c| self.source_curve.get(c).expect("computed for every member of an exact group"))
+            .peekable();
+        curves.peek().is_some().then(|| curves.fold(Curve::zero(), |acc, c| acc.add(c)))
     }
 }
 
@@ -504,6 +533,10 @@ struct Group {
     /// Some members leave interleaved regulators: neither the input link's line nor the
     /// aggregate's output bound upstream constrains what the regulators let go.
     regulated: bool,
+    /// Flows entering the network here, a staircase among them (a server graph's): a FIFO queue's
+    /// delay and backlog read the sum of the members' exact arrival curves
+    /// ([`TfaState::exact_group_curve`]), not of their token buckets.
+    exact: bool,
 }
 
 impl Group {
@@ -656,6 +689,7 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
         group_sums: vec![Vec::new(); nq],
         group_agg: vec![Vec::new(); nq],
         group_of: vec![0; cx.len()],
+        source_curve: HashMap::new(),
         diverged: vec![false; cx.len()],
         cycle_blocked: vec![false; nq],
         service: (0..nq).map(|_| Err(Unbounded::new("not computed"))).collect(),
@@ -667,7 +701,48 @@ fn tfa_start(net: &Network, lay: &Layout, opt: &Options, growth: BurstGrowth) ->
     for q in 0..nq {
         queue_groups(net, lay, opt, growth, q, &mut st);
     }
+    // Every exact curve exists before any is read; each port's analysis writes its own again.
+    for p in 0..net.ports.len() {
+        source_curves(net, lay, p, &mut st);
+    }
     st
+}
+
+/// The exact arrival curves of the members of port `p`'s [`Group::exact`] groups
+/// ([`TfaState::source_curve`]): each staircase written out over the port's busy period, beyond
+/// which the arrivals stay below the service and no delay or backlog there changes. The busy
+/// period is bounded by every crossing's token bucket (Σ bursts B and Σ rates R entering, served
+/// at rate C after latency T): (B + C·T)/(C − R). Beyond it (or its last written step, when that
+/// comes first) a staircase continues as its affine envelope: a valid curve everywhere.
+fn source_curves(net: &Network, lay: &Layout, p: PortId, st: &mut TfaState) {
+    let queues = &lay.port_queues[p];
+    if !queues.iter().any(|&q| st.groups[q].iter().any(|g| g.exact)) {
+        return;
+    }
+    let cx = &lay.crossings;
+    let crossings = || queues.iter().flat_map(|&q| &lay.queues[q].crossings);
+    let (burst, rate) =
+        crossings().fold((0.0, 0.0), |(b, r), &c| (b + st.burst[c], r + net.flows[cx[c].flow].rate));
+    let (service, latency) = (lay.models[p].rate, net.nodes[net.ports[p].node].technological_latency);
+    // Overloaded or fed an unbounded burst, the port has no bound to make exact.
+    let horizon = match rate.partial_cmp(&service) {
+        _ if !burst.is_finite() => 0.0,
+        Some(std::cmp::Ordering::Less) => (burst + service * latency) / (service - rate),
+        Some(std::cmp::Ordering::Equal) => f64::INFINITY,
+        _ => 0.0,
+    };
+    for &q in queues {
+        for g in st.groups[q].iter().filter(|g| g.exact) {
+            for &c in &g.members {
+                let f = &net.flows[cx[c].flow];
+                let curve = match f.staircase {
+                    Some(s) => s.curve(horizon),
+                    None => Curve::token_bucket(f.rate, st.burst[c]),
+                };
+                st.source_curve.insert(c, curve);
+            }
+        }
+    }
 }
 
 /// The groups of queue `q`, by the port their flows come from, with their sums and aggregates
@@ -704,7 +779,10 @@ fn queue_groups(
         for &c in &members {
             st.group_of[c] = st.groups[q].len();
         }
-        st.groups[q].push(Group { members, upstream: up, line, regulated });
+        let exact = up.is_none()
+            && !one_group
+            && members.iter().any(|&c| cx[c].upstream.is_none() && net.flows[cx[c].flow].staircase.is_some());
+        st.groups[q].push(Group { members, upstream: up, line, regulated, exact });
     }
     st.group_agg[q] = vec![None; st.groups[q].len()];
     st.group_sums[q] = vec![(0.0, 0.0, 0); st.groups[q].len()];
@@ -1054,6 +1132,7 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
     for &q in queues {
         st.group_sums[q] = st.groups[q].iter().map(|g| g.sums(net, cx, &st.burst)).collect();
     }
+    source_curves(net, lay, p, st);
     // Fast path: one FIFO queue of token buckets behind β_{C,T} has the closed forms
     // delay T + B/C (FIFO; (C·T + B)/(C − R) blind) and backlog B + R·T (Le Boudec & Thiran
     // Thm 1.4.1-1.4.2, §6.2); no curve needed.
@@ -1083,12 +1162,15 @@ fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut 
         }
     }
     // A blocked queue's arrivals may have infinite bursts: none of the curves below reads them
-    // (its service and delay are its reason), so it stands as the zero curve.
+    // (its service and delay are its reason), so it stands as the zero curve. A staircase's exact
+    // curve only under FIFO: blind multiplexing reads a left-over service.
+    let exact = opt.multiplexing == Multiplexing::Fifo && model.discipline == Discipline::Fifo;
     let alphas: Vec<Curve> = queues
         .iter()
         .zip(&blocked)
         .map(|(&q, b)| match b {
             Some(_) => Curve::zero(),
+            None if exact => sum_curves((0..st.groups[q].len()).filter_map(|k| st.exact_group_curve(q, k))),
             None => sum_curves((0..st.groups[q].len()).filter_map(|k| st.group_curve(q, k))),
         })
         .collect();
@@ -1986,6 +2068,7 @@ fn arrival_without(
 fn sfa_route(
     net: &Network,
     lay: &Layout,
+    st: &TfaState,
     services: &[Result<Curve, Unbounded>],
     f: FlowId,
     ports: &[PortId],
@@ -1993,7 +2076,11 @@ fn sfa_route(
     let flow = &net.flows[f];
     let last = lay.crossing(f, *ports.last().expect("routes have ports"));
     let service = services[last].clone()?;
-    let alpha = Curve::token_bucket(flow.rate, flow.burst);
+    // A staircase flow's own curve where it enters (written out over that server's busy period).
+    let alpha = match flow.staircase {
+        Some(_) => st.source_curve[&lay.crossing(f, ports[0])].clone(),
+        None => Curve::token_bucket(flow.rate, flow.burst),
+    };
     Ok((curves::horizontal_deviation(&alpha, &service)?, curves::vertical_deviation(&alpha, &service)?))
 }
 
@@ -2480,7 +2567,7 @@ fn report_candidates(
                         // SFA-iter: every pass's bound is valid; the smallest is kept.
                         Method::Sfa | Method::SfaIter => services[k]
                             .iter()
-                            .map(|s| sfa_route(net, lay, s, f, &r.ports))
+                            .map(|s| sfa_route(net, lay, st, s, f, &r.ports))
                             .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
                             .collect(),
                         // Its interferers as token buckets (the ungrouped curves, in closed form):

@@ -149,6 +149,56 @@ fn le_boudec_thiran_atm_staircase() {
     assert_approx(horizontal_deviation(&alpha, &beta).unwrap(), 18.0, "delay (slots)");
 }
 
+/// The same as a described server graph, ten flows of `staircase: {period: 25, tolerance: 4,
+/// size: 1}`: the methods that take the staircases exactly where they enter give 18 slots and
+/// 10 cells; every method's delays are at least 18 (PMOO takes the affine envelopes: left-over
+/// rate 1 − 9·0.04 = 0.64, latency (8 + 9·1.16)/0.64 = 28.8125, delay 28.8125 + 1.16/0.64).
+#[test]
+fn le_boudec_thiran_atm_staircase_server_graph() {
+    let atm = |n: usize, tolerance: f64| {
+        let flows: Vec<_> = (0..n)
+            .map(|i| {
+                json!({"name": format!("c{i}"), "path": ["node"],
+                       "staircase": {"period": 25.0, "tolerance": tolerance, "size": 1.0}})
+            })
+            .collect();
+        let doc = json!({"name": "atm", "server_graph": {
+            "servers": [{"name": "node", "rate": 1.0, "latency": 8.0}], "flows": flows}});
+        let (net, d) = load_network(&doc.to_string());
+        net.unwrap_or_else(|| panic!("{:?}", d.0))
+    };
+    let net = atm(10, 4.0);
+    assert_eq!(net.flows[0].burst, 1.16);
+    let bounds = |net: &Network, method: &str| {
+        let r = run(net, &Request { method: method.into(), ..Default::default() }).unwrap();
+        (r.flows[0].delay_us / 1e6, r.flows[0].backlog_bytes * 8.0, r.notes)
+    };
+    for method in ["tfa", "best"] {
+        let (d, b, notes) = bounds(&net, method);
+        assert_approx(d, 18.0, &format!("{method}: delay (slots)"));
+        assert_approx(b, 10.0, &format!("{method}: backlog (cells)"));
+        assert!(
+            notes.iter().any(|n| n.contains("staircase flows ('c0', 'c1', 'c2', 'c3', 'c4' and 5 more)")),
+            "{notes:?}"
+        );
+    }
+    // SFA's backlog is the flow's own: one cell at most, exactly.
+    for method in ["sfa", "sfa-iter"] {
+        let (d, b, _) = bounds(&net, method);
+        assert!(d >= 18.0 - 1e-9 && b >= 1.0 - 1e-9, "{method}: {d}, {b}");
+    }
+    let (d, _, notes) = bounds(&net, "pmoo");
+    assert_approx(d, 30.625, "pmoo: delay of the affine envelopes");
+    assert!(notes.iter().any(|n| n.starts_with("pmoo takes token buckets")), "{notes:?}");
+    // Variant: tolerance 29 (more than a period): ⌈(t + 29)/25⌉ is 2 cells per connection at 0+,
+    // one more at 21 and at 46. 20 cells at 0+ are served by 8 + 20 = 28; 30 at 21 by 38 (17
+    // after); 40 at 46 by 48 (2 after): delay 28. Backlog: 20 at 0+, 30 − 13 = 17 at 21, 40 − 38
+    // at 46: 20. (The affine envelope, burst 2.16 per connection, would give 8 + 21.6 = 29.6.)
+    let (d, b, _) = bounds(&atm(10, 29.0), "tfa");
+    assert_approx(d, 28.0, "tolerance 29: delay (slots)");
+    assert_approx(b, 20.0, "tolerance 29: backlog (cells)");
+}
+
 #[test]
 fn le_boudec_thiran_atm_affine_delay() {
     // Affine approximation γ_{0.04, 1.16} per connection: delay T + b/R = 8 + 11.6 = 19.6, also

@@ -555,6 +555,43 @@ mod tests {
         assert!((offered - 0.9).abs() < 1e-9, "{offered}");
     }
 
+    /// TV-003-5: the seed's lightest and heaviest loads are Table 5's injection columns, NC and
+    /// QoS fixed (0.015, 0.046, 0.453, 0.203) and EE, BE, BK at 0.015 each (Inj. Min) or 0.093
+    /// each (Inj. Max): totals 0.762 (printed 0.76) and 0.996 (printed 1). The shares reserved
+    /// (Table 5's φ, exactly total weight / 1024) meet the scenario's targets (VO 2-8 %, VI 40-50 %,
+    /// CL 20-25 %, best effort 10-20 %): VO 4.6875 %, VI 50 %, CL 20.3125 %, best effort 15.625 %.
+    #[test]
+    fn tv_003_5_injection_totals() {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        for t in Table5::ALL {
+            for (best_effort, column, total) in [
+                (0.015, [0.015, 0.046, 0.453, 0.203, 0.015, 0.015, 0.015], 0.762),
+                (0.093, [0.015, 0.046, 0.453, 0.203, 0.093, 0.093, 0.093], 0.996),
+            ] {
+                let s = Scenario::multimedia(t, best_effort);
+                let names: Vec<&str> = s.classes.iter().map(|c| c.name.as_str()).collect();
+                assert_eq!(names, TABLE5_CLASSES);
+                let injections: Vec<f64> = s.classes.iter().map(|c| c.injection).collect();
+                assert_eq!(injections, column, "{}", t.name());
+                let sum: f64 = injections.iter().sum();
+                assert!(close(sum, total), "{}: {sum} != {total}", t.name());
+            }
+        }
+        let SchedulerConfig::Scfq { weights } = Table5::Scfq.config() else { panic!() };
+        let best_effort = weights["EE"] + weights["BE"] + weights["BK"];
+        let shares = [
+            (weights["VO"], 0.046875),
+            (weights["VI"], 0.5),
+            (weights["CL"], 0.203125),
+            (best_effort, 0.15625),
+        ];
+        for ((got, expected), (lo, hi)) in
+            shares.into_iter().zip([(0.02, 0.08), (0.40, 0.50), (0.20, 0.25), (0.10, 0.20)])
+        {
+            assert!(close(got, expected) && (lo..=hi).contains(&got), "{got} for {expected}");
+        }
+    }
+
     #[test]
     fn validation_names_the_problem() {
         let bad = r#"{"name": "x", "seed": 1, "topology": {"kind": "bmin", "radix": 4, "stages": "3"}}"#;

@@ -84,17 +84,33 @@ pub struct GraphServer {
     pub latency: f64,
 }
 
-/// A flow with the token-bucket arrival curve α(t) = burst + rate·t at its first server, and the
-/// servers it crosses in order.
+/// A flow with an arrival curve at its first server, and the servers it crosses in order. The
+/// arrival curve is a token bucket α(t) = burst + rate·t (`burst` and `rate`), or a `staircase`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphFlow {
     pub name: String,
-    pub burst: f64,
-    pub rate: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staircase: Option<Staircase>,
     pub path: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<f64>,
+}
+
+/// The staircase arrival curve of a GCRA(period, tolerance) of packets of `size` (an ATM
+/// connection's cells, Le Boudec & Thiran §1.2.2): α(t) = size·⌈(t + tolerance)/period⌉ for
+/// t > 0, 0 at 0. Its affine envelope is the token bucket of burst size·(1 + tolerance/period)
+/// and rate size/period.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Staircase {
+    pub period: f64,
+    pub tolerance: f64,
+    pub size: f64,
 }
 
 /// Network-wide defaults.

@@ -390,6 +390,7 @@ pub fn build_within(
             class,
             deadline: f.deadline.map(|d| d.secs()),
             traffic: f.traffic.clone(),
+            staircase: None,
             max_frame_wire: max_w,
             min_frame_wire: min_w,
             burst,

@@ -58,9 +58,13 @@ pub struct Explanation {
     pub flow: String,
     /// The report's method (`best`, `tfa`, ...).
     pub method: String,
-    /// The flow's arrival curve at its source: burst, bits, and rate, bit/s.
+    /// The flow's arrival curve at its source: burst, bits, and rate, bit/s (for a staircase
+    /// flow, its affine envelope's).
     pub burst_bits: f64,
     pub rate_bps: f64,
+    /// A server graph's staircase flow: its staircase, which its first hop takes exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staircase: Option<crate::model::Staircase>,
     pub routes: Vec<RouteExplanation>,
 }
 
@@ -120,6 +124,7 @@ pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId)
         method: report.method.clone(),
         burst_bits: flow.burst,
         rate_bps: flow.rate,
+        staircase: flow.staircase,
         routes,
     }
 }

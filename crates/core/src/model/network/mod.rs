@@ -118,6 +118,10 @@ pub struct FlowModel {
     /// Token bucket (burst bits, rate bit/s) bounding the flow on the wire at the source port.
     pub burst: f64,
     pub rate: f64,
+    /// A server graph's staircase flow: its exact arrival curve at its first server, of which
+    /// `burst` and `rate` are the affine envelope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staircase: Option<Staircase>,
     pub planes: Vec<PlaneId>,
     pub routes: Vec<Route>,
 }
