@@ -866,3 +866,23 @@ def test_tv_003_5_injection_totals_at_the_seeds_load_points(tmp_path: Path) -> N
         expected = {**qos, "EE": per_best_effort, "BE": per_best_effort, "BK": per_best_effort}
         assert all(close(e["classes"][c], v) for c, v in expected.items()), e
         assert close(e["total"], load) and close(sum(e["classes"].values()), load), e
+
+
+def test_sink_tree_backlog_table_shows_backlogs_not_failures(tmp_path: Path) -> None:
+    # The table of a backlog-only method: each row its backlog and "backlog bound (no delay)",
+    # not "unbounded" in red; a server that is no sink tree's root says why. Two flows (b 10,
+    # r 1) and (b 5, r 1) over s0 (R 10, T 1) then s1 (R 10, T 2): the tree's root s1 holds
+    # 10 + 1 x 1 + 5 + 1 x 1 (each burst grown over s0's latency) + 2 x 2 = 21 (bits: 2.625 B).
+    p = write(tmp_path, graph([("s0", 10, 1), ("s1", 10, 2)],
+                              [("f0", 10, 1, ["s0", "s1"]), ("f1", 5, 1, ["s0", "s1"])]), "tree.yaml")
+    res = run("analyze", p, "-m", "sink-tree-backlog")
+    assert res.returncode == 0, res.stderr
+    assert "unbounded" not in res.stdout, res.stdout
+    rows = [line for line in res.stdout.splitlines() if line.startswith("│ f")]
+    assert len(rows) == 2 and all("2.625" in r and "backlog bound (no delay)" in r for r in rows), res.stdout
+    # A flow leaving before the other's server: s1 is no sink tree's root.
+    p = write(tmp_path, graph([("s0", 10, 1), ("s1", 10, 2), ("s2", 10, 1)],
+                              [("f0", 10, 1, ["s0", "s1"]), ("f1", 5, 1, ["s0", "s2"])]), "split.yaml")
+    res = run("analyze", p, "-m", "sink-tree-backlog")
+    assert res.returncode == 0, res.stderr
+    assert "unbounded" in res.stdout and "root of a sink tree" in res.stdout, res.stdout

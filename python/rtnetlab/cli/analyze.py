@@ -267,6 +267,48 @@ def print_explanation(e: dict) -> None:
         )
 
 
+def _print_backlog_report(report: dict, limit: int | None) -> None:
+    """A backlog-only method's tables: each flow's row gives the backlog bound of the server
+    where it leaves (the method's note says whose backlog it is), each port's its own."""
+
+    def status(row: dict) -> str:
+        if row["backlog_bytes"] is not None:
+            return "backlog bound (no delay)"
+        return _status("unbounded", row.get("reason"))
+
+    def backlog(row: dict) -> str:
+        return "-" if row["backlog_bytes"] is None else f"{row['backlog_bytes']:,.3f}".rstrip("0").rstrip(".")
+
+    def bounded_first(row: dict) -> tuple:
+        return (row["backlog_bytes"] is not None, -(row["backlog_bytes"] or 0.0))
+
+    flows = ResultTable(f"Backlog bounds ({report['method']})",
+                        ["flow", "destination", "plane", "backlog where it leaves (B)", "status"],
+                        left=("flow", "destination", "plane", "status"))
+    def style(row: dict) -> str | None:
+        return None if row["backlog_bytes"] is not None else "bold red"
+
+    def flow_row(f: dict) -> tuple[tuple[str, ...], str | None]:
+        return (f["flow"], f["destination"], f["plane"], backlog(f), status(f)), style(f)
+
+    def port_row(p: dict) -> tuple[tuple[str, ...], str | None]:
+        cells = (f"{p['node']}:{p['port']}", p["plane"], f"{100 * p['load']:.1f}%", backlog(p), status(p))
+        return cells, style(p)
+
+    flows.add_rows(report["flows"], flow_row, limit, key=bounded_first)
+    counts = report.get("counts")
+    loaded = [p for p in report["ports"] if p["load"] > 0]
+    if counts:  # a table view: the rows not sent are counted too
+        flows.unformatted += counts["flows"] - len(report["flows"])
+    flows.print(out, limit, "(flow, destination, plane) rows")
+    ports = ResultTable("Egress ports", ["port", "plane", "load", "backlog (B)", "status"],
+                        left=("port", "plane", "status"))
+    ports.add_rows(loaded, port_row, limit, key=bounded_first)
+    if counts:
+        ports.unformatted += counts["ports"] - len(loaded)
+    ports.print(out, limit, "ports")
+
+
 def _print_comparison(ref: dict, limit: int | None) -> None:
     for w in ref["warnings"]:
         err.print(w, markup=False)
@@ -375,7 +417,14 @@ def _print_response_times(fp: dict) -> None:
         out.print(f"note: {n}", markup=False)
 
 
+#: Methods that bound backlogs only: their rows carry no delay by design, which is no failure.
+BACKLOG_ONLY_METHODS = ("sink-tree-backlog",)
+
+
 def _print_network_report(report: dict, limit: int | None, reasons: Any = None) -> None:
+    if report["method"] in BACKLOG_ONLY_METHODS:
+        _print_backlog_report(report, limit)
+        return
     flows = ResultTable(
         f"End-to-end bounds ({report['method']})",
         [
