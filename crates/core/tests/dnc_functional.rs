@@ -841,7 +841,7 @@ fn the_default_leaves_pmoo_arrival_bounds_out_on_large_server_graphs() {
     let doc = json!({"name": "large", "server_graph": {"servers": servers, "flows": flows}}).to_string();
     let (network, _) = load_network(&doc);
     let network = network.unwrap();
-    assert!(2010 > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS);
+    const { assert!(2010 > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS) };
     let req = |arrival_bounds| Request { method: "tfa".into(), grouping: false, blind: true, arrival_bounds };
     let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
     let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();

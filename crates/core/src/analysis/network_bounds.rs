@@ -2499,7 +2499,9 @@ fn report_candidates(
              --arrival-bounds pmoo"
         ));
     }
-    let dnc_pmoo: Vec<Option<Vec<Option<(f64, f64)>>>> = candidates
+    // Per candidate (None: no PMOO arrival bounds for it), per flow: (delay, backlog) if bounded.
+    type PerFlow = Vec<Option<(f64, f64)>>;
+    let dnc_pmoo: Vec<Option<PerFlow>> = candidates
         .iter()
         .map(|&(method, mux)| {
             let graph = pmoo_graph.as_mut().filter(|_| mux == Multiplexing::Blind)?;

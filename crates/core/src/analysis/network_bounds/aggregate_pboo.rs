@@ -80,9 +80,12 @@ pub(super) struct ServerGraph<'a> {
     position: Vec<usize>,
     /// The bounds that hold whatever the foi (`None` in the key), and those of one foi, dropped
     /// when another's analysis begins (they serve no other, and would fill the memory).
-    cache: HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>,
-    foi_cache: (Option<FlowId>, HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>),
+    cache: ArrivalBoundCache,
+    foi_cache: (Option<FlowId>, ArrivalBoundCache),
 }
+
+/// Arrival bounds by (where, the flows bounded, the foi they are bounded for, if it matters).
+type ArrivalBoundCache = HashMap<(Place, Vec<FlowId>, Option<FlowId>), Option<TokenBucket>>;
 
 impl<'a> ServerGraph<'a> {
     /// `None` unless `net` is a feed-forward server graph of unicast flows (DNC's model).
