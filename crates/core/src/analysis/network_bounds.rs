@@ -2551,43 +2551,43 @@ fn report_candidates(
                         Vec::new()
                     } else {
                         match method {
-                        Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
-                            "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
-                        ))],
-                        Method::Tfa => {
-                            // Either state's backlog bounds the same quantity: keep the smaller.
-                            let backlog = std::iter::once(st)
-                                .chain(ungrouped)
-                                .map(|st| tfa_backlog(st, &r.ports))
-                                .fold(f64::INFINITY, f64::min);
-                            backlog_only = backlog_only.min(backlog);
-                            std::iter::once(st)
-                                .chain(ungrouped)
-                                .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
-                                .collect()
-                        }
-                        // SFA-iter: every pass's bound is valid; the smallest is kept.
-                        Method::Sfa | Method::SfaIter => services[k]
-                            .iter()
-                            .map(|s| sfa_route(net, lay, st, s, f, &r.ports))
-                            .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
-                            .collect(),
-                        // Its interferers as token buckets (the ungrouped curves, in closed form):
-                        // with the links' lines they cost three times more for a bound that, on
-                        // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
-                        // the whole route).
-                        Method::Pmoo => {
-                            let st = ungrouped.unwrap_or(st);
-                            let hopeless = best.is_some_and(|(b, _, _)| {
-                                pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
-                            });
-                            if hopeless {
-                                Vec::new()
-                            } else {
-                                vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
+                            Method::Sfa | Method::SfaIter | Method::Pmoo if through_regulator => vec![Err(Unbounded::new(
+                                "the route crosses interleaved regulators (ATS), bounded hop by hop only: use tfa or best",
+                            ))],
+                            Method::Tfa => {
+                                // Either state's backlog bounds the same quantity: keep the smaller.
+                                let backlog = std::iter::once(st)
+                                    .chain(ungrouped)
+                                    .map(|st| tfa_backlog(st, &r.ports))
+                                    .fold(f64::INFINITY, f64::min);
+                                backlog_only = backlog_only.min(backlog);
+                                std::iter::once(st)
+                                    .chain(ungrouped)
+                                    .map(|st| tfa_route(lay, st, f, &r.ports).map(|d| (d, backlog)))
+                                    .collect()
+                            }
+                            // SFA-iter: every pass's bound is valid; the smallest is kept.
+                            Method::Sfa | Method::SfaIter => services[k]
+                                .iter()
+                                .map(|s| sfa_route(net, lay, st, s, f, &r.ports))
+                                .chain(dnc_sfa[k].as_ref().and_then(|b| b[f]).map(Ok))
+                                .collect(),
+                            // Its interferers as token buckets (the ungrouped curves, in closed form):
+                            // with the links' lines they cost three times more for a bound that, on
+                            // Ethernet, TFA or SFA beats anyway (PMOO pays the slowest left-over rate of
+                            // the whole route).
+                            Method::Pmoo => {
+                                let st = ungrouped.unwrap_or(st);
+                                let hopeless = best.is_some_and(|(b, _, _)| {
+                                    pmoo::pmoo_lower_bound(net, lay, st, f, &r.ports, &mut pmoo_scratch) + fixed >= b
+                                });
+                                if hopeless {
+                                    Vec::new()
+                                } else {
+                                    vec![pmoo::pmoo_route(net, lay, st, f, &r.ports, &mut pmoo_scratch)]
+                                }
                             }
                         }
-                    }
                     };
                     // DNC's analysis with PMOO arrival bounds: SFA's is not iterated.
                     let pmoo_at = bounds.len();
