@@ -68,8 +68,8 @@ pub(super) struct ServerGraph<'a> {
     pub(super) service: Vec<RateLatency>,
     /// Each flow's path (its servers in order).
     pub(super) path: Vec<&'a [PortId]>,
-    /// The flows at each server, in flow order.
-    pub(super) flows_at: Vec<Vec<FlowId>>,
+    /// The flows at each server, in flow order ([`Network::flows_per_port`]).
+    pub(super) flows_at: &'a [Vec<FlowId>],
     mux: Multiplexing,
     bounding: TurnBounding,
     /// Whether the foi is left out of its cross traffic's arrival bounds (arbitrary
@@ -98,12 +98,7 @@ impl<'a> ServerGraph<'a> {
         }
         let service = net.ports.iter().map(|p| (p.rate, net.nodes[p.node].technological_latency)).collect();
         let path: Vec<&[PortId]> = net.flows.iter().map(|f| &f.routes[0].ports[..]).collect();
-        let mut flows_at = vec![Vec::new(); net.ports.len()];
-        for (f, ports) in path.iter().enumerate() {
-            for &p in ports.iter() {
-                flows_at[p].push(f);
-            }
-        }
+        let flows_at = net.flows_per_port();
         let foi_lowest_priority = mux == Multiplexing::Blind;
         let bounding = TurnBounding::PbooConcatenation;
         let mut position = vec![0; net.ports.len()];
@@ -319,9 +314,7 @@ impl<'a> ServerGraph<'a> {
             let left = self.left_over(x, (src.0 + a.0 + o.0, src.1 + a.1 + o.1))?;
             service = Some(convolve(service, left));
         }
-        let (rate, latency) = service.expect("a path has a server");
-        let (b, r) = self.source_curve(foi);
-        (r <= rate).then(|| (latency + b / rate, b + r * latency))
+        deviations(self.source_curve(foi), service.expect("a path has a server"))
     }
 }
 
@@ -369,6 +362,12 @@ fn convolve(acc: Option<RateLatency>, (rate, latency): RateLatency) -> RateLaten
 /// service is slower than the bucket's rate.
 pub(super) fn deconvolve((b, r): TokenBucket, (rate, latency): RateLatency) -> Option<TokenBucket> {
     (r <= rate).then_some((b + r * latency, r))
+}
+
+/// The delay (horizontal deviation, T + b/R) and backlog (vertical deviation, b + r·T) of a token
+/// bucket behind a rate-latency service; `None` when the bucket's rate exceeds the service's.
+pub(super) fn deviations((b, r): TokenBucket, (rate, latency): RateLatency) -> Option<(f64, f64)> {
+    (r <= rate).then(|| (latency + b / rate, b + r * latency))
 }
 
 #[cfg(test)]

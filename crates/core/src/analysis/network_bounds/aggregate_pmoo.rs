@@ -21,7 +21,7 @@
 
 #[cfg(doc)]
 use super::aggregate_pboo::TurnBounding;
-use super::aggregate_pboo::{deconvolve, RateLatency, ServerGraph, TokenBucket};
+use super::aggregate_pboo::{deconvolve, deviations, RateLatency, ServerGraph, TokenBucket};
 use crate::model::{FlowId, PortId};
 
 impl ServerGraph<'_> {
@@ -111,9 +111,7 @@ impl ServerGraph<'_> {
     /// service, and from it the delay (T + b/R) and backlog (b + r·T) of its token bucket.
     pub(super) fn pmoo(&mut self, foi: FlowId) -> Option<(f64, f64)> {
         let path = self.path[foi].to_vec();
-        let (rate, latency) = self.pmoo_service(&path, &[foi], Some(foi))?;
-        let (b, r) = self.source_curve(foi);
-        (r <= rate).then(|| (latency + b / rate, b + r * latency))
+        deviations(self.source_curve(foi), self.pmoo_service(&path, &[foi], Some(foi))?)
     }
 }
 

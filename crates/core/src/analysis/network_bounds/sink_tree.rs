@@ -86,18 +86,13 @@ fn root_backlog(
 /// where it leaves.
 pub fn analyze(net: &Network) -> AnalysisReport {
     let paths: Vec<&[PortId]> = net.flows.iter().map(|f| &f.routes[0].ports[..]).collect();
-    let mut flows_at = vec![Vec::new(); net.ports.len()];
-    for (f, path) in paths.iter().enumerate() {
-        for &p in path.iter() {
-            flows_at[p].push(f);
-        }
-    }
+    let flows_at = net.flows_per_port();
     let backlog: Vec<Result<f64, Unbounded>> = (0..net.ports.len())
         .map(|s| {
             if flows_at[s].is_empty() {
                 return Ok(0.0);
             }
-            root_backlog(net, &paths, &flows_at, s).map_err(Unbounded::new)
+            root_backlog(net, &paths, flows_at, s).map_err(Unbounded::new)
         })
         .collect();
     let no_delay = format!("{NAME} bounds a sink tree's backlog at its root, no delay");
