@@ -276,9 +276,6 @@ def _print_backlog_report(report: dict, limit: int | None) -> None:
             return "backlog bound (no delay)"
         return _status("unbounded", row.get("reason"))
 
-    def backlog(row: dict) -> str:
-        return "-" if row["backlog_bytes"] is None else f"{row['backlog_bytes']:,.3f}".rstrip("0").rstrip(".")
-
     def bounded_first(row: dict) -> tuple:
         return (row["backlog_bytes"] is not None, -(row["backlog_bytes"] or 0.0))
 
@@ -289,20 +286,21 @@ def _print_backlog_report(report: dict, limit: int | None) -> None:
         return None if row["backlog_bytes"] is not None else "bold red"
 
     def flow_row(f: dict) -> tuple[tuple[str, ...], str | None]:
-        return (f["flow"], f["destination"], f["plane"], backlog(f), status(f)), style(f)
+        return (f["flow"], f["destination"], f["plane"], fmt_us(f["backlog_bytes"]), status(f)), style(f)
 
     def port_row(p: dict) -> tuple[tuple[str, ...], str | None]:
-        cells = (f"{p['node']}:{p['port']}", p["plane"], f"{100 * p['load']:.1f}%", backlog(p), status(p))
+        load = f"{100 * p['load']:.1f}%"
+        cells = (f"{p['node']}:{p['port']}", p["plane"], load, fmt_us(p["backlog_bytes"]), status(p))
         return cells, style(p)
 
+    counts = report.get("counts")  # a table view: the rows not sent are counted too
     flows.add_rows(report["flows"], flow_row, limit, key=bounded_first)
-    counts = report.get("counts")
-    loaded = [p for p in report["ports"] if p["load"] > 0]
-    if counts:  # a table view: the rows not sent are counted too
+    if counts:
         flows.unformatted += counts["flows"] - len(report["flows"])
     flows.print(out, limit, "(flow, destination, plane) rows")
     ports = ResultTable("Egress ports", ["port", "plane", "load", "backlog (B)", "status"],
                         left=("port", "plane", "status"))
+    loaded = [p for p in report["ports"] if p["load"] > 0]
     ports.add_rows(loaded, port_row, limit, key=bounded_first)
     if counts:
         ports.unformatted += counts["ports"] - len(loaded)
