@@ -34,6 +34,10 @@ fn every_method_is_above_the_lower_bound() {
     for (method, want) in [("tfa", 10470.793799289972), ("sfa", 545.1242571439793)] {
         let got = tagged(method, true, ArrivalBounds::Pboo);
         assert!((got - want).abs() <= 1e-9 * want, "{method} blind, pboo: {got}, pinned {want}");
+        // The default keeps per flow the smaller of two valid bounds: never above PBOO's alone,
+        // never below what a trajectory reaches (blind multiplexing allows every FIFO one).
+        let tightest = tagged(method, true, ArrivalBounds::Tightest);
+        assert!((LOWER..=got).contains(&tightest), "{method} blind: tightest {tightest}, pboo {got}");
     }
     let pinned = [
         ("tfa", false, 770.8606313591838),
