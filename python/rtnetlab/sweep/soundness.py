@@ -29,6 +29,7 @@ METHODS = [
     ("tfa", "tfa", False),
     ("sfa", "sfa", False),
     ("pmoo", "pmoo", False),
+    ("fifo-lp", "fifo-lp", False),
     ("afdx-naive", "afdx-naive", False),
     ("best-blind", "best", True),
 ]

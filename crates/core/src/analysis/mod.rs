@@ -125,7 +125,7 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         // On a server graph under FIFO multiplexing, the linear program where it applies.
         "best" => network_bounds::applies(net).map(|_| {
             let mut report = network_bounds::best_with(net, mux, arrival);
-            if let (true, false, Some(solver)) = (graph, req.blind, lp) {
+            if let (false, Some(solver)) = (req.blind, lp) {
                 fifo_lp::tighten(net, &mut report, solver);
             }
             report

@@ -2282,6 +2282,45 @@ pub(crate) fn fifo_tfa_general(net: &Network) -> FifoTfa {
     FifoTfa { port_delay, port_bursts, notes }
 }
 
+/// The FIFO queues of a network as the linear programs of `fifo-lp` read them: TFA's layout,
+/// and from TFA's state (FIFO multiplexing, grouping where links serialise flows) each queue's
+/// service curve, which its port's scheduler module gives, and its delay bound.
+pub(crate) struct FifoQueues {
+    /// Per queue: its port.
+    pub port: Vec<PortId>,
+    /// Per queue: its service curve (the scheduler's, the other queues' arrivals subtracted), or
+    /// why it has none.
+    pub service: Vec<Result<Curve, Unbounded>>,
+    /// Per queue: TFA's delay bound (s), or why there is none.
+    pub delay: Vec<Result<f64, Unbounded>>,
+    /// Per queue: its flows, in flow order.
+    pub flows: Vec<Vec<FlowId>>,
+    /// Per flow: (port, queue, whether an interleaved regulator reshapes it there) of every port
+    /// it crosses, once for a multicast flow.
+    pub crossings: Vec<Vec<(PortId, usize, bool)>>,
+}
+
+pub(crate) fn fifo_queues(net: &Network) -> FifoQueues {
+    let lay = layout(net);
+    let grouping = net.kind == crate::model::NetworkKind::Ethernet;
+    let opt = Options { method: Method::Tfa, grouping, multiplexing: Multiplexing::Fifo };
+    let (st, _) = tfa(net, &lay, &opt);
+    let mut port = vec![0; lay.queues.len()];
+    for (p, qs) in lay.port_queues.iter().enumerate() {
+        for &q in qs {
+            port[q] = p;
+        }
+    }
+    let flows =
+        lay.queues.iter().map(|q| q.crossings.iter().map(|&c| lay.crossings[c].flow).collect()).collect();
+    let crossings = lay
+        .flow_crossings
+        .iter()
+        .map(|fc| fc.iter().map(|&(p, c)| (p, lay.crossings[c].queue, lay.regulated[c])).collect())
+        .collect();
+    FifoQueues { port, service: st.service, delay: st.delay, flows, crossings }
+}
+
 /// TFA's bound for one route: the sum of its queues' delays.
 fn tfa_route(lay: &Layout, st: &TfaState, f: FlowId, ports: &[PortId]) -> Result<f64, Unbounded> {
     ports
@@ -2780,8 +2819,7 @@ pub(crate) fn set_delay(
         .iter()
         .find(|r| r.destination == row.destination && r.plane == row.plane)
         .expect("a row is one of its flow's routes");
-    let fixed: f64 = r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
-        + net.nodes[r.destination].receive_latency;
+    let fixed = fixed_delays_us(net, row) / 1e6;
     let (delay, reason) = match bound {
         Ok(d) => (d + fixed, None),
         Err(u) => (f64::INFINITY, Some(u.to_string())),
@@ -2789,6 +2827,19 @@ pub(crate) fn set_delay(
     let guaranteed = row.guaranteed;
     *row = flow_bound(net, f, r, (delay, row.backlog_bytes * 8.0), reason, method);
     row.guaranteed = guaranteed;
+}
+
+/// What a row's route adds to its queues' delays (µs): the links' propagation delays and the
+/// destination's receive latency.
+pub(crate) fn fixed_delays_us(net: &Network, row: &FlowBound) -> f64 {
+    let r = net.flows[row.flow]
+        .routes
+        .iter()
+        .find(|r| r.destination == row.destination && r.plane == row.plane)
+        .expect("a row is one of its flow's routes");
+    (r.ports.iter().map(|&p| net.ports[p].propagation_delay).sum::<f64>()
+        + net.nodes[r.destination].receive_latency)
+        * 1e6
 }
 
 /// `x` raised by 8 ulps (an infinity stays one).

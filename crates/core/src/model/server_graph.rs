@@ -85,6 +85,15 @@ pub fn build(spec: NetworkSpec, diags: &mut Diagnostics) -> Option<Network> {
         }
         finite(s.rate, format!("{place}.rate"), diags, true);
         finite(s.latency, format!("{place}.latency"), diags, false);
+        if let Some(m) = s.max_rate {
+            finite(m, format!("{place}.max_rate"), diags, true);
+            if m.is_finite() && m < s.rate {
+                diags.error(
+                    format!("{place}.max_rate"),
+                    format!("a server never sends faster than max_rate, so it must be at least rate ({}), got {m}", s.rate),
+                );
+            }
+        }
     }
     if graph.servers.is_empty() {
         diags.error("server_graph.servers", "a server graph needs at least one server");

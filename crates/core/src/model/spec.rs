@@ -75,13 +75,17 @@ pub struct ServerGraph {
 }
 
 /// A server offering the rate-latency service curve β(t) = rate·[t − latency]^+ to the flows
-/// crossing it (FIFO among them, or blind with `--blind`).
+/// crossing it (FIFO among them, or blind with `--blind`), and, with `max_rate`, the maximum
+/// service curve max_rate·t: it never sends faster (a line, which shapes what the next servers
+/// receive from it).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphServer {
     pub name: String,
     pub rate: f64,
     pub latency: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rate: Option<f64>,
 }
 
 /// A flow with an arrival curve at its first server, and the servers it crosses in order. The

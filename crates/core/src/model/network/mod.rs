@@ -180,6 +180,24 @@ impl Network {
         &self.port_flows
     }
 
+    /// The maximum service of egress port `p`, (rate, packet): in any interval of length Δ it
+    /// sends at most rate·Δ + packet bits (packet: its largest frame on the wire, which a
+    /// store-and-forward receiver takes at once). A link's line rate on a switched network; a
+    /// server graph's `max_rate` (fluid, no packet), `None` where the server gives none.
+    pub fn max_service(&self, p: PortId) -> Option<(f64, f64)> {
+        match self.kind {
+            NetworkKind::ServerGraph => {
+                let graph = self.spec.server_graph.as_ref()?;
+                graph.servers.get(p)?.max_rate.map(|rate| (rate, 0.0))
+            }
+            _ => {
+                let packet =
+                    self.port_flows[p].iter().map(|&f| self.flows[f].max_frame_wire).fold(0.0, f64::max);
+                Some((self.ports[p].rate, packet))
+            }
+        }
+    }
+
     /// Long-term rate offered to each egress port (bits per second on the wire).
     pub fn port_loads(&self) -> Vec<f64> {
         // The rates side by side first: the flow records are large and far apart.

@@ -1,0 +1,406 @@
+//! `fifo-lp`: a linear-programming delay bound for feed-forward networks of FIFO servers of
+//! rate-latency service crossed by token-bucket flows, solved with HiGHS.
+//!
+//! **General feed-forward networks** ([`tree_program`], [`prefix_delay`]). A flow's bound is
+//! the optimum of Bouillard's polynomial-size PLP program (Performance Evaluation 2022; Bouillard
+//! & Stea's FIFO program, IEEE/ACM ToN 2015, with one backlogged period per server) over the sink
+//! tree of the servers that can delay it ([`sink_tree`]): its path, then every server from which
+//! a flow goes to a server of the tree, nearest to the root first. Where a server's flows go to
+//! two servers of the tree, it feeds one and the flows to the other are cut: their piece after
+//! the cut carries the burst σ + ρ·d, d a bound on the flow's delay up to there (its own
+//! `fifo-lp` bound there, computed first: the network is feed-forward, so the recursion ends;
+//! bounds are memoised per flow and route prefix). TFA's per-server delay bounds cap each
+//! server's delay. Where the program is small, [`refine`] splits backlogged periods (one start
+//! per output date, as in the exact program, by branch and bound over the cases). O(N·D) dates for N servers of depth at most
+//! D and O(D²) arrival constraints per piece: polynomial.
+//! Cyclic networks are refused, in one line.
+//!
+//! **Source trees** ([`program`]). Where every flow sharing the path entered at its first
+//! server, a second, position-domain program also applies, and the smaller optimum is kept:
+//! let the flow of interest cross servers 1..n, server j of service β_j =
+//! R_j·[t − T_j]^+, and let every flow that meets it at a server have entered at server 1 with
+//! it and follow its path up to a server k_g before leaving it for good. FIFO at every server then
+//! keeps the order in which bits entered server 1: what is ahead of a bit at server j entered
+//! before it. Let D_j(x) be when the bit that entered at x leaves server j (D_0(x) = x). A FIFO
+//! server with service curve β_j lets it go by max over y ≤ x of D_{j−1}(y) + T_j +
+//! A_j[y, x]/R_j, with A_j[y, x] the traffic of the flows at server j entered between the bits y
+//! and x (Le Boudec & Thiran Thm 1.4.2 taken at the backlog's start, in the order of entry).
+//! Unrolled along the path, with y_1 ≤ … ≤ y_n ≤ y_{n+1} = x and ℓ_j = y_{j+1} − y_j:
+//!
+//!   D_n(x) − x ≤ Σ_j T_j + Σ_j Σ_{g at j} a_{g,j}/R_j − Σ_j ℓ_j,
+//!
+//! a_{g,j} being flow g's traffic entered between y_j and y_{j+1}. Each flow's token bucket
+//! bounds its traffic over any run of consecutive intervals j1..j2 (they lie within
+//! Σ_{j1..j2} ℓ_j of time): Σ a_{g,j} ≤ σ_g + ρ_g·Σ ℓ_j. The largest right-hand side under those
+//! constraints is a linear program in (ℓ, a) whose value bounds every trajectory's delay.
+//!
+//! On DEBORAH's source16-50 tandem it gives 18.113 (the LUDB bound of Bisti, Lenzini, Mingozzi
+//! and Stea is 18.1, the reachable delay 16.6), where TFA and SFA, which cut the path into
+//! servers and grow the cross traffic's bursts at each, give hundreds.
+//!
+//! **The solver.** The engine builds each flow's program ([`Program`]) and leaves its solution
+//! to a [`Solver`] given by the caller: the Python front passes HiGHS (the package highspy).
+//! Without a solver, `fifo-lp` is refused and `best` does without it.
+
+use super::network_bounds::{self, Method, Multiplexing, Options};
+use super::results::AnalysisReport;
+use crate::curves::Unbounded;
+use crate::model::{FlowId, Network, NetworkKind, PortId};
+use model::Model;
+use std::collections::HashMap;
+
+mod model;
+mod program;
+pub use program::{tandem_program, tree_program, Line, Piece, TreeServer};
+pub use program::{REFINE_MAX_VARIABLES, REFINE_PATIENCE, REFINE_PROGRAMS, REFINE_WORK};
+
+/// The method's name in reports.
+pub const NAME: &str = "fifo-lp";
+
+/// Whether `fifo-lp` applies to `net`, or the first rule it breaks, in one line. It covers every
+/// network whose queues serve their frames in arrival order: FIFO multiplexing is its premise.
+/// Flows it cannot bound (a queue without service, an interleaved regulator on the flow's own
+/// path) get an infinite bound with the reason, and `best` keeps the other methods' bounds.
+pub fn applies(_net: &Network, blind: bool) -> Result<(), String> {
+    if blind {
+        return Err("fifo-lp assumes FIFO multiplexing: it has no blind variant".into());
+    }
+    Ok(())
+}
+
+/// A linear program: maximise c·x subject to A·x ≤ b and x ≥ 0, A given row by row as
+/// (column, coefficient) terms.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub objective: Vec<f64>,
+    pub rows: Vec<(Vec<(usize, f64)>, f64)>,
+}
+
+impl Program {
+    fn column(&mut self, cost: f64) -> usize {
+        self.objective.push(cost);
+        self.objective.len() - 1
+    }
+
+    fn row(&mut self, terms: Vec<(usize, f64)>, upper: f64) {
+        self.rows.push((terms, upper));
+    }
+
+    /// c·x at `x`, when `x` satisfies every constraint (within `tol`), else `None`.
+    pub fn value_at(&self, x: &[f64], tol: f64) -> Option<f64> {
+        let feasible = x.iter().all(|&v| v >= -tol)
+            && self
+                .rows
+                .iter()
+                .all(|(terms, b)| terms.iter().map(|&(c, a)| a * x[c]).sum::<f64>() <= b + tol);
+        feasible.then(|| self.objective.iter().zip(x).map(|(c, v)| c * v).sum())
+    }
+}
+
+/// Solves a [`Program`]: its optimum, or why there is none (unbounded, infeasible, no solver).
+pub type Solver<'a> = &'a mut dyn FnMut(&Program) -> Result<f64, String>;
+
+/// Flow `f`'s source-tree program up to its port `end` ([`mod@self`], "Source trees"), with
+/// what turns its optimum into a delay bound: (program, time unit, Σ latencies), or `None` where
+/// it does not apply: a server that is not rate-latency, or a flow sharing the trunk that did
+/// not enter at its first queue with `f` from its source, or does not follow it until it
+/// leaves it for good. Scaled so that the largest burst is 1 and the fastest server sends it in
+/// one time unit: a solver's tolerances are absolute, and a description may be in bits and
+/// seconds.
+fn source_program(m: &Model, f: FlowId, end: PortId) -> Result<Option<(Program, f64, f64)>, Unbounded> {
+    let ports = m.prefix(f, end);
+    let trunk: Vec<usize> = ports.iter().map(|&p| m.queue(f, p)).collect();
+    let n = trunk.len();
+    let tree = model::Tree {
+        queues: trunk.clone(),
+        next: (0..n).map(|i| (i + 1 < n).then_some(i + 1)).collect(),
+        root: n - 1,
+    };
+    let servers = model::servers(m, &tree)?;
+    let mut rate = Vec::with_capacity(n);
+    let mut latency = 0.0;
+    for s in &servers {
+        let [(r, t)] = s.service[..] else { return Ok(None) };
+        rate.push(r);
+        latency += t;
+    }
+    // Every flow sharing a trunk queue: its token bucket and how many trunk queues it crosses.
+    let mut flows: Vec<(f64, f64, usize)> = Vec::new();
+    let mut seen: Vec<FlowId> = Vec::new();
+    for &q in &trunk {
+        for member in &m.members[q] {
+            if seen.contains(&member.flow) {
+                continue;
+            }
+            seen.push(member.flow);
+            let g = member.flow;
+            let shared: Vec<usize> =
+                (0..n).filter(|&j| m.crossings[g].get(&ports[j]).is_some_and(|x| x.0 == trunk[j])).collect();
+            let k = shared.len();
+            if shared != (0..k).collect::<Vec<_>>() {
+                return Ok(None);
+            }
+            // From its source at the first queue, straight along the trunk: a detour between
+            // two trunk queues would let bits that entered before the tagged one's backlog
+            // arrive inside it.
+            let (_, from, regulated) = m.crossings[g][&ports[0]];
+            let straight = (1..k).all(|j| {
+                let (_, from, regulated) = m.crossings[g][&ports[j]];
+                from == Some(ports[j - 1]) && !regulated
+            });
+            if from.is_some() || regulated || !straight {
+                return Ok(None);
+            }
+            flows.push((m.net.flows[g].burst, m.net.flows[g].rate, k));
+        }
+    }
+    for j in 0..n {
+        let load: f64 = flows.iter().filter(|x| x.2 > j).map(|x| x.1).sum();
+        if load > rate[j] {
+            return Err(overloaded(m, trunk[j], load, rate[j]));
+        }
+    }
+    let bits = flows.iter().map(|x| x.0).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let time = bits / rate.iter().copied().fold(0.0, f64::max);
+    let mut lp = Program::default();
+    let ell: Vec<usize> = (0..n).map(|_| lp.column(-1.0)).collect();
+    for &(sigma, rho, k) in &flows {
+        let (sigma, rho) = (sigma / bits, rho * time / bits);
+        let a: Vec<usize> = (0..k).map(|j| lp.column(bits / (time * rate[j]))).collect();
+        for j1 in 0..k {
+            for j2 in j1..k {
+                let mut row: Vec<(usize, f64)> = (j1..=j2).map(|j| (a[j], 1.0)).collect();
+                row.extend((j1..=j2).map(|j| (ell[j], -rho)));
+                lp.row(row, sigma);
+            }
+        }
+    }
+    Ok(Some((lp, time, latency)))
+}
+
+fn overloaded(m: &Model, queue: usize, load: f64, rate: f64) -> Unbounded {
+    let p = m.servers[queue].port;
+    let name = match m.net.kind {
+        NetworkKind::ServerGraph => format!("server '{}'", m.net.nodes[m.net.ports[p].node].name),
+        _ => m.net.port_label(p),
+    };
+    Unbounded::new(format!("{name} overloaded: offered rate {load} > its rate {rate}"))
+}
+
+/// What `fifo-lp` computes, memoised per (flow, port of its route): the bound of the flow's delay
+/// from its release until it has left that port; `None` while it is being computed (a cyclic
+/// network asks for it again: TFA's bound stands in).
+pub type Memo = HashMap<(FlowId, PortId), Option<Result<f64, Unbounded>>>;
+
+/// The bounds `fifo-lp` works from: the network's queues, and what it has computed.
+pub struct Bounds<'a> {
+    model: Model<'a>,
+    memo: Memo,
+}
+
+impl<'a> Bounds<'a> {
+    pub fn new(net: &'a Network) -> Bounds<'a> {
+        Bounds { model: Model::new(net), memo: Memo::new() }
+    }
+
+    /// The number of variables of the tree program of flow `f` up to `end`, or `None` above
+    /// `limit` (counted without building more than `limit` of it).
+    pub fn variables(&self, f: FlowId, end: PortId, limit: usize) -> Option<usize> {
+        model::variables(&self.model, f, end, limit)
+    }
+
+    /// TFA's bound of flow `f`'s delay from its release until it has left `end`: its queues'
+    /// delay bounds and the propagation delays between them.
+    fn tfa_prefix(&self, f: FlowId, end: PortId) -> f64 {
+        let m = &self.model;
+        let ports = m.prefix(f, end);
+        let queues: f64 = ports.iter().map(|&p| m.servers[m.queue(f, p)].cap).sum();
+        queues + ports[..ports.len() - 1].iter().map(|&p| m.net.ports[p].propagation_delay).sum::<f64>()
+    }
+
+    /// Flow `f`'s delay bound from its release until it has left its port `end`: the smaller of
+    /// the [`tree_program`]'s over its sink tree and, where it applies, the source-tree
+    /// program's. Every flow that meets the tree enters as a [`Piece`] per maximal run of its
+    /// route along the tree's edges; a run that does not start at the flow's source (it was
+    /// cut) brings the burst σ + ρ·d, d a bound on the flow's delay up to there, since a flow of
+    /// token bucket (σ, ρ) through any system of delay at most d leaves with token bucket (σ +
+    /// ρ·d, ρ). d is the least of the flow's own bound up to there (computed first, by this
+    /// function; on a feed-forward network the recursion ends, on a cyclic one a bound asked for
+    /// while it is computed is TFA's) and TFA's.
+    pub fn prefix_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
+        match self.memo.get(&(f, end)) {
+            Some(Some(known)) => return known.clone(),
+            Some(None) => return Ok(self.tfa_prefix(f, end)).and_then(finite_or(self, f, end)),
+            None => {}
+        }
+        self.memo.insert((f, end), None);
+        let tree = self.tree_delay(f, end, &mut *solver);
+        let source = match source_program(&self.model, f, end) {
+            Ok(Some((lp, time, latency))) => {
+                solver(&lp).ok().map(|value| latency + (value + 1e-6 * value.abs().max(1.0)) * time)
+            }
+            _ => None,
+        };
+        let result = match (tree, source) {
+            (Ok(a), Some(b)) => Ok(a.min(b)),
+            (Err(_), Some(b)) => Ok(b),
+            (tree, None) => tree,
+        };
+        self.memo.insert((f, end), Some(result.clone()));
+        result
+    }
+
+    /// A bound on flow `g`'s delay from its release until it arrives at the node after `from`.
+    fn upstream(&mut self, g: FlowId, from: PortId, solver: Solver) -> Result<f64, Unbounded> {
+        let tfa = self.tfa_prefix(g, from);
+        let lp = self.prefix_delay(g, from, solver);
+        let d = match lp {
+            Ok(d) => d.min(tfa),
+            Err(why) if !tfa.is_finite() => return Err(why),
+            Err(_) => tfa,
+        };
+        Ok(d + self.model.net.ports[from].propagation_delay)
+    }
+
+    fn tree_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
+        let m = &self.model;
+        let tree = model::Tree::of(m, f, end, usize::MAX).expect("no limit");
+        let entries = model::pieces(m, f, &tree);
+        let servers = model::servers(m, &tree)?;
+        let mut load = vec![0.0; tree.queues.len()];
+        for (_, piece) in &entries {
+            for h in model::along(&tree.next, *piece) {
+                load[h] += piece.rho;
+            }
+        }
+        for (h, s) in servers.iter().enumerate() {
+            if load[h] > s.rate() {
+                return Err(overloaded(m, tree.queues[h], load[h], s.rate()));
+            }
+        }
+        let lines = model::lines(m, &tree, &entries);
+        let trunk = tree.root + 1;
+        let mut pieces = Vec::with_capacity(entries.len());
+        for (entry, mut piece) in entries {
+            if !entry.fresh {
+                let from = entry.from.expect("a cut piece comes from a port");
+                piece.sigma += piece.rho * self.upstream(entry.flow, from, &mut *solver)?;
+            }
+            pieces.push(piece);
+        }
+        // The trunk from the root back, then the other servers nearest the root first.
+        let order: Vec<usize> = (0..trunk).rev().chain(trunk..tree.queues.len()).collect();
+        let (value, time) = program::refine(&servers, &pieces, &lines, &order, solver).map_err(|why| {
+            Unbounded::new(format!(
+                "flow '{}': the linear program has no optimum ({why})",
+                self.model.net.flows[f].name
+            ))
+        })?;
+        // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
+        // one: raised by more than that, it stays an upper bound.
+        Ok((value + 1e-6 * value.abs().max(1.0)) * time)
+    }
+
+    /// The bound of flow `f` on its route `r` (s): its delay until it has left the route's last
+    /// port, less the propagation delays before it (the report adds every propagation delay of
+    /// the route and the destination's receive latency).
+    pub fn route_bound(
+        &mut self,
+        f: FlowId,
+        r: &crate::model::Route,
+        solver: Solver,
+    ) -> Result<f64, Unbounded> {
+        let last = *r.ports.last().expect("a route has ports");
+        let d = self.prefix_delay(f, last, solver)?;
+        let inside: f64 =
+            r.ports[..r.ports.len() - 1].iter().map(|&p| self.model.net.ports[p].propagation_delay).sum();
+        Ok(d - inside)
+    }
+}
+
+/// TFA's prefix bound where it is finite, else why not.
+fn finite_or<'b>(b: &'b Bounds, f: FlowId, end: PortId) -> impl Fn(f64) -> Result<f64, Unbounded> + 'b {
+    move |d| {
+        if d.is_finite() {
+            Ok(d)
+        } else {
+            Err(Unbounded::new(format!(
+                "flow '{}': cyclic dependencies through {} and no TFA bound there",
+                b.model.net.flows[f].name,
+                b.model.net.port_label(end)
+            )))
+        }
+    }
+}
+
+/// The LP bound of flow `f` along its (first) route (s), or why it has none.
+pub fn route_bound(net: &Network, f: FlowId, solver: Solver) -> Result<f64, Unbounded> {
+    Bounds::new(net).route_bound(f, &net.flows[f].routes[0], solver)
+}
+
+/// `fifo-lp` on every flow: SFA's report (its backlogs and port rows) with each flow's delay
+/// bound the program's.
+pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
+    let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
+    let mut report = network_bounds::analyze(net, &opt);
+    report.method = NAME.to_string();
+    let mut bounds = Bounds::new(net);
+    for row in report.flows.iter_mut() {
+        let route = route_of(net, row);
+        let bound = bounds.route_bound(row.flow, route, solver);
+        network_bounds::set_delay(net, row, bound, NAME);
+    }
+    report
+}
+
+fn route_of<'n>(net: &'n Network, row: &super::results::FlowBound) -> &'n crate::model::Route {
+    net.flows[row.flow]
+        .routes
+        .iter()
+        .find(|r| r.destination == row.destination && r.plane == row.plane)
+        .expect("a row is one of its flow's routes")
+}
+
+/// `best` runs `fifo-lp` for a route only where its program has at most this many variables:
+/// past it, a program can take HiGHS seconds to minutes, and `best` keeps the other methods'
+/// bound with a note (`--method fifo-lp` alone still runs it).
+pub const BEST_MAX_VARIABLES: usize = 2_000;
+
+/// `best` under FIFO multiplexing: for each route whose program is within
+/// [`BEST_MAX_VARIABLES`], `fifo-lp`'s bound where it is tighter than the other methods'; a note
+/// says how many routes were left to them.
+pub fn tighten(net: &Network, report: &mut AnalysisReport, solver: Solver) {
+    tighten_within(net, report, solver, BEST_MAX_VARIABLES)
+}
+
+/// [`tighten`] with the size guard `max_variables`.
+pub fn tighten_within(net: &Network, report: &mut AnalysisReport, solver: Solver, max_variables: usize) {
+    let mut bounds = Bounds::new(net);
+    let mut skipped: Vec<(FlowId, usize)> = Vec::new();
+    for row in report.flows.iter_mut() {
+        let route = route_of(net, row);
+        let last = *route.ports.last().expect("a route has ports");
+        let Some(_) = bounds.variables(row.flow, last, max_variables) else {
+            skipped
+                .push((row.flow, model::variables(&bounds.model, row.flow, last, usize::MAX).unwrap_or(0)));
+            continue;
+        };
+        if let Ok(d) = bounds.route_bound(row.flow, route, solver) {
+            if d * 1e6 < row.delay_us - network_bounds::fixed_delays_us(net, row) {
+                network_bounds::set_delay(net, row, Ok(d), NAME);
+            }
+        }
+    }
+    if let Some(&(f, size)) = skipped.iter().max_by_key(|x| x.1) {
+        report.notes.push(format!(
+            "fifo-lp skipped by best on {} route{}: their linear programs have more than best's limit of \
+             {max_variables} variables (the largest, flow '{}''s, {size}; run it alone with --method fifo-lp)",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" },
+            net.flows[f].name
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests;
