@@ -29,6 +29,7 @@ class Network:
         blind: bool = False,
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
         arrival_bounds: str = "tightest",
+        lp_effort: str = "default",
     ) -> str:
         """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
         `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
@@ -43,6 +44,7 @@ class Network:
         warnings: list[str] = ...,
         indent: bool = True,
         arrival_bounds: str = "tightest",
+        lp_effort: str = "default",
     ) -> str:
         """The same analysis as `analyze --json` prints it: the report's fields then `warnings`,
         JSON text indented by two spaces (or compact); ValueError as analyze_json."""
@@ -54,6 +56,7 @@ class Network:
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
         limit: int | None = None,
         arrival_bounds: str = "tightest",
+        lp_effort: str = "default",
     ) -> str:
         """The same analysis as its terminal tables show it, JSON text: the report with the first
         `limit` flow, loaded-port and redundancy rows (all when None) most critical first, and
@@ -86,6 +89,7 @@ class Network:
         flow: str,
         lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
         arrival_bounds: str = "tightest",
+        lp_effort: str = "default",
     ) -> str:
         """Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON
         text; `lp` as in analyze_json (the bounds explained are then analyze's own)."""

@@ -33,6 +33,8 @@ def _option_of(message: str) -> str | None:
         return "--method"
     if message.startswith("unknown arrival bounding"):
         return "--arrival-bounds"
+    if message.startswith("unknown fifo-lp effort"):
+        return "--lp-effort"
     return None
 
 
@@ -52,31 +54,33 @@ class Network:
         return loads(self.handle.info_json())
 
     def analyze(self, method: str = "best", grouping: bool = False, blind: bool = False,
-                arrival_bounds: str = "tightest") -> dict:
+                arrival_bounds: str = "tightest", lp_effort: str = "default") -> dict:
         """Worst-case bounds per (flow, destination, plane) and per egress port; on a server
-        graph, cross traffic bounded as `arrival_bounds` says (tightest, pboo or pmoo)."""
+        graph, cross traffic bounded as `arrival_bounds` says (tightest, pboo or pmoo); fifo-lp
+        (alone or in best) at `lp_effort` (fast, default or exhaustive)."""
         return loads(self._analysis(self.handle.analyze_json, method, grouping, blind,
-                                    arrival_bounds=arrival_bounds))
+                                    arrival_bounds=arrival_bounds, lp_effort=lp_effort))
 
     def analysis_document(
         self, method: str = "best", grouping: bool = False, blind: bool = False, indent: bool = True,
-        arrival_bounds: str = "tightest",
+        arrival_bounds: str = "tightest", lp_effort: str = "default",
     ) -> str:
         """`analyze --json`'s document as JSON text, written by the engine: the report's fields,
         then this network's warnings (equal, as JSON, to ``{**analyze(...), "warnings": ...}``)."""
         return self._analysis(self.handle.analyze_document_json, method, grouping, blind,
-                              warnings=self.warnings, indent=indent, arrival_bounds=arrival_bounds)
+                              warnings=self.warnings, indent=indent, arrival_bounds=arrival_bounds,
+                              lp_effort=lp_effort)
 
     def analysis_tables(
         self, method: str = "best", grouping: bool = False, blind: bool = False, limit: int | None = None,
-        arrival_bounds: str = "tightest",
+        arrival_bounds: str = "tightest", lp_effort: str = "default",
     ) -> dict:
         """What `analyze`'s terminal tables show: the report with only the first `limit` rows of
         its flow, port (loaded ports) and redundancy tables, most critical first, plus
         ``counts`` of every row, the deadline ``failures`` of the flows and the
         ``unbounded_ports``; a 5000-VL report's 18,000 rows stay in the engine."""
         text = self._analysis(self.handle.analyze_table_json, method, grouping, blind, limit=limit,
-                              arrival_bounds=arrival_bounds)
+                              arrival_bounds=arrival_bounds, lp_effort=lp_effort)
         return loads(text)
 
     def _analysis(self, call: Any, method: str, grouping: bool, blind: bool, **options: Any) -> str:
@@ -91,13 +95,13 @@ class Network:
             raise UserError(f"{where}: {e}") from None
 
     def explain(self, method: str, grouping: bool, blind: bool, flow: str,
-                arrival_bounds: str = "tightest") -> dict:
+                arrival_bounds: str = "tightest", lp_effort: str = "default") -> dict:
         """Where `flow`'s bounds come from under the analysis asked for: per route, hop by hop."""
         try:
             from rtnetlab.analysis.lp import solver
 
             return loads(self.handle.explain_json(method, grouping, blind, flow, solver(),
-                                                  arrival_bounds=arrival_bounds))
+                                                  arrival_bounds=arrival_bounds, lp_effort=lp_effort))
         except ValueError as e:
             where = _option_of(str(e)) or "--explain"
             raise UserError(f"{where}: {e}") from None

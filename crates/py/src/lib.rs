@@ -51,24 +51,27 @@ impl Network {
         method: &str,
         grouping: bool,
         blind: bool,
-        arrival_bounds: &str,
+        options: (&str, &str),
         lp: Option<PyObject>,
     ) -> PyResult<rtnetlab_core::analysis::results::AnalysisReport> {
-        let req = request(method, grouping, blind, arrival_bounds)?;
+        let req = request(method, grouping, blind, options)?;
         with_solver(py, lp, |solver| rtnetlab_core::analysis::run_with(&self.inner, &req, solver))
     }
 }
 
-/// The analysis asked for; an unknown arrival bounding is a ValueError naming the choices.
+/// The analysis asked for, with its (arrival bounding, fifo-lp effort); an unknown one is a
+/// ValueError naming the choices.
 fn request(
     method: &str,
     grouping: bool,
     blind: bool,
-    arrival_bounds: &str,
+    (arrival_bounds, lp_effort): (&str, &str),
 ) -> PyResult<rtnetlab_core::analysis::Request> {
+    use pyo3::exceptions::PyValueError;
     let arrival_bounds = rtnetlab_core::analysis::network_bounds::ArrivalBounds::parse(arrival_bounds)
-        .map_err(pyo3::exceptions::PyValueError::new_err)?;
-    Ok(rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind, arrival_bounds })
+        .map_err(PyValueError::new_err)?;
+    let lp_effort = rtnetlab_core::analysis::fifo_lp::Effort::parse(lp_effort).map_err(PyValueError::new_err)?;
+    Ok(rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind, arrival_bounds, lp_effort })
 }
 
 /// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
@@ -117,7 +120,7 @@ impl Network {
     /// `lp(objective, rows)` with rows `(columns, coefficients, upper)`, for max c·x, A·x ≤ b,
     /// x ≥ 0, it returns the optimum or raises ValueError with why there is none.
     /// `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, arrival_bounds="tightest"))]
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, arrival_bounds="tightest", lp_effort="default"))]
     fn analyze_json(
         &self,
         py: Python<'_>,
@@ -126,13 +129,14 @@ impl Network {
         blind: bool,
         lp: Option<PyObject>,
         arrival_bounds: &str,
+        lp_effort: &str,
     ) -> PyResult<String> {
-        self.run_analysis(py, method, grouping, blind, arrival_bounds, lp).map(|report| to_json(&report))
+        self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp).map(|report| to_json(&report))
     }
     /// The analysis as `analyze --json` prints it: the report's fields, then `warnings`, JSON
     /// text indented by two spaces (`indent`) or compact; serialised here rather than decoded
     /// and re-encoded in Python (a 5000-VL report is 6.8 MB).
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, warnings=Vec::new(), indent=true, arrival_bounds="tightest"))]
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, warnings=Vec::new(), indent=true, arrival_bounds="tightest", lp_effort="default"))]
     #[allow(clippy::too_many_arguments)]
     fn analyze_document_json(
         &self,
@@ -144,8 +148,9 @@ impl Network {
         warnings: Vec<String>,
         indent: bool,
         arrival_bounds: &str,
+        lp_effort: &str,
     ) -> PyResult<String> {
-        let report = self.run_analysis(py, method, grouping, blind, arrival_bounds, lp)?;
+        let report = self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp)?;
         let doc = table_view::Document { report: &report, warnings: &warnings };
         let text = if indent { serde_json::to_string_pretty(&doc) } else { serde_json::to_string(&doc) };
         Ok(text.expect("engine results serialise to JSON"))
@@ -153,7 +158,7 @@ impl Network {
     /// The analysis as its terminal tables show it, JSON text: the first `limit` rows of each
     /// table (every row when None) most critical first, the counts of all rows, the deadline
     /// failures and the unbounded ports (`table_view`).
-    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, limit=None, arrival_bounds="tightest"))]
+    #[pyo3(signature = (method, grouping=false, blind=false, lp=None, limit=None, arrival_bounds="tightest", lp_effort="default"))]
     #[allow(clippy::too_many_arguments)]
     fn analyze_table_json(
         &self,
@@ -164,8 +169,9 @@ impl Network {
         lp: Option<PyObject>,
         limit: Option<usize>,
         arrival_bounds: &str,
+        lp_effort: &str,
     ) -> PyResult<String> {
-        let report = self.run_analysis(py, method, grouping, blind, arrival_bounds, lp)?;
+        let report = self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp)?;
         Ok(table_view::table_json(&report, limit))
     }
     /// The same analysis, summed up as (rows, unbounded rows, largest finite delay in µs): what
@@ -239,7 +245,7 @@ impl Network {
     }
     /// Where flow `flow`'s bounds come from, hop by hop, under the analysis asked for, JSON text.
     /// `lp` as in `analyze_json` (the bounds explained are then `analyze`'s own).
-    #[pyo3(signature = (method, grouping, blind, flow, lp=None, arrival_bounds="tightest"))]
+    #[pyo3(signature = (method, grouping, blind, flow, lp=None, arrival_bounds="tightest", lp_effort="default"))]
     #[allow(clippy::too_many_arguments)]
     fn explain_json(
         &self,
@@ -250,8 +256,9 @@ impl Network {
         flow: &str,
         lp: Option<PyObject>,
         arrival_bounds: &str,
+        lp_effort: &str,
     ) -> PyResult<String> {
-        let req = request(method, grouping, blind, arrival_bounds)?;
+        let req = request(method, grouping, blind, (arrival_bounds, lp_effort))?;
         with_solver(py, lp, |solver| rtnetlab_core::analysis::explain_with(&self.inner, &req, flow, solver))
             .map(|e| to_json(&e))
     }

@@ -103,6 +103,15 @@ def analyze(
             "per flow the tightest of both.",
         ),
     ] = "tightest",
+    lp_effort: Annotated[
+        str,
+        typer.Option(
+            "--lp-effort",
+            help="fifo-lp's effort, alone and in best: fast (one program per bound), default, or "
+            "exhaustive (every backlogged period split, the network unfolded without cuts: the "
+            "tightest bound, for small networks).",
+        ),
+    ] = "default",
     output_format: Annotated[
         str | None,
         typer.Option(
@@ -141,7 +150,7 @@ def analyze(
         if output is not None or compare is not None or output_format not in (None, "table", "json"):
             raise UserError("--explain: prints one flow's terms; it takes no -o, --compare or --format")
         net = model.load_file(file)
-        explanation = net.explain(method, grouping, blind, explain, arrival_bounds)
+        explanation = net.explain(method, grouping, blind, explain, arrival_bounds, lp_effort)
         if as_json or output_format == "json":
             emit_json({**explanation, "warnings": net.warnings})
         else:
@@ -155,11 +164,13 @@ def analyze(
         # What a user runs most: the engine writes the JSON document, or selects the rows the
         # tables show; the whole report (6.8 MB of JSON on 5000 VLs) never crosses into Python.
         if fmt == "json":
-            text = net.analysis_document(method, grouping, blind, arrival_bounds=arrival_bounds)
+            text = net.analysis_document(method, grouping, blind, arrival_bounds=arrival_bounds,
+                                         lp_effort=lp_effort)
             sys.stdout.write(text + "\n")
             verdict = results.verdict(json.loads(text)) if fail_on_miss else {"failed": False}
         else:
-            view = net.analysis_tables(method, grouping, blind, limit, arrival_bounds=arrival_bounds)
+            view = net.analysis_tables(method, grouping, blind, limit, arrival_bounds=arrival_bounds,
+                                       lp_effort=lp_effort)
             verdict = _view_verdict(view)
             warn(net)
             print_report(view, limit, results.Reasons.of(net, {"ports": view["unbounded_ports"]}))
@@ -168,7 +179,7 @@ def analyze(
                 err.print(results.failure_line(verdict["failures"]), style="bold red", markup=False)
             raise typer.Exit(EXIT_VERDICT)
         return
-    report = net.analyze(method, grouping, blind, arrival_bounds)
+    report = net.analyze(method, grouping, blind, arrival_bounds, lp_effort)
     reference = None
     if compare is not None:
         from rtnetlab.io import wopanet

@@ -41,6 +41,8 @@ pub struct Request {
     pub grouping: bool,
     pub blind: bool,
     pub arrival_bounds: network_bounds::ArrivalBounds,
+    /// How hard fifo-lp works (alone, and inside `best`).
+    pub lp_effort: fifo_lp::Effort,
 }
 
 /// Runs the requested analysis; a method that does not apply, or an unknown one, is a user error.
@@ -117,7 +119,7 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
             network_bounds::sink_tree::applies(net).map(|_| network_bounds::sink_tree::analyze(net))
         }
         "fifo-lp" => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
-            Some(solver) => Ok(fifo_lp::analyze(net, solver)),
+            Some(solver) => Ok(fifo_lp::analyze(net, req.lp_effort, solver)),
             None => Err("fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, \
                          the extra `cloud`)"
                 .to_string()),
@@ -126,7 +128,7 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         "best" => network_bounds::applies(net).map(|_| {
             let mut report = network_bounds::best_with(net, mux, arrival);
             if let (false, Some(solver)) = (req.blind, lp) {
-                fifo_lp::tighten(net, &mut report, solver);
+                fifo_lp::tighten(net, &mut report, req.lp_effort, solver);
             }
             report
         }),

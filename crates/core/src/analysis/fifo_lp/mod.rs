@@ -57,6 +57,93 @@ pub use program::{REFINE_MAX_VARIABLES, REFINE_PATIENCE, REFINE_PROGRAMS, REFINE
 /// The method's name in reports.
 pub const NAME: &str = "fifo-lp";
 
+/// How hard `fifo-lp` works for each bound: how many programs [`program::refine`] may solve
+/// splitting backlogged periods (and on programs of at most how many variables), and how far a
+/// sink tree is unfolded before flows are cut ([`model::Tree`]). Every effort gives a bound; more
+/// gives a tighter or equal one, at a cost that grows fast (docs/ANALYSIS.md, "fifo-lp").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Effort {
+    pub programs: usize,
+    pub work: usize,
+    pub patience: usize,
+    pub max_variables: usize,
+    pub unfold: usize,
+    /// The most dates a sink tree may have: past it, flows are cut where they join it.
+    pub dates: usize,
+    /// Whether a cut flow's burst comes from its own fifo-lp bound upstream (a program per
+    /// prefix) or from TFA's alone.
+    pub recursive: bool,
+}
+
+impl Effort {
+    /// One program per bound, no copies: the cheapest.
+    pub const FAST: Effort =
+        Effort { programs: 1, work: 0, patience: 0, max_variables: 0, unfold: 0, dates: TREE_DATES, recursive: false };
+    pub const DEFAULT: Effort = Effort {
+        programs: program::REFINE_PROGRAMS,
+        work: program::REFINE_WORK,
+        patience: program::REFINE_PATIENCE,
+        max_variables: program::REFINE_MAX_VARIABLES,
+        unfold: model::UNFOLD_DATES,
+        dates: TREE_DATES,
+        recursive: true,
+    };
+    /// Backlogged periods split as far as 2,000 programs per bound allow (the search stops
+    /// earlier when every case is decided: then the program is exact for its tree), and the
+    /// network unfolded without cuts: the tightest bound the engine computes within minutes on
+    /// small networks.
+    pub const EXHAUSTIVE: Effort = Effort {
+        programs: 2_000,
+        work: usize::MAX,
+        patience: 500,
+        max_variables: 2_000,
+        unfold: 1_000_000,
+        dates: usize::MAX,
+        recursive: true,
+    };
+    /// The names users give them.
+    pub const NAMES: &'static [&'static str] = &["fast", "default", "exhaustive"];
+
+    /// A name, or the default changed by `KEY=N,...` (programs, patience, variables, work,
+    /// unfold, dates, recursive (0 or 1): [`Effort`]'s fields).
+    pub fn parse(name: &str) -> Result<Effort, String> {
+        let unknown =
+            || format!("unknown fifo-lp effort '{name}', expected one of {} or KEY=N,...", Self::NAMES.join(", "));
+        match name {
+            "fast" => return Ok(Effort::FAST),
+            "default" => return Ok(Effort::DEFAULT),
+            "exhaustive" => return Ok(Effort::EXHAUSTIVE),
+            _ => {}
+        }
+        let mut e = Effort::DEFAULT;
+        for part in name.split(',') {
+            let (key, value) = part.split_once('=').ok_or_else(unknown)?;
+            let value: usize = value.trim().parse().map_err(|_| unknown())?;
+            match key.trim() {
+                "programs" => e.programs = value,
+                "patience" => e.patience = value,
+                "variables" => e.max_variables = value,
+                "work" => e.work = value,
+                "unfold" => e.unfold = value,
+                "dates" => e.dates = value,
+                "recursive" => e.recursive = value != 0,
+                _ => return Err(unknown()),
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// The dates a sink tree may have at the default effort: a program of about three times as many
+/// variables, which HiGHS solves in a few tenths of a second (docs/ANALYSIS.md, "fifo-lp").
+pub const TREE_DATES: usize = 600;
+
+impl Default for Effort {
+    fn default() -> Effort {
+        Effort::DEFAULT
+    }
+}
+
 /// Whether `fifo-lp` applies to `net`, or the first rule it breaks, in one line. It covers every
 /// network whose queues serve their frames in arrival order: FIFO multiplexing is its premise.
 /// Flows it cannot bound (a queue without service, an interleaved regulator on the flow's own
@@ -115,6 +202,7 @@ fn source_program(m: &Model, f: FlowId, end: PortId) -> Result<Option<(Program, 
         queues: trunk.clone(),
         next: (0..n).map(|i| (i + 1 < n).then_some(i + 1)).collect(),
         root: n - 1,
+        children: (0..n).map(|i| if i > 0 { vec![i - 1] } else { Vec::new() }).collect(),
     };
     let servers = model::servers(m, &tree)?;
     let mut rate = Vec::with_capacity(n);
@@ -196,17 +284,20 @@ pub type Memo = HashMap<(FlowId, PortId), Option<Result<f64, Unbounded>>>;
 pub struct Bounds<'a> {
     model: Model<'a>,
     memo: Memo,
+    effort: Effort,
+    /// On a cyclic network, the bounds of the pass before ([`analyze`]): where a cut closes a
+    /// cycle, the smaller of it and TFA's stands in for the bound being computed.
+    previous: HashMap<(FlowId, PortId), f64>,
 }
 
 impl<'a> Bounds<'a> {
-    pub fn new(net: &'a Network) -> Bounds<'a> {
-        Bounds { model: Model::new(net), memo: Memo::new() }
+    pub fn new(net: &'a Network, effort: Effort) -> Bounds<'a> {
+        Bounds { model: Model::new(net), memo: Memo::new(), effort, previous: HashMap::new() }
     }
 
-    /// The number of variables of the tree program of flow `f` up to `end`, or `None` above
-    /// `limit` (counted without building more than `limit` of it).
-    pub fn variables(&self, f: FlowId, end: PortId, limit: usize) -> Option<usize> {
-        model::variables(&self.model, f, end, limit)
+    /// The number of variables of the tree program of flow `f` up to `end`.
+    pub fn variables(&self, f: FlowId, end: PortId) -> usize {
+        model::variables(&self.model, f, end, self.effort.dates, self.effort.unfold)
     }
 
     /// TFA's bound of flow `f`'s delay from its release until it has left `end`: its queues'
@@ -230,7 +321,10 @@ impl<'a> Bounds<'a> {
     pub fn prefix_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
         match self.memo.get(&(f, end)) {
             Some(Some(known)) => return known.clone(),
-            Some(None) => return Ok(self.tfa_prefix(f, end)).and_then(finite_or(self, f, end)),
+            Some(None) => {
+                let before = self.previous.get(&(f, end)).copied().unwrap_or(f64::INFINITY);
+                return Ok(self.tfa_prefix(f, end).min(before)).and_then(finite_or(self, f, end));
+            }
             None => {}
         }
         self.memo.insert((f, end), None);
@@ -253,6 +347,10 @@ impl<'a> Bounds<'a> {
     /// A bound on flow `g`'s delay from its release until it arrives at the node after `from`.
     fn upstream(&mut self, g: FlowId, from: PortId, solver: Solver) -> Result<f64, Unbounded> {
         let tfa = self.tfa_prefix(g, from);
+        if !self.effort.recursive {
+            let d = Ok(tfa).and_then(finite_or(self, g, from))?;
+            return Ok(d + self.model.net.ports[from].propagation_delay);
+        }
         let lp = self.prefix_delay(g, from, solver);
         let d = match lp {
             Ok(d) => d.min(tfa),
@@ -264,7 +362,7 @@ impl<'a> Bounds<'a> {
 
     fn tree_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
         let m = &self.model;
-        let tree = model::Tree::of(m, f, end, usize::MAX).expect("no limit");
+        let tree = model::Tree::unfolded(m, f, end, self.effort.dates, self.effort.unfold);
         let entries = model::pieces(m, f, &tree);
         let servers = model::servers(m, &tree)?;
         let mut load = vec![0.0; tree.queues.len()];
@@ -290,7 +388,7 @@ impl<'a> Bounds<'a> {
         }
         // The trunk from the root back, then the other servers nearest the root first.
         let order: Vec<usize> = (0..trunk).rev().chain(trunk..tree.queues.len()).collect();
-        let (value, time) = program::refine(&servers, &pieces, &lines, &order, solver).map_err(|why| {
+        let (value, time) = program::refine(&servers, &pieces, &lines, &order, self.effort, solver).map_err(|why| {
             Unbounded::new(format!(
                 "flow '{}': the linear program has no optimum ({why})",
                 self.model.net.flows[f].name
@@ -335,23 +433,69 @@ fn finite_or<'b>(b: &'b Bounds, f: FlowId, end: PortId) -> impl Fn(f64) -> Resul
 
 /// The LP bound of flow `f` along its (first) route (s), or why it has none.
 pub fn route_bound(net: &Network, f: FlowId, solver: Solver) -> Result<f64, Unbounded> {
-    Bounds::new(net).route_bound(f, &net.flows[f].routes[0], solver)
+    Bounds::new(net, Effort::DEFAULT).route_bound(f, &net.flows[f].routes[0], solver)
 }
 
 /// `fifo-lp` on every flow: SFA's report (its backlogs and port rows) with each flow's delay
-/// bound the program's.
-pub fn analyze(net: &Network, solver: Solver) -> AnalysisReport {
+/// bound the program's. On a cyclic network, where a cut closes a cycle the first pass takes
+/// TFA's bound (its fixed point's) for the flow cut; each later pass takes the smaller of it and
+/// the pass before's own bound there, valid by the pass before, so each pass is a bound no
+/// larger than the last: up to [`CYCLE_PASSES`] of them, until no bound moves by 10⁻⁶.
+pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport {
     let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let mut report = network_bounds::analyze(net, &opt);
     report.method = NAME.to_string();
-    let mut bounds = Bounds::new(net);
-    for row in report.flows.iter_mut() {
-        let route = route_of(net, row);
-        let bound = bounds.route_bound(row.flow, route, solver);
+    let mut bounds = Bounds::new(net, effort);
+    let passes = if net.port_order().acyclic { 1 } else { CYCLE_PASSES };
+    let mut found: Vec<Result<f64, Unbounded>> = Vec::new();
+    for pass in 0..passes {
+        let now: Vec<Result<f64, Unbounded>> =
+            report.flows.iter().map(|row| bounds.route_bound(row.flow, route_of(net, row), solver)).collect();
+        let moved = pass == 0
+            || now.iter().zip(&found).any(|(a, b)| match (a, b) {
+                (Ok(a), Ok(b)) => *a < b * (1.0 - 1e-6),
+                (Ok(_), Err(_)) => true,
+                _ => false,
+            });
+        // Every pass's bound is valid: keep each route's smallest.
+        found = if pass == 0 {
+            now
+        } else {
+            now.into_iter()
+                .zip(found)
+                .map(|(a, b)| match (a, b) {
+                    (Ok(a), Ok(b)) => Ok(a.min(b)),
+                    (Ok(a), Err(_)) => Ok(a),
+                    (Err(_), b) => b,
+                })
+                .collect()
+        };
+        if !moved {
+            break;
+        }
+        bounds.previous = bounds
+            .memo
+            .drain()
+            .filter_map(|(key, v)| match v {
+                Some(Ok(d)) => Some((key, d)),
+                _ => None,
+            })
+            .collect();
+    }
+    for (row, bound) in report.flows.iter_mut().zip(found) {
         network_bounds::set_delay(net, row, bound, NAME);
+    }
+    if passes > 1 {
+        report.notes.push(format!(
+            "fifo-lp on cyclic dependencies: each flow's sink tree cut where it would close a cycle, the flow cut \
+             there bounded by TFA's fixed point, then by the pass before's own bounds (at most {CYCLE_PASSES} passes)"
+        ));
     }
     report
 }
+
+/// The most passes of `fifo-lp` over a cyclic network ([`analyze`]).
+pub const CYCLE_PASSES: usize = 4;
 
 fn route_of<'n>(net: &'n Network, row: &super::results::FlowBound) -> &'n crate::model::Route {
     net.flows[row.flow]
@@ -361,43 +505,94 @@ fn route_of<'n>(net: &'n Network, row: &super::results::FlowBound) -> &'n crate:
         .expect("a row is one of its flow's routes")
 }
 
-/// `best` runs `fifo-lp` for a route only where its program has at most this many variables:
-/// past it, a program can take HiGHS seconds to minutes, and `best` keeps the other methods'
-/// bound with a note (`--method fifo-lp` alone still runs it).
-pub const BEST_MAX_VARIABLES: usize = 2_000;
+/// `best` runs `fifo-lp` on networks of at most this many flow-port crossings: a large switched
+/// network (5000 VLs: 36,000 crossings) would solve thousands of programs, for what TFA and SFA
+/// with grouping already bound closely there (docs/ANALYSIS.md, "fifo-lp in best").
+pub const BEST_MAX_CROSSINGS: usize = 5_000;
 
-/// `best` under FIFO multiplexing: for each route whose program is within
-/// [`BEST_MAX_VARIABLES`], `fifo-lp`'s bound where it is tighter than the other methods'; a note
-/// says how many routes were left to them.
-pub fn tighten(net: &Network, report: &mut AnalysisReport, solver: Solver) {
-    tighten_within(net, report, solver, BEST_MAX_VARIABLES)
+/// The variables `best`'s programs may add up to on one network: past it, the routes left keep
+/// the other methods' bounds, with a note.
+pub const BEST_WORK: usize = 150_000;
+
+/// The dates of the screen's trees ([`tighten_within`]): small programs (a few hundred
+/// variables), so that every route of a network is screened within [`BEST_WORK`].
+const SCREEN_DATES: usize = 200;
+
+/// The most splitting backlogged periods was seen to lower a one-period bound, with room: on the
+/// RTNS 2022 networks and the generated families of benchmarks/nc_families.py, at most 15 %.
+const SPLITTING_GAIN: f64 = 0.25;
+
+/// `best` under FIFO multiplexing: on a network within [`BEST_MAX_CROSSINGS`], while the
+/// programs solved stay within [`BEST_WORK`] variables, `fifo-lp`'s bound where it is tighter
+/// than the other methods' ([`tighten_within`]); a note says how many routes were cut short.
+pub fn tighten(net: &Network, report: &mut AnalysisReport, effort: Effort, solver: Solver) {
+    let crossings: usize = net.flows_per_port().iter().map(Vec::len).sum();
+    if crossings > BEST_MAX_CROSSINGS {
+        report.notes.push(format!(
+            "fifo-lp not run by best: {crossings} flow-port crossings, above its limit of {BEST_MAX_CROSSINGS} \
+             (run it alone with --method fifo-lp)"
+        ));
+        return;
+    }
+    tighten_within(net, report, effort, solver, BEST_WORK)
 }
 
-/// [`tighten`] with the size guard `max_variables`.
-pub fn tighten_within(net: &Network, report: &mut AnalysisReport, solver: Solver, max_variables: usize) {
-    let mut bounds = Bounds::new(net);
-    let mut skipped: Vec<(FlowId, usize)> = Vec::new();
-    for row in report.flows.iter_mut() {
-        let route = route_of(net, row);
-        let last = *route.ports.last().expect("a route has ports");
-        let Some(_) = bounds.variables(row.flow, last, max_variables) else {
-            skipped
-                .push((row.flow, model::variables(&bounds.model, row.flow, last, usize::MAX).unwrap_or(0)));
+/// [`tighten`] with the work budget `budget` (variables). Two passes: every route's one-period
+/// program over its sink tree, cut flows taking TFA's bounds upstream (one program per route:
+/// the screen), then, where the screen is within [`SPLITTING_GAIN`] of the other methods' bound,
+/// the program at `effort` (periods split, cut flows bounded by their own programs upstream),
+/// the routes nearest to winning first. A valid bound either way: each pass keeps its bound
+/// where it is smaller.
+pub fn tighten_within(net: &Network, report: &mut AnalysisReport, effort: Effort, solver: Solver, budget: usize) {
+    let work = std::cell::Cell::new(0);
+    let mut counted = |p: &Program| -> Result<f64, String> {
+        work.set(work.get() + p.objective.len());
+        solver(p)
+    };
+    let fast = Effort { dates: effort.dates.min(SCREEN_DATES), ..Effort::FAST };
+    let mut left = 0;
+    // (screen bound / the others', row) of the routes worth a closer look.
+    let mut closer: Vec<(f64, usize)> = Vec::new();
+    let mut screen = Bounds::new(net, fast);
+    for (i, row) in report.flows.iter_mut().enumerate() {
+        if work.get() > budget {
+            left += 1;
             continue;
-        };
-        if let Ok(d) = bounds.route_bound(row.flow, route, solver) {
-            if d * 1e6 < row.delay_us - network_bounds::fixed_delays_us(net, row) {
-                network_bounds::set_delay(net, row, Ok(d), NAME);
+        }
+        let route = route_of(net, row);
+        let others = row.delay_us - network_bounds::fixed_delays_us(net, row);
+        let Ok(d) = screen.route_bound(row.flow, route, &mut counted) else { continue };
+        if d * 1e6 < others {
+            network_bounds::set_delay(net, row, Ok(d), NAME);
+        }
+        if effort != fast && d * 1e6 * (1.0 - SPLITTING_GAIN) < others {
+            closer.push((d * 1e6 / others, i));
+        }
+    }
+    drop(screen);
+    if !closer.is_empty() {
+        closer.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut bounds = Bounds::new(net, effort);
+        for &(_, i) in &closer {
+            if work.get() > budget {
+                left += 1;
+                continue;
+            }
+            let row = &mut report.flows[i];
+            let route = route_of(net, row);
+            let others = row.delay_us - network_bounds::fixed_delays_us(net, row);
+            if let Ok(d) = bounds.route_bound(row.flow, route, &mut counted) {
+                if d * 1e6 < others {
+                    network_bounds::set_delay(net, row, Ok(d), NAME);
+                }
             }
         }
     }
-    if let Some(&(f, size)) = skipped.iter().max_by_key(|x| x.1) {
+    if left > 0 {
         report.notes.push(format!(
-            "fifo-lp skipped by best on {} route{}: their linear programs have more than best's limit of \
-             {max_variables} variables (the largest, flow '{}''s, {size}; run it alone with --method fifo-lp)",
-            skipped.len(),
-            if skipped.len() == 1 { "" } else { "s" },
-            net.flows[f].name
+            "fifo-lp cut short by best on {left} route{} once its programs reached {budget} variables \
+             (run it alone with --method fifo-lp)",
+            if left == 1 { "" } else { "s" }
         ));
     }
 }

@@ -138,48 +138,73 @@ impl<'a> Model<'a> {
 }
 
 /// The sink tree of flow `f` up to the output of its port `end`: its queues there are the trunk
-/// (the last the root), then, nearest to the root first, every queue from which a flow goes to
-/// a queue of the tree, its `next` being that queue (the first found: a queue whose flows go to
-/// two queues of the tree feeds one, and the flows to the other are cut there). Flows that pass
-/// an interleaved regulator start afresh there and bring no queue behind them.
+/// (the last the root), then, nearest to the root first, under every node of the tree each
+/// queue from which one of its flows comes. The tree is the network unfolded backwards from the
+/// root: a queue that feeds two nodes appears under both (each copy's constraints hold of the one
+/// real queue, so the program stays a bound, and nothing is cut). Past [`UNFOLD_DATES`] dates
+/// a queue already in the tree is not copied again, and past the effort's cap no queue is added:
+/// the flows from it to the node are cut there (they enter with the burst they gathered
+/// upstream). A queue that is already on the node's way
+/// to the root (a cyclic network) is cut too. Flows that pass an interleaved regulator start
+/// afresh there and bring no queue behind them.
 pub(super) struct Tree {
-    /// Queues of the tree; the trunk first, from the source, the root at `root`.
+    /// The queue of each node; the trunk first, from the source, the root at `root`.
     pub queues: Vec<usize>,
     pub next: Vec<Option<usize>>,
     pub root: usize,
+    /// The nodes under each node (whose output goes to it), by queue.
+    pub children: Vec<Vec<usize>>,
 }
 
+/// How many dates (Σ over the nodes of depth + 1) a tree may grow to by copying queues it
+/// already holds; past it, flows from such a queue are cut ([`Tree`]).
+pub const UNFOLD_DATES: usize = 400;
+
 impl Tree {
-    pub fn of(m: &Model, f: FlowId, end: PortId, limit: usize) -> Option<Tree> {
+    #[cfg(test)]
+    pub fn of(m: &Model, f: FlowId, end: PortId) -> Tree {
+        Tree::unfolded(m, f, end, usize::MAX, UNFOLD_DATES)
+    }
+
+    /// The tree of at most `cap` dates (the trunk whole, whatever its size): past it, flows from
+    /// a queue not yet in it are cut; past `unfold` dates, flows from a queue already in it.
+    pub fn unfolded(m: &Model, f: FlowId, end: PortId, cap: usize, unfold: usize) -> Tree {
         let trunk: Vec<usize> = m.prefix(f, end).iter().map(|&p| m.queue(f, p)).collect();
         let k = trunk.len();
         let mut queues = trunk;
         let mut next: Vec<Option<usize>> = (0..k).map(|i| (i + 1 < k).then_some(i + 1)).collect();
         let mut depth: Vec<usize> = (0..k).map(|i| k - i).collect();
-        let mut index: HashMap<usize, usize> = queues.iter().enumerate().map(|(i, &q)| (q, i)).collect();
+        let mut children: Vec<Vec<usize>> = (0..k).map(|i| if i > 0 { vec![i - 1] } else { Vec::new() }).collect();
+        let mut seen: std::collections::HashSet<usize> = queues.iter().copied().collect();
         // Nearest the root first (ties: the first added), as a heap of (depth, index).
         let mut todo: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
             (0..k).map(|i| std::cmp::Reverse((depth[i], i))).collect();
-        let mut size = 0;
+        // Its dates: depth + 1 per node.
+        let mut size: usize = depth.iter().map(|d| d + 1).sum();
         while let Some(std::cmp::Reverse((_, b))) = todo.pop() {
-            // Its dates alone: a lower bound of the program's variables.
-            size += depth[b] + 1;
-            if size > limit {
-                return None;
-            }
             for member in &m.members[queues[b]] {
                 let Some(from) = member.from.filter(|_| !member.regulated) else { continue };
                 let up = m.queue(member.flow, from);
-                if let std::collections::hash_map::Entry::Vacant(e) = index.entry(up) {
-                    e.insert(queues.len());
-                    todo.push(std::cmp::Reverse((depth[b] + 1, queues.len())));
-                    queues.push(up);
-                    next.push(Some(b));
-                    depth.push(depth[b] + 1);
+                if children[b].iter().any(|&c| queues[c] == up) {
+                    continue;
                 }
+                let on_the_way = std::iter::successors(Some(b), |&j| next[j]).any(|j| queues[j] == up);
+                let room = size + depth[b] + 2 <= cap && (!seen.contains(&up) || size <= unfold);
+                if on_the_way || !room {
+                    continue; // cut: its flows enter b with the burst they gathered upstream
+                }
+                seen.insert(up);
+                size += depth[b] + 2;
+                let node = queues.len();
+                todo.push(std::cmp::Reverse((depth[b] + 1, node)));
+                queues.push(up);
+                next.push(Some(b));
+                depth.push(depth[b] + 1);
+                children.push(Vec::new());
+                children[b].push(node);
             }
         }
-        Some(Tree { queues, next, root: k - 1 })
+        Tree { queues, next, root: k - 1, children }
     }
 
     /// The depth of tree server `h` (the root's is 1).
@@ -199,59 +224,60 @@ pub(super) struct Entry {
     pub fresh: bool,
 }
 
-/// The flows through `tree`, as pieces over its servers with where each enters: flow `f` first
+/// The flows through `tree`, as pieces over its nodes with where each enters: flow `f` first
 /// (over the trunk, from its source), then every flow per maximal run of its route along the
-/// tree's edges, each with its own token bucket (σ, ρ).
+/// tree's edges (in every copy of a queue it crosses), each with its own token bucket (σ, ρ).
 pub(super) fn pieces(m: &Model, f: FlowId, tree: &Tree) -> Vec<(Entry, Piece)> {
     let net = m.net;
-    let at: HashMap<usize, usize> = tree.queues.iter().enumerate().map(|(i, &q)| (q, i)).collect();
     let own = &net.flows[f];
     let first_port = m.servers[tree.queues[0]].port;
     let mut out = vec![(
         Entry { flow: f, port: first_port, from: None, fresh: true },
         Piece { sigma: own.burst, rho: own.rate, first: 0, last: tree.root },
     )];
-    // The flows of the tree's queues, each once, in flow order (f too: a multicast flow's other
-    // branches, or a cycle, may bring it to the tree's other queues).
-    let mut flows: Vec<FlowId> =
-        tree.queues.iter().flat_map(|&q| m.members[q].iter().map(|x| x.flow)).collect();
-    flows.sort_unstable();
-    flows.dedup();
-    for g in flows {
-        let flow = &net.flows[g];
-        // g's crossings in the tree, but f's trunk: (tree server, port, from, regulated).
-        let mut mine: Vec<(usize, PortId, Option<PortId>, bool)> = m.crossings[g]
-            .iter()
-            .filter_map(|(&p, &(q, from, reg))| at.get(&q).map(|&h| (h, p, from, reg)))
-            .filter(|&(h, ..)| g != f || h > tree.root)
-            .collect();
-        mine.sort_by_key(|x| x.0);
-        let inside = |h: usize| mine.iter().find(|x| x.0 == h);
-        // A run goes on from h to next[h] when g goes from h's port to next[h]'s, unregulated.
-        let continues = |h: usize| -> Option<usize> {
-            let n = tree.next[h]?;
-            let &(_, _, from, reg) = inside(n)?;
-            (from == Some(m.servers[tree.queues[h]].port) && !reg).then_some(n)
-        };
-        let mut starts: Vec<&(usize, PortId, Option<PortId>, bool)> = mine
-            .iter()
-            .filter(|&&(h, _, from, reg)| {
-                reg || !from.is_some_and(|fp| mine.iter().any(|x| x.1 == fp && continues(x.0) == Some(h)))
-            })
-            .collect();
-        // In the order of the flow's route.
-        starts.sort_by_key(|x| m.prefix(g, x.1).len());
-        for &&(h, p, from, reg) in &starts {
-            let mut last = h;
-            while let Some(n) = continues(last) {
-                last = n;
+    // g's crossing at node h: (port, from, regulated), if g is in h's queue.
+    let crossing = |g: FlowId, h: usize| -> Option<(PortId, Option<PortId>, bool)> {
+        let p = m.servers[tree.queues[h]].port;
+        m.crossings[g].get(&p).filter(|x| x.0 == tree.queues[h]).map(|&(_, from, reg)| (p, from, reg))
+    };
+    // A run goes on from node h to its parent when g goes on from h's port to the parent's.
+    let continues = |g: FlowId, h: usize| -> Option<usize> {
+        let n = tree.next[h]?;
+        let (_, from, reg) = crossing(g, n)?;
+        (from == Some(m.servers[tree.queues[h]].port) && !reg).then_some(n)
+    };
+    let mut starts: Vec<(FlowId, usize, usize)> = Vec::new(); // (flow, place on its route, node)
+    for (h, &q) in tree.queues.iter().enumerate() {
+        for member in &m.members[q] {
+            let g = member.flow;
+            if g == f && h <= tree.root {
+                continue; // the trunk's own piece
             }
-            let fresh = reg || from.is_none();
-            out.push((
-                Entry { flow: g, port: p, from, fresh },
-                Piece { sigma: flow.burst, rho: flow.rate, first: h, last },
-            ));
+            let (p, from, reg) = crossing(g, h).expect("a member crosses its queue");
+            // It continues from the node under h that holds its previous queue, if any.
+            let below = from.filter(|_| !reg).and_then(|fp| {
+                let up = m.queue(g, fp);
+                tree.children[h].iter().copied().find(|&c| tree.queues[c] == up)
+            });
+            if below.is_some_and(|c| continues(g, c) == Some(h)) {
+                continue;
+            }
+            starts.push((g, m.prefix(g, p).len(), h));
         }
+    }
+    // In flow order, then in the order of each flow's route.
+    starts.sort_unstable();
+    for (g, _, h) in starts {
+        let (p, from, reg) = crossing(g, h).expect("a member crosses its queue");
+        let mut last = h;
+        while let Some(n) = continues(g, last) {
+            last = n;
+        }
+        let flow = &net.flows[g];
+        out.push((
+            Entry { flow: g, port: p, from, fresh: reg || from.is_none() },
+            Piece { sigma: flow.burst, rho: flow.rate, first: h, last },
+        ));
     }
     out
 }
@@ -319,11 +345,11 @@ pub(super) fn servers(m: &Model, tree: &Tree) -> Result<Vec<TreeServer>, Unbound
         .collect()
 }
 
-/// The number of variables of the program of flow `f` up to `end`, or `None` above `limit`.
-pub(super) fn variables(m: &Model, f: FlowId, end: PortId, limit: usize) -> Option<usize> {
-    let tree = Tree::of(m, f, end, limit)?;
+/// The number of variables of the program of flow `f` up to `end` (its dates and the pieces'
+/// traffic; the token-bucket chains add one per date of the long levels).
+pub(super) fn variables(m: &Model, f: FlowId, end: PortId, cap: usize, unfold: usize) -> usize {
+    let tree = Tree::unfolded(m, f, end, cap, unfold);
     let dates: usize = (0..tree.queues.len()).map(|h| tree.depth(h) + 1).sum::<usize>() + 1;
     let traffic: usize = pieces(m, f, &tree).iter().map(|(_, p)| tree.depth(p.first) + 1).sum();
-    let n = dates + traffic;
-    (n <= limit).then_some(n)
+    dates + traffic
 }

@@ -1,7 +1,7 @@
 //! The linear programs of `fifo-lp`: a bit's delay through a sink tree of FIFO servers
 //! ([`tree_program`]), and the branch and bound that splits backlogged periods ([`refine`]).
 
-use super::{Program, Solver};
+use super::{Effort, Program, Solver};
 
 /// A flow's passage over a tandem: from position `first` to `last` (inclusive) of the path, with
 /// the burst `sigma` it may have at `first`'s input and its long-term rate `rho`.
@@ -429,13 +429,14 @@ pub(super) fn refine(
     pieces: &[Piece],
     lines: &[Line],
     order: &[usize],
+    effort: Effort,
     solver: Solver,
 ) -> Result<(f64, f64), String> {
     let empty = vec![Vec::new(); servers.len()];
     let (lp, time, outputs) = refined_tree_program(servers, pieces, lines, &empty);
     let root = solver(&lp)?;
     // Splitting reads each server's latency: rate-latency servers only.
-    if lp.objective.len() > REFINE_MAX_VARIABLES || servers.iter().any(|s| s.service.len() != 1) {
+    if lp.objective.len() > effort.max_variables || servers.iter().any(|s| s.service.len() != 1) {
         return Ok((root, time));
     }
     // The next undecided output date of a node, as the server whose cases it extends.
@@ -451,7 +452,7 @@ pub(super) fn refine(
             (lowered, last) = (solved, bound);
         }
         let Some(h) = step(&open[best].1, &open[best].2) else { return Ok((bound, time)) };
-        if solved + 2 > REFINE_PROGRAMS || work > REFINE_WORK || solved - lowered >= REFINE_PATIENCE {
+        if solved + 2 > effort.programs || work > effort.work || solved - lowered >= effort.patience {
             return Ok((bound, time));
         }
         let (bound, cases, _) = open.swap_remove(best);

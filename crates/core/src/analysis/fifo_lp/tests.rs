@@ -3,6 +3,8 @@ use crate::analysis::{run, run_with, Request};
 use crate::model::load_network;
 use serde_json::json;
 
+const UNFOLD: usize = model::UNFOLD_DATES;
+
 fn graph(servers: &[(f64, f64)], flows: &[(f64, f64, &[usize])]) -> Network {
     let servers: Vec<_> = servers
         .iter()
@@ -84,7 +86,8 @@ fn rules_are_named_in_one_line() {
 /// s1), so f0 enters with its own burst and no bound upstream is needed: its tree program,
 /// s1's two output dates (2), then, under s1's "later period" case, s0's four (3 decisions,
 /// 6): 9. 3 + 2 + 9 = 14 (the path alone, without s0, would cut f0 and ask for its bound
-/// over s0).
+/// over s0). Before those, `best` asks each route's one-period programs (its screen: f0's tree
+/// program, f1's tree and source-tree programs, f2's tree program): 4 more, 18.
 #[test]
 fn best_asks_for_every_flow() {
     let net = graph(
@@ -99,14 +102,15 @@ fn best_asks_for_every_flow() {
     };
     let req = Request { method: "best".into(), ..Default::default() };
     let r = run_with(&net, &req, Some(&mut count)).unwrap();
-    assert_eq!(asked, 14);
+    assert_eq!(asked, 18);
     assert!(r.flows.iter().all(|f| f.method == NAME));
 }
 
 /// f0 over s2 → s3; f1 s0 → s2 → s3; f2 s1 → s3; f3 s0 → s1. f0's sink tree: its path (s2,
-/// s3), then nearest the root first: s1 (f2 goes s1 → s3), then s0 (f1 goes s0 → s2, found
-/// from s2 before s1). f3 goes s0 → s1, but s0 feeds s2: f3 is cut there and enters s1 again
-/// from its route's second server, with the burst of its bound over s0.
+/// s3), then nearest the root first: s1 (f2 goes s1 → s3), then under s2 the s0 that feeds it
+/// (f1), and under s1 the s0 that feeds it (f3): the network unfolded backwards, s0 twice, so
+/// that no flow is cut. f1 runs s0 → s2 → s3 in the first copy, and is in the second copy's
+/// queue too (s0's FIFO holds it), where its run ends; f3 likewise the other way round.
 #[test]
 fn the_sink_tree_takes_every_upstream_server() {
     let net = graph(
@@ -114,61 +118,66 @@ fn the_sink_tree_takes_every_upstream_server() {
         &[(1.0, 1.0, &[2, 3]), (1.0, 1.0, &[0, 2, 3]), (1.0, 1.0, &[1, 3]), (1.0, 1.0, &[0, 1])],
     );
     let m = Model::new(&net);
-    let tree = model::Tree::of(&m, 0, 3, usize::MAX).unwrap();
+    let tree = model::Tree::of(&m, 0, 3);
     let names: Vec<&str> =
         tree.queues.iter().map(|&q| net.nodes[net.ports[m.servers[q].port].node].name.as_str()).collect();
-    assert_eq!(names, ["s2", "s3", "s1", "s0"]);
-    assert_eq!(tree.next, [Some(1), None, Some(1), Some(0)]);
+    assert_eq!(names, ["s2", "s3", "s1", "s0", "s0"]);
+    assert_eq!(tree.next, [Some(1), None, Some(1), Some(0), Some(2)]);
     let piece = |first, last| Piece { sigma: 1.0, rho: 1.0, first, last };
-    let entry = |flow, port, from, fresh| model::Entry { flow, port, from, fresh };
+    let entry = |flow, port| model::Entry { flow, port, from: None, fresh: true };
     assert_eq!(
         model::pieces(&m, 0, &tree),
         [
-            (entry(0, 2, None, true), piece(0, 1)),
-            (entry(1, 0, None, true), piece(3, 1)),
-            (entry(2, 1, None, true), piece(2, 1)),
-            (entry(3, 0, None, true), piece(3, 3)),
-            (entry(3, 1, Some(0), false), piece(2, 2))
+            (entry(0, 2), piece(0, 1)),
+            (entry(1, 0), piece(3, 1)),
+            (entry(1, 0), piece(4, 4)),
+            (entry(2, 1), piece(2, 1)),
+            (entry(3, 0), piece(3, 3)),
+            (entry(3, 0), piece(4, 2))
         ]
     );
-    // Variables: dates (depths 2, 1, 2, 3: 3 + 2 + 3 + 4, and the exit) 13, the pieces'
-    // traffic at their entry level's dates 3 + 4 + 3 + 4 + 3 = 17.
-    assert_eq!(model::variables(&m, 0, 3, usize::MAX), Some(30));
+    // Variables: dates (depths 2, 1, 2, 3, 3: 3 + 2 + 3 + 4 + 4, and the exit) 17, the pieces'
+    // traffic at their entry level's dates 3 + 4 + 4 + 3 + 4 + 4 = 22.
+    assert_eq!(model::variables(&m, 0, 3, usize::MAX, UNFOLD), 39);
+    // Without copies (no room to unfold), f3 is cut at s1: it enters there with the burst of its
+    // bound over s0.
+    let cut = model::Tree::unfolded(&m, 0, 3, usize::MAX, 0);
+    assert_eq!(cut.next, [Some(1), None, Some(1), Some(0)]);
+    let last = model::pieces(&m, 0, &cut).pop().unwrap();
+    assert_eq!(last, (model::Entry { flow: 3, port: 1, from: Some(0), fresh: false }, piece(2, 2)));
+    // With room for 11 dates only (the trunk's 5, s1's 3, one s0's 4 would pass it): the trunk
+    // and s1, f1 cut at s2 and f3 at s1.
+    let capped = model::Tree::unfolded(&m, 0, 3, 11, UNFOLD);
+    assert_eq!(capped.next, [Some(1), None, Some(1)]);
+    let cuts: Vec<_> = model::pieces(&m, 0, &capped).into_iter().filter(|(e, _)| !e.fresh).collect();
+    assert_eq!(cuts.len(), 2);
 }
 
-/// `best`'s size guard: source16-50's largest program (flow t's, over the 16-server path, the
-/// tree being the path: dates Σ_{j=0..15} (17 − j) + 1 = 153, 16 flows entering at depth 16:
-/// 16·17 = 272) has 425 variables, the next largest (flow 15's, 15 servers) 392. With a limit
-/// below 425, t's route is left to the other methods with a note, the others' programs solved;
-/// at 425, every route's.
+/// `best`'s work budget: source16-50's programs are solved route by route (each route's
+/// one-period program first); once the variables solved pass the budget, the routes left keep
+/// the other methods' bounds, with a note. Flow t's program over the 16-server path, the tree
+/// being the path: dates Σ_{j=0..15} (17 − j) + 1 = 153, 16 flows entering at depth 16: 16·17 =
+/// 272, 425 in all.
 #[test]
-fn best_skips_programs_above_its_size_limit() {
+fn best_stops_at_its_work_budget() {
     let net = source16();
     let m = Model::new(&net);
-    assert_eq!(model::variables(&m, 0, 15, usize::MAX), Some(425));
-    assert_eq!(model::variables(&m, 0, 15, 424), None);
-    assert_eq!(model::variables(&m, 15, 14, usize::MAX), Some(392));
+    assert_eq!(model::variables(&m, 0, 15, usize::MAX, UNFOLD), 425);
     let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let mut zero = |_: &Program| -> Result<f64, String> { Ok(0.0) };
     let mut report = network_bounds::analyze(&net, &opt);
-    tighten_within(&net, &mut report, &mut zero, 424);
-    let t = |r: &AnalysisReport| r.flows.iter().find(|r| r.flow == 0).unwrap().method;
-    assert_ne!(t(&report), NAME);
-    let methods: Vec<_> = report.flows.iter().map(|r| (r.flow, r.method, r.delay_us)).collect();
-    assert!(
-        report.flows.iter().filter(|r| r.flow != 0).all(|r| r.method == NAME),
-        "{methods:?}\n{:?}",
-        report.notes
-    );
-    let note = report.notes.iter().find(|n| n.contains("fifo-lp skipped")).expect("a note");
-    assert!(
-        note.contains("on 1 route:") && note.contains("'f0''s, 425") && note.contains("--method fifo-lp"),
-        "{note}"
-    );
+    // t's row is the first: its screen (one-period program) bounds it; past 1 variable, every
+    // other route is left, and t's own second pass too.
+    tighten_within(&net, &mut report, Effort::DEFAULT, &mut zero, 1);
+    let methods: Vec<_> = report.flows.iter().map(|r| r.method).collect();
+    assert_eq!(methods[0], NAME);
+    assert!(methods[1..].iter().all(|&m| m != NAME), "{methods:?}");
+    let note = report.notes.iter().find(|n| n.contains("fifo-lp cut short")).expect("a note");
+    assert!(note.contains("on 16 routes") && note.contains("--method fifo-lp"), "{note}");
     let mut report = network_bounds::analyze(&net, &opt);
-    tighten_within(&net, &mut report, &mut zero, 425);
-    assert_eq!(t(&report), NAME);
-    assert!(report.notes.iter().all(|n| !n.contains("fifo-lp skipped")));
+    tighten_within(&net, &mut report, Effort::DEFAULT, &mut zero, usize::MAX);
+    assert!(report.flows.iter().all(|r| r.method == NAME));
+    assert!(report.notes.iter().all(|n| !n.contains("fifo-lp cut short")));
 }
 
 /// f0 (1, 1) over s0, s1, both (10, 1); f1 (1, 1) joins at s1. A reachable trajectory: f0's
