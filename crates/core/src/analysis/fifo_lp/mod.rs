@@ -77,8 +77,15 @@ pub struct Effort {
 
 impl Effort {
     /// One program per bound, no copies: the cheapest.
-    pub const FAST: Effort =
-        Effort { programs: 1, work: 0, patience: 0, max_variables: 0, unfold: 0, dates: TREE_DATES, recursive: false };
+    pub const FAST: Effort = Effort {
+        programs: 1,
+        work: 0,
+        patience: 0,
+        max_variables: 0,
+        unfold: 0,
+        dates: TREE_DATES,
+        recursive: false,
+    };
     pub const DEFAULT: Effort = Effort {
         programs: program::REFINE_PROGRAMS,
         work: program::REFINE_WORK,
@@ -107,8 +114,12 @@ impl Effort {
     /// A name, or the default changed by `KEY=N,...` (programs, patience, variables, work,
     /// unfold, dates, recursive (0 or 1): [`Effort`]'s fields).
     pub fn parse(name: &str) -> Result<Effort, String> {
-        let unknown =
-            || format!("unknown fifo-lp effort '{name}', expected one of {} or KEY=N,...", Self::NAMES.join(", "));
+        let unknown = || {
+            format!(
+                "unknown fifo-lp effort '{name}', expected one of {} or KEY=N,...",
+                Self::NAMES.join(", ")
+            )
+        };
         match name {
             "fast" => return Ok(Effort::FAST),
             "default" => return Ok(Effort::DEFAULT),
@@ -388,12 +399,13 @@ impl<'a> Bounds<'a> {
         }
         // The trunk from the root back, then the other servers nearest the root first.
         let order: Vec<usize> = (0..trunk).rev().chain(trunk..tree.queues.len()).collect();
-        let (value, time) = program::refine(&servers, &pieces, &lines, &order, self.effort, solver).map_err(|why| {
-            Unbounded::new(format!(
-                "flow '{}': the linear program has no optimum ({why})",
-                self.model.net.flows[f].name
-            ))
-        })?;
+        let (value, time) =
+            program::refine(&servers, &pieces, &lines, &order, self.effort, solver).map_err(|why| {
+                Unbounded::new(format!(
+                    "flow '{}': the linear program has no optimum ({why})",
+                    self.model.net.flows[f].name
+                ))
+            })?;
         // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
         // one: raised by more than that, it stays an upper bound.
         Ok((value + 1e-6 * value.abs().max(1.0)) * time)
@@ -543,7 +555,13 @@ pub fn tighten(net: &Network, report: &mut AnalysisReport, effort: Effort, solve
 /// the program at `effort` (periods split, cut flows bounded by their own programs upstream),
 /// the routes nearest to winning first. A valid bound either way: each pass keeps its bound
 /// where it is smaller.
-pub fn tighten_within(net: &Network, report: &mut AnalysisReport, effort: Effort, solver: Solver, budget: usize) {
+pub fn tighten_within(
+    net: &Network,
+    report: &mut AnalysisReport,
+    effort: Effort,
+    solver: Solver,
+    budget: usize,
+) {
     let work = std::cell::Cell::new(0);
     let mut counted = |p: &Program| -> Result<f64, String> {
         work.set(work.get() + p.objective.len());

@@ -174,7 +174,8 @@ impl Tree {
         let mut queues = trunk;
         let mut next: Vec<Option<usize>> = (0..k).map(|i| (i + 1 < k).then_some(i + 1)).collect();
         let mut depth: Vec<usize> = (0..k).map(|i| k - i).collect();
-        let mut children: Vec<Vec<usize>> = (0..k).map(|i| if i > 0 { vec![i - 1] } else { Vec::new() }).collect();
+        let mut children: Vec<Vec<usize>> =
+            (0..k).map(|i| if i > 0 { vec![i - 1] } else { Vec::new() }).collect();
         let mut seen: std::collections::HashSet<usize> = queues.iter().copied().collect();
         // Nearest the root first (ties: the first added), as a heap of (depth, index).
         let mut todo: std::collections::BinaryHeap<std::cmp::Reverse<(usize, usize)>> =
