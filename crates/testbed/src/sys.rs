@@ -264,14 +264,54 @@ pub fn wait(fds: &mut [libc::pollfd], timeout_ns: i64) {
     unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
 }
 
+/// Dies with the process that started this one: when the front set `RTNETLAB_PARENT_PID`, the
+/// parent-death signal is SIGKILL (a node at `SCHED_FIFO` must not outlive its run), and if the
+/// parent is already gone (it died before the signal was set) the process exits at once.
+pub fn die_with_parent() {
+    let Some(parent) = std::env::var("RTNETLAB_PARENT_PID").ok().and_then(|p| p.parse::<libc::pid_t>().ok())
+    else {
+        return;
+    };
+    // SAFETY: plain calls.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+    }
+}
+
+/// Stops the process when its standard input is a pipe and that pipe closes: the front holds
+/// its end for the whole run, so an end of file means the run is over, whatever the schedule
+/// says. A terminal or /dev/null is not a control pipe and is left alone.
+pub fn stop_when_stdin_closes() {
+    // SAFETY: fstat on fd 0 into a zeroed struct.
+    let is_pipe = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(0, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO
+    };
+    if !is_pipe {
+        return;
+    }
+    std::thread::spawn(|| {
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: reads into a valid buffer.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n == 0 || (n < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                // SAFETY: ends the process without unwinding the main thread.
+                unsafe { libc::_exit(3) };
+            }
+        }
+    });
+}
+
 /// The scheduling the process got: `SCHED_FIFO` at `priority` when allowed (the host's noise
 /// then reaches it less), else the default, said in the result.
 pub fn realtime_scheduling(priority: i32) -> String {
     // SAFETY: plain calls; failures are reported, not fatal.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-        // Killed with the orchestrator, whatever way it ends.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
         libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE);
         if priority <= 0 {
             return "SCHED_OTHER".into();
