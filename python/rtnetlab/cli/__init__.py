@@ -122,9 +122,10 @@ def _options(
         typer.Option(
             "--limit",
             metavar="NAME=VALUE",
-            help="Raise (or lower) a limit on what a description may cost before it is validated: "
-            "size, depth, values, aliases, nodes, flows, paths, errors (see docs/MODEL.md). "
-            "Also RTNETLAB_LIMITS=NAME=VALUE,...; may follow the command.",
+            help="Raise (or lower) a limit on what a description may cost before it is validated "
+            "(size, depth, values, aliases, nodes, flows, paths, errors: docs/MODEL.md) or on what "
+            "an option or a sweep SPEC may ask for (rows, workers, vls, messages, requests, duration: "
+            "docs/SECURITY.md). Also RTNETLAB_LIMITS=NAME=VALUE,...; may follow the command.",
         ),
     ] = None,
 ) -> None:

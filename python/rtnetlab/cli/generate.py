@@ -26,8 +26,13 @@ def generate_afdx(
     as_json: JsonOpt = False,
 ) -> None:
     """A realistic synthetic AFDX network (BAG and frame mix after seed 000 Table 1)."""
-    from rtnetlab import _core, model
+    from rtnetlab import _core, limits, model
 
+    # Before the engine allocates them (200,000,000 VLs would take the host's memory).
+    limits.check("vls", vls, "--vls")
+    limits.check("nodes", switches * planes, "--switches", f"{switches * planes:,} switches")
+    if end_systems is not None:
+        limits.check("nodes", switches * planes + end_systems, "--end-systems")
     if output:
         check_description_output("-o", output)
         check_outputs({"-o": output}, [])

@@ -114,6 +114,10 @@ class SweepSpec:
     def param_names(self) -> list[str]:
         return [k for a in self.axes for k in a.keys]
 
+    def rows(self) -> int:
+        """Rows of the sweep (grid points x seeds), counted without building them."""
+        return math.prod(len(a.values) for a in self.axes) * len(self.seeds)
+
     def grid(self) -> list[dict[str, Any]]:
         """Every point of the grid, in a fixed order (the first axis varies slowest)."""
         out = []
@@ -141,6 +145,27 @@ class SweepSpec:
                 key = hashlib.sha256(f"{ident}|{canonical(params)}|{seed}".encode()).hexdigest()[:24]
                 pts.append(Point(index, seed, params, key))
         return pts
+
+
+def check_generator(place: str, name: str, value: int) -> None:
+    """A generator parameter within the limits (`vls`, the engine's `nodes`): a SPEC must not
+    ask a worker for a network that exhausts it."""
+    from rtnetlab import limits
+
+    if name == "virtual_links":
+        limits.check("vls", value, place)
+    elif name in ("switches", "end_systems"):
+        limits.check("nodes", value, place)
+
+
+def check_rows(prefix: str, points: int, seeds: int) -> None:
+    """The sweep's rows (points x seeds) within the limit `rows`, before any is built; the place
+    named is `vary` when the grid alone is too large, else `seeds`."""
+    from rtnetlab import limits
+
+    place = f"{prefix}vary" if points > limits.limit("rows") else f"{prefix}seeds"
+    what = f"{points * seeds:,} rows ({points:,} points x {seeds:,} seeds)"
+    limits.check("rows", points * seeds, place, what)
 
 
 def canonical(value: Any) -> str:
@@ -411,6 +436,7 @@ def _check_axes(place: str, vary: Any, network: dict) -> list[Axis]:
                             f"{v!r} is not a whole number >= {lo}"
                             + (" and <= 2" if rest == "planes" else ""),
                         )
+                    check_generator(kp, rest, v)
             keys.append(key)
             columns.append(values)
         lengths = {len(c) for c in columns}
@@ -435,6 +461,7 @@ def _check_network(place: str, network: Any, base_dir: Path) -> tuple[dict, Any]
                 )
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise _bad(f"{place}.generate.{k}", "a whole number")
+            check_generator(f"{place}.generate.{k}", k, v)
         return {"generate": {**GENERATOR_PARAMS, **value}}, None
     if kind == "base":
         if not isinstance(value, str):
@@ -473,7 +500,10 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
     network, base = _check_network(f"{p}network", data["network"], base_dir)
     axes = _check_axes(f"{p}vary", data.get("vary"), network)
     seeds = data.get("seeds", 1)
+    points = math.prod(len(a.values) for a in axes)
     if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+        # Counted before the list is built: `seeds: 100000000` must not take the host's memory.
+        check_rows(p, points, seeds)
         seeds = list(range(1, seeds + 1))
     elif not (
         isinstance(seeds, list)
@@ -482,6 +512,8 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
         and len(set(seeds)) == len(seeds)
     ):
         raise _bad(f"{p}seeds", "a count >= 1 or a list of distinct seeds >= 0")
+    else:
+        check_rows(p, points, len(seeds))
     run = _check_run(f"{p}run", data["run"], base_dir)
     keep = data.get("keep")
     if keep is None:
