@@ -12,17 +12,48 @@ from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.errors import UserError
+from rtnetlab import limits
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Directory of the rows (Parquet), summary and plots.")]
 WorkersOpt = Annotated[
     int | None,
     typer.Option(
-        "--workers", min=1, help="Worker processes of the embedded cluster (default: one per core)."
+        "--workers",
+        min=1,
+        callback=limits.option("workers"),
+        help="Worker processes of the embedded cluster (default: one per core; at most the limit "
+        "`workers`, the cores).",
     ),
 ]
 SchedulerOpt = Annotated[
-    str | None, typer.Option("--scheduler", help="Run on this Dask scheduler (tcp://HOST:8786) instead.")
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Run on this Dask scheduler instead: tls://HOST:8786 with --tls-ca, --tls-cert and "
+        "--tls-key, or tcp://HOST:8786 with --trust-scheduler. Its workers run code in this process "
+        "(their results are unpickled here): see docs/SWEEPS.md.",
+    ),
+]
+TlsCaOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-ca", help="The tls:// cluster's CA certificate (PEM): the scheduler's must be signed by it."
+    ),
+]
+TlsCertOpt = Annotated[
+    Path | None, typer.Option("--tls-cert", help="This client's certificate for the tls:// cluster (PEM).")
+]
+TlsKeyOpt = Annotated[
+    Path | None,
+    typer.Option("--tls-key", help="This client's private key (PEM; default: in --tls-cert's file)."),
+]
+TrustOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-scheduler",
+        help="Accept a tcp:// scheduler, which nothing authenticates: whoever answers at that address "
+        "runs code in this process. Needed for 127.0.0.1 too: any local user can bind a loopback port.",
+    ),
 ]
 ResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Go on with the sweep in --out: finished rows are kept.")
@@ -32,7 +63,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 OutDirOpt = Annotated[
     Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
 ]
-RunsOpt = Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")]
+RunsOpt = Annotated[
+    int, typer.Option("--runs", min=2, callback=limits.option("rows"), help="Runs (seeds) per point.")
+]
 
 
 def _json_default(x: Any) -> Any:
@@ -54,9 +87,18 @@ def emit(data: Any) -> None:
     sys.stdout.write(json.dumps(_clean(data), indent=2, default=_json_default) + "\n")
 
 
-def check_scheduler(scheduler: str | None) -> None:
-    if scheduler is not None and not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-        raise UserError(f"--scheduler: '{scheduler}' is not a scheduler address (tcp://HOST:8786)")
+def check_scheduler(
+    scheduler: str | None,
+    tls_ca: Path | None = None,
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    trust: bool = False,
+):
+    """The `--scheduler` options checked before anything starts: a `cluster.Remote`, or None
+    for the embedded cluster."""
+    from rtnetlab.sweep import cluster
+
+    return cluster.remote(scheduler, tls_ca, tls_cert, tls_key, trust)
 
 
 def write_summary(spec, out: Path) -> dict:
@@ -92,6 +134,10 @@ def sweep(
     out: OutOpt,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -99,9 +145,9 @@ def sweep(
     from rtnetlab.sweep import runner
     from rtnetlab.sweep import spec as spec_mod
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     spec, _ = spec_mod.load(spec_file)
-    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
+    outcome = runner.run_sweep(spec, out, workers, remote, resume, progress=None if not as_json else False)
     result = write_summary(spec, out)
     rows = result["rows"]
     doc = {

@@ -22,7 +22,18 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
+    WorkersOpt,
+    check_scheduler,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 #: Table II's MTC intervals (ms) and feasible sets (%) among 5000 random sets of 5 VLs.
@@ -242,6 +253,10 @@ def seed001d_table2(
     ),
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -251,7 +266,7 @@ def seed001d_table2(
     from rtnetlab.sweep import aggregate, runner
     from rtnetlab.sweep.figures import _finish
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     if max_vls < min_vls:
         raise UserError(f"--max-vls: {max_vls} is below --min-vls {min_vls}")
     intervals = parse_intervals(mtc)
@@ -269,7 +284,7 @@ def seed001d_table2(
             spec,
             out,
             workers,
-            scheduler,
+            remote,
             resume or k > 0,
             progress=None if not as_json else False,
             batch_fn=table2_batch,
