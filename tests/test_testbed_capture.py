@@ -44,10 +44,15 @@ def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_roo
     )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
-    # One file per egress port (10 ports: 5 links, both directions).
-    assert sorted(x.name for x in cap.iterdir()) == sorted(
+    # One folder of the run's own in the capture directory, one file per egress port in it (10
+    # ports: 5 links, both directions).
+    (folder,) = list(cap.iterdir())
+    assert folder.name.startswith("rtnl-")
+    assert sorted(x.name for x in folder.iterdir()) == sorted(
         f"{port['node']}_{port['port']}.pcapng" for port in report["ports"]
     )
+    assert sorted(report["captures"]) == sorted(str(x) for x in folder.iterdir())
+    cap = folder
     lua = repo_root / "contrib" / "wireshark" / "rtnetlab.lua"
     out = subprocess.run(
         [

@@ -21,11 +21,11 @@ loop); the latency of a message is its arrival at AVI minus its generation stamp
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import Workers, measure_cases
@@ -119,8 +119,8 @@ def run(
 ) -> dict:
     host = describe()
     rows, skipped = [], []
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
-        tmp = Path(tmpname)
+    with ownership.Run("middleware cwalker") as own, placed(placement, own) as place:
+        tmp = own.folder()
         for backend in backends:
             measure_cases(
                 tmp,

@@ -25,11 +25,11 @@ lateness at each of the path's three window changes."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.backends import BackendUnavailable
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
@@ -227,11 +227,8 @@ def run(
         else ["default scheduler (--no-rt): the dispatcher's windows are approximate"]
     )
     rows, skipped, dispatch = [], [], None
-    with (
-        tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname,
-        placed("two-boards", rate="1gbit") as place,
-    ):
-        tmp = Path(tmpname)
+    with ownership.Run("middleware partitions") as own, placed("two-boards", own, rate="1gbit") as place:
+        tmp = own.folder()
         host.update(measure_noise(tmp, noise_s, rt))
         for name in SCENARIOS:
             try:

@@ -2,15 +2,15 @@
 network namespaces, board 1 and board 2, joined by a veth pair shaped to 100 Mbit/s by HTB at
 both ends, as the seed's two PandaBoards on a 100 Mbps switch).
 
-Everything two-boards creates belongs to one testbed run (`rtnl-<token>-0/1`): it is recorded
-before it is made and removed on every exit path (`rtnetlab testbed down --all` finds a crashed
-run's leftovers)."""
+Everything two-boards creates belongs to the command's run (`rtnl-<token>-0/1`,
+`rtnetlab.ownership`): it is recorded before it is made and removed on every exit path of the
+run (`rtnetlab testbed down --all` removes a killed run's)."""
 
 from __future__ import annotations
 
-import secrets
 from contextlib import contextmanager
 
+from rtnetlab import ownership
 from rtnetlab.errors import UserError
 
 PLACEMENTS = ("local", "two-boards")
@@ -56,51 +56,44 @@ def _shape_lines(dev: str, rate: str = LINK_RATE) -> list[str]:
 
 
 @contextmanager
-def placed(kind: str, rate: str = LINK_RATE, guest: bool = False):
-    """The placement `kind` (two boards: link at `rate`), set up for the block and removed after it
-    whatever happens. With `guest`, board 3 is a guest of board 2: its own namespace behind a
-    veth (unshaped) routed by board 2."""
+def placed(kind: str, own: ownership.Run, rate: str = LINK_RATE, guest: bool = False):
+    """The placement `kind` (two boards: link at `rate`) of run `own`, set up for the block (its
+    namespaces are the run's, removed with it whatever happens). With `guest`, board 3 is a
+    guest of board 2: its own namespace behind a veth (unshaped) routed by board 2."""
     if kind not in PLACEMENTS:
         raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{kind}'")
     if kind == "local":
         board = {"prefix": [], "address": "127.0.0.1", "interface": "lo"}
-        yield Placement(kind, secrets.token_hex(3), [board, board])
+        yield Placement(kind, own.token, [board, board])
         return
     from rtnetlab.testbed import netns
 
     netns.check_privileges()
-    run = netns.Run()
-    try:
-        plan = {
-            "nodes": [{"ports": [0]}, {"ports": [1]}],
-            "ports": {0: {"ifname": "mw0", "node": 0}, 1: {"ifname": "mw1", "node": 1}},
-            "links": [(0, 1)],
-        }
-        if guest:
-            plan["nodes"][1]["ports"].append(2)
-            plan["nodes"].append({"ports": [3]})
-            plan["ports"].update({2: {"ifname": "mw2", "node": 1}, 3: {"ifname": "mw3", "node": 2}})
-            plan["links"].append((2, 3))
-        run.create(plan)
-        boards = []
-        for k in (0, 1):
-            ns, dev = run.netns(k), f"mw{k}"
-            netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}"], ns)
-            netns.batch("tc", _shape_lines(dev, rate), ns)
-            boards.append(
-                {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}
-            )
-        if guest:
-            ns1, ns2 = run.netns(1), run.netns(2)
-            netns.batch("ip", ["addr add 10.202.0.1/24 dev mw2"], ns1)
-            netns._run(["ip", "netns", "exec", ns1, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
-            netns.batch(
-                "ip", [f"addr add {GUEST_ADDRESS}/24 dev mw3", "route add default via 10.202.0.1"], ns2
-            )
-            netns.batch("ip", ["route add 10.202.0.0/24 via 10.201.0.2"], run.netns(0))
-            boards.append(
-                {"prefix": ["ip", "netns", "exec", ns2], "address": GUEST_ADDRESS, "interface": "mw3"}
-            )
-        yield Placement(kind, run.token, boards)
-    finally:
-        run.remove()
+    run = netns.Run(own)
+    plan = {
+        "nodes": [{"ports": [0]}, {"ports": [1]}],
+        "ports": {0: {"ifname": "mw0", "node": 0}, 1: {"ifname": "mw1", "node": 1}},
+        "links": [(0, 1)],
+    }
+    if guest:
+        plan["nodes"][1]["ports"].append(2)
+        plan["nodes"].append({"ports": [3]})
+        plan["ports"].update({2: {"ifname": "mw2", "node": 1}, 3: {"ifname": "mw3", "node": 2}})
+        plan["links"].append((2, 3))
+    run.create(plan)
+    boards = []
+    for k in (0, 1):
+        ns, dev = run.netns(k), f"mw{k}"
+        netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}"], ns)
+        netns.batch("tc", _shape_lines(dev, rate), ns)
+        boards.append(
+            {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}
+        )
+    if guest:
+        ns1, ns2 = run.netns(1), run.netns(2)
+        netns.batch("ip", ["addr add 10.202.0.1/24 dev mw2"], ns1)
+        netns._run(["ip", "netns", "exec", ns1, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"])
+        netns.batch("ip", [f"addr add {GUEST_ADDRESS}/24 dev mw3", "route add default via 10.202.0.1"], ns2)
+        netns.batch("ip", ["route add 10.202.0.0/24 via 10.201.0.2"], run.netns(0))
+        boards.append({"prefix": ["ip", "netns", "exec", ns2], "address": GUEST_ADDRESS, "interface": "mw3"})
+    yield Placement(kind, run.token, boards)

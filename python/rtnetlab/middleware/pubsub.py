@@ -6,11 +6,11 @@ subscriber's samples pooled in the row."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.backends import NAMES
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
@@ -143,8 +143,8 @@ def run(
     `skipped` (one line naming it) and the others run."""
     rows, skipped, sched = [], [], []
     host = describe()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
-        tmp = Path(tmpname)
+    with ownership.Run("middleware pubsub") as own, placed(placement, own) as place:
+        tmp = own.folder()
         host.update(measure_noise(tmp, noise_s, rt))
         for backend in backends:
             if backend == "zeromq-ipc" and placement == "two-boards":

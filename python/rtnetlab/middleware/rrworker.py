@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup
+from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup, command, follow_control
 
 WARM = -1
 CLOCK = time.CLOCK_MONOTONIC
@@ -225,8 +225,6 @@ def dispatcher(spec: dict) -> None:
     """A cyclic window schedule by SIGSTOP/SIGCONT: at each window's start the other partitions'
     processes are stopped and its own continued. Runs until "stop" on stdin, then continues
     everyone; reports how late each switch was (its precision)."""
-    import selectors
-
     sched = _setup(spec)
     frame = spec["major_frame_ns"]
     groups = {name: pids for name, pids in spec["groups"].items()}
@@ -245,8 +243,6 @@ def dispatcher(spec: dict) -> None:
             except ProcessLookupError:
                 pass
 
-    sel = selectors.DefaultSelector()
-    sel.register(sys.stdin, selectors.EVENT_READ)
     late = []
     start = _now() + 5_000_000
     cycle = 0
@@ -262,7 +258,7 @@ def dispatcher(spec: dict) -> None:
                 signal_all(groups.get(name, []), signal.SIGCONT)
                 late.append(_now() - target)
             cycle += 1
-            if cycle % 16 == 0 and sel.select(timeout=0):
+            if cycle % 16 == 0 and command(0) is not None:
                 break
     finally:
         signal_all(everyone, signal.SIGCONT)
@@ -285,6 +281,10 @@ def dispatcher(spec: dict) -> None:
 
 
 def main() -> None:
+    from rtnetlab.ownership import die_with_parent
+
+    die_with_parent()
+    follow_control()
     spec = json.loads(sys.argv[1])
     roles = {
         "echo_server": echo_server,

@@ -239,22 +239,55 @@ def down_cmd(
             "--all", help="Remove every leftover: runs whose process is gone, setups left by up or --keep."
         ),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Also remove rtnl-* namespaces and control groups that no record names (not made by "
+            "rtnetlab here, or their record is lost); processes are never killed for them.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Remove a run's namespaces (their links and qdiscs go with them)."""
-    from rtnetlab.testbed import netns
+    """Remove what runs made, as their records list it: namespaces (their links and qdiscs go with
+    them), processes, control groups, temporary folders. Look-alikes without a record are listed,
+    and removed only with --force."""
+    from rtnetlab import ownership
 
-    netns.check_privileges()
     if (run is None) == (not all_runs):
         raise UserError("testbed down: give a run (rtnl-xxxxxx) or --all")
-    removed = netns.down(None if all_runs else run)
+    report = ownership.clean(None if all_runs else run, force=force)
     if as_json:
-        _emit({"removed": removed})
+        _emit(report)
     else:
-        out.print(
-            f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""),
-            markup=False,
-        )
+        for r in report["runs"]:
+            why = "kept" if r["kept"] else "its process is gone"
+            out.print(
+                f"removed run {r['run']} ({r.get('command')}, {why}): "
+                + (", ".join(r["removed"]) or "nothing left"),
+                markup=False,
+            )
+            for c in r.get("captures", []):
+                out.print(f"  its captures stay: {c}", markup=False)
+        for r in report["running"]:
+            out.print(
+                f"left alone, still running: {r['run']} ({r['command']}, process {r['pid']})", markup=False
+            )
+        if report["look_alikes"]:
+            names = ", ".join(x.get("name") or f"cgroup {x['path']}" for x in report["look_alikes"])
+            if force:
+                out.print(f"removed without a record (--force): {names}", markup=False)
+            else:
+                out.print(
+                    f"not made by rtnetlab here (no record), left alone: {names} (--force removes them)",
+                    markup=False,
+                )
+        if not (report["runs"] or report["running"] or report["look_alikes"]):
+            out.print("nothing to remove", markup=False)
+    for line in report["left"]:
+        err.print(f"not removed: {line}", markup=False)
+    if report["left"]:
+        raise typer.Exit(1)
 
 
 @export_app.command("tc")

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
+from rtnetlab import ownership
 from rtnetlab.errors import UserError
 from rtnetlab.model import Network
 from rtnetlab.testbed import netns, tc
@@ -131,62 +129,6 @@ def kernel_port_stats(run: netns.Run, plan: dict) -> dict[int, dict]:
         except (StopIteration, ValueError):
             out[p["id"]] = {"frames": 0, "drops": 0, "bytes": 0}
     return out
-
-
-def _captures(run: netns.Run, plan: dict, directory: Path) -> list[tuple[subprocess.Popen, Path]]:
-    """One pcapng per egress port: what its interface sends (dumpcap's `outbound`)."""
-    if shutil.which("dumpcap") is None:
-        raise UserError("--capture: dumpcap (Wireshark's capture program, Debian package tshark) is missing")
-    directory.mkdir(parents=True, exist_ok=True)
-    out = []
-    for p in plan["ports"]:
-        path = directory / (p["label"].replace(":", "_").replace("/", "_") + ".pcapng")
-        proc = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                run.netns(p["node"]),
-                "dumpcap",
-                "-q",
-                "-i",
-                p["ifname"],
-                "-f",
-                "outbound",
-                "-w",
-                str(path),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        run.processes.append(proc)
-        out.append((proc, path))
-    # dumpcap says "Capturing on ..." once it captures (its file exists earlier): the run
-    # starts after every one has.
-    deadline = time.monotonic() + 20
-    for proc, path in out:
-        line = b""
-        while b"Capturing on" not in line:
-            ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise UserError(f"--capture: dumpcap did not start capturing into {path}")
-            chunk = proc.stderr.readline()
-            if not chunk:
-                raise UserError(f"--capture: dumpcap stopped: {line.decode(errors='replace').strip()}")
-            line = chunk
-    return out
-
-
-def _stop_captures(captures: list[tuple[subprocess.Popen, Path]]) -> list[str]:
-    for proc, _ in captures:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-    for proc, _ in captures:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    return [str(p) for _, p in captures]
 
 
 def _latency_keys(d: dict) -> dict:
@@ -378,8 +320,12 @@ def run(
     """Runs `net` (with its `description` as plain data) on real frames; returns the report."""
     netns.check_privileges()
     exe = binary()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-testbed-") as tmp:
-        desc_path = Path(tmp) / "description.json"
+    files: list[str] = []
+    # Everything the run makes is recorded in its record first, and removed on every way out
+    # (what `keep` asks for stays, recorded, for `testbed down`).
+    with ownership.Run("testbed run") as own:
+        tmp = own.folder()
+        desc_path = tmp / "description.json"
         desc_path.write_text(json.dumps(description))
         plan = plan_of(desc_path)
         check_limits(plan, mode)
@@ -389,14 +335,17 @@ def run(
         # The analysis first: the drain waits for the slowest bounded frame.
         bounds = [f["delay_us"] for f in net.analyze("best")["flows"] if f.get("delay_us") is not None]
         drain_ns = int(min(max(0.2e9, 2 * max(bounds, default=0) * 1e3), 5e9))
-        r = netns.Run()
-        captures: list = []
+        r = netns.Run(own)
+        captures = None
+        controls: list = []
         try:
             r.create(plan)
             if mode == "kernel":
                 configure_kernel(r, plan)
             if capture is not None:
-                captures = _captures(r, plan, capture)
+                from rtnetlab.testbed.capture import Captures
+
+                captures = Captures(own, plan, r.netns, capture)
             if on_start:
                 on_start(r)
             nodes = [k for k, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
@@ -404,6 +353,7 @@ def run(
             epoch = time.time_ns() + startup_ns
             gap_ns = 100_000_000
             run_start = baseline_ns + gap_ns
+            node_procs = []
             for k in nodes:
                 cfg = {
                     "node": plan["nodes"][k]["name"],
@@ -421,16 +371,23 @@ def run(
                     "spin_ns": spin_ns,
                     "muted_flows": muted or [],
                 }
-                cfg_path = Path(tmp) / f"node{k}.json"
+                cfg_path = tmp / f"node{k}.json"
                 cfg_path.write_text(json.dumps(cfg))
-                r.processes.append(
-                    subprocess.Popen(
-                        [str(exe), "node", str(desc_path), str(cfg_path)],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                    )
+                # The node dies with this process, and stops when its control pipe (stdin)
+                # closes; the pipe is held here, apart from the Popen, so that reading the
+                # node's output does not close it.
+                p = ownership.spawn(
+                    [str(exe), "node", str(desc_path), str(cfg_path)],
+                    what=f"node {plan['nodes'][k]['name']}",
+                    own=own,
+                    guarded=True,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
                 )
-            node_procs = list(r.processes[len(captures) :])
+                controls.append(p.stdin)
+                p.stdin = None
+                node_procs.append(p)
             before = None
             if mode == "kernel":
                 # Between the baseline's last frame and the run's first.
@@ -438,20 +395,21 @@ def run(
                 before = kernel_port_stats(r, plan)
             end = epoch + run_start + duration_ns + drain_ns
             results = _collect(node_procs, end)
+            for p in node_procs:
+                own.ended(p.pid)
             port_stats = None
             if mode == "kernel":
                 after = kernel_port_stats(r, plan)
                 port_stats = {p: {k: after[p][k] - before[p][k] for k in after[p]} for p in after}
-            files = _stop_captures(captures) if captures else []
-        except BaseException:
-            if not keep:
-                r.remove()
-            raise
-        if keep:
-            r.processes = []
-            r.record(kept=True)
-        else:
-            r.remove()
+            if captures is not None:
+                files = captures.stop(own)
+        finally:
+            for c in controls:
+                c.close()
+            if captures is not None and not files:
+                captures.stop(own)  # interrupted: each file closed whole all the same
+            if keep:
+                own.keep("netns")
     settings = {
         "duration_ns": duration_ns,
         "baseline_ns": baseline_ns,
@@ -504,22 +462,19 @@ def _collect(procs: list[subprocess.Popen], end_ns: int) -> list[dict]:
 
 
 def up(net: Network, description: dict, mode: str) -> tuple[netns.Run, dict]:
-    """Creates a run's namespaces, links and (kernel mode) qdiscs and filters, and leaves them."""
+    """Creates a run's namespaces, links and (kernel mode) qdiscs and filters, and leaves them
+    (recorded, for `testbed down`)."""
     netns.check_privileges()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-testbed-") as tmp:
-        desc_path = Path(tmp) / "description.json"
+    with ownership.Run("testbed up") as own:
+        desc_path = own.folder() / "description.json"
         desc_path.write_text(json.dumps(description))
         plan = plan_of(desc_path)
-    check_limits(plan, mode)
-    r = netns.Run()
-    try:
+        check_limits(plan, mode)
+        r = netns.Run(own)
         r.create(plan)
         if mode == "kernel":
             configure_kernel(r, plan)
-    except BaseException:
-        r.remove()
-        raise
-    r.record(kept=True)
+        own.keep("netns")
     return r, plan
 
 

@@ -1,0 +1,197 @@
+"""``--capture DIR``: one pcapng per egress port (dumpcap on the port's interface, outbound
+frames), written as root into a directory a user names, which may be shared with others.
+
+* DIR is reached one component at a time from ``/``: a symbolic link is followed only when it
+  belongs to root or to this user (one planted by another user is refused, naming it);
+  missing directories are made and given to their parent's owner.
+* The run makes a folder of its own inside DIR, ``DIR/rtnl-<token>/`` (``mkdir``: never one that
+  exists), recorded in the run's record before it is made (and kept: it is the user's output).
+* Each file is created in that folder through its descriptor, exclusively and without following
+  links (``O_CREAT | O_EXCL | O_NOFOLLOW``), and dumpcap writes to the open file (``-w -``):
+  nothing is opened by name once the checks are done. The folder and its files are then given to
+  DIR's owner.
+* File names map node and port injectively: ``safe_name(node) + "_" + port + ".pcapng"``, every
+  character outside ``[A-Za-z0-9._-]`` percent-encoded (``E/1`` -> ``E%2F1``, ``E:1`` ->
+  ``E%3A1``); the port is a number, so the last ``_`` separates the two.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+from rtnetlab import ownership
+from rtnetlab.errors import UserError
+
+SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def safe_name(text: str) -> str:
+    """`text` as a file name: every character outside [A-Za-z0-9._-] percent-encoded (its UTF-8
+    bytes), so that different texts give different names and none holds a separator."""
+    return "".join(c if c in SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in text)
+
+
+def file_name(node: str, port: str) -> str:
+    return f"{safe_name(node)}_{safe_name(port)}.pcapng"
+
+
+def open_directory(path: Path, option: str = "--capture") -> int:
+    """A descriptor of directory `path` (made if missing), reached without following another
+    user's symbolic links; UserError naming the component otherwise."""
+    shown = str(path)
+    full = path if path.is_absolute() else Path(os.getcwd()) / path
+    parts = list(full.parts[1:])
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    hops = 0
+    try:
+        while parts:
+            name = parts.pop(0)
+            if name in ("", "."):
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                parent = os.fstat(fd)
+                try:
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                except OSError as e:
+                    raise UserError(f"{option}: {shown}: cannot make {name} ({e.strerror})") from None
+                _give(fd, name, parent)
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                if st.st_uid not in (0, os.geteuid()):
+                    raise UserError(
+                        f"{option}: {shown}: {name} is a symbolic link of another user (uid {st.st_uid}); "
+                        "refused (name the directory it points to, if it is yours)"
+                    )
+                hops += 1
+                if hops > 40:
+                    raise UserError(f"{option}: {shown}: too many symbolic links")
+                target = os.readlink(name, dir_fd=fd)
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+                parts = list(Path(target).parts[1 if target.startswith("/") else 0 :]) + parts
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                raise UserError(f"{option}: {shown}: {name} is not a directory")
+            try:
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as e:
+                raise UserError(f"{option}: {shown}: cannot open {name} ({e.strerror})") from None
+            now = os.fstat(nfd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                os.close(nfd)
+                raise UserError(f"{option}: {shown}: {name} was replaced while being opened; refused")
+            os.close(fd)
+            fd = nfd
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _give(dir_fd: int, name: str, to: os.stat_result) -> None:
+    """A directory we just made inside another user's directory becomes that user's."""
+    if os.geteuid() != 0 or to.st_uid == 0:
+        return
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        os.fchown(fd, to.st_uid, to.st_gid)
+    finally:
+        os.close(fd)
+
+
+class Captures:
+    """The dumpcap processes of one run, their files in the run's own folder inside DIR."""
+
+    def __init__(self, own: ownership.Run, plan: dict, netns_of, directory: Path):
+        if shutil.which("dumpcap") is None:
+            raise UserError(
+                "--capture: dumpcap (Wireshark's capture program, Debian package tshark) is missing"
+            )
+        self.procs: list[tuple[subprocess.Popen, Path]] = []
+        dir_fd = open_directory(directory)
+        try:
+            owner = os.fstat(dir_fd)
+            self.folder = Path(directory) / own.name
+            entry = {"kind": "capture", "path": str(self.folder)}
+            own.record(entry)
+            try:
+                os.mkdir(own.name, 0o755, dir_fd=dir_fd)
+            except OSError as e:
+                own.forget(entry)
+                raise UserError(f"--capture: {self.folder}: cannot be made ({e.strerror})") from None
+            folder_fd = os.open(own.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+        files = []
+        try:
+            for p in plan["ports"]:
+                node = plan["nodes"][p["node"]]["name"]
+                name = file_name(node, p["label"][len(node) + 1 :])
+                fd = os.open(
+                    name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder_fd
+                )
+                files.append((p, fd, self.folder / name))
+            if os.geteuid() == 0 and owner.st_uid != 0:
+                for _, fd, _ in files:
+                    os.fchown(fd, owner.st_uid, owner.st_gid)
+                os.fchown(folder_fd, owner.st_uid, owner.st_gid)
+            for p, fd, path in files:
+                # dumpcap on the port's interface, writing to the file we opened; it dies with us
+                # (SIGTERM: it closes the file whole), and is recorded in the run.
+                proc = ownership.spawn(
+                    ["ip", "netns", "exec", netns_of(p["node"]), "dumpcap", "-q", "-i", p["ifname"],
+                     "-f", "outbound", "-w", "-"],
+                    what=f"dumpcap {p['label']}",
+                    own=own,
+                    sig=signal.SIGTERM,
+                    stdout=fd,
+                    stderr=subprocess.PIPE,
+                )  # fmt: skip
+                self.procs.append((proc, path))
+        finally:
+            for _, fd, _ in files:
+                os.close(fd)
+            os.close(folder_fd)
+        # dumpcap says "Capturing on ..." once it captures: the run starts after every one has.
+        deadline = time.monotonic() + 20
+        for proc, path in self.procs:
+            line = b""
+            while b"Capturing on" not in line:
+                ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    raise UserError(f"--capture: dumpcap did not start capturing into {path}")
+                chunk = proc.stderr.readline()
+                if not chunk:
+                    raise UserError(f"--capture: dumpcap stopped: {line.decode(errors='replace').strip()}")
+                line = chunk
+
+    def stop(self, own: ownership.Run) -> list[str]:
+        """Stops every dumpcap (SIGINT: each closes its file whole); the files written."""
+        for proc, _ in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc, _ in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stderr:
+                proc.stderr.close()
+            own.ended(proc.pid)
+        return [str(p) for _, p in self.procs]
