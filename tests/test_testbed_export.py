@@ -27,9 +27,11 @@ def test_script_per_vl_at_its_contract(tmp_path, rtnetlab_cli):
     # frame on the wire (1538 B), at ES2's single priority level (its port is FIFO).
     assert "htb rate 6152000bit ceil 6152000bit burst 1538b cburst 1538b prio 0" in script
     assert "match ip dst 224.224.0.2/32 flowid 1:100" in script
-    assert 'DEV="${DEV:-eth1}"' in script
+    assert "DEV=${DEV:-eth1}" in script
     assert "the BAG as a minimum gap" in p.stderr
     assert subprocess.run(["sh", "-n"], input=script, text=True).returncode == 0
+    shellcheck = subprocess.run(["shellcheck", "-"], input=script, capture_output=True, text=True)
+    assert shellcheck.returncode == 0, shellcheck.stdout
 
 
 def test_unknown_node_and_switch_are_one_line(tmp_path, rtnetlab_cli):

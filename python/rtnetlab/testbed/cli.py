@@ -304,13 +304,16 @@ def export_tc(
 ) -> None:
     """Write a shell script configuring a real Linux end system: an HTB class per VL at its BAG/Lmax rate
     and burst, filters by VL id, the port's scheduler where Linux has it; what it cannot express is said."""
-    import os
     import tempfile
 
     from rtnetlab.io import output as outfiles
     from rtnetlab.testbed import run as tb
     from rtnetlab.testbed import tc
 
+    # The script runs as root: what goes into it is checked before anything is read.
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
     if output is not None:
         outfiles.check({"--output": output}, [file])
     net, data = _load(file)
@@ -323,7 +326,7 @@ def export_tc(
     try:
         script, missing = tc.export_script(plan, node, dev, plane, str(file))
     except KeyError:
-        raise UserError(f"--node: no node named {node}") from None
+        raise UserError(f"--node: no node named {tc.comment(node)}") from None
     except ValueError as e:
         raise UserError(f"--node: {e}") from None
     for w in net.warnings:
@@ -331,8 +334,8 @@ def export_tc(
     if output is None:
         sys.stdout.write(script)
     else:
-        outfiles.atomic_write(output, script)
-        os.chmod(output, 0o755)
+        # Executable from the start: no chmod through a path, which would follow a link.
+        outfiles.atomic_write(output, script, mode=0o755)
         out.print(f"wrote {output}", markup=False)
     for m in missing:
         err.print(f"not expressed: {m}", markup=False, style="yellow")

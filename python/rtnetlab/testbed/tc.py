@@ -21,6 +21,9 @@ port's buffer is per level.
 
 from __future__ import annotations
 
+import shlex
+import unicodedata
+
 #: Per-frame bytes HTB adds to a frame's length without FCS: FCS 4 + preamble, SFD and gap 20.
 OVERHEAD = 24
 #: A bfifo standing for an unbounded buffer.
@@ -101,9 +104,44 @@ def switch_lines(plan: dict, switch: int, block: int = 1) -> list[str]:
     return lines
 
 
+#: Longest interface name Linux accepts, in bytes (IFNAMSIZ less the terminating NUL).
+IFNAMSIZ = 15
+
+
+def interface_problem(name: str) -> str | None:
+    """Why `name` cannot be a Linux interface name (the kernel's own rule, `dev_valid_name`, and
+    no control characters), or None."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if not 1 <= size <= IFNAMSIZ:
+        return f"1 to {IFNAMSIZ} bytes, got {size}"
+    if name in (".", ".."):
+        return "not '.' or '..'"
+    for ch in name:
+        if ch in "/:" or ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"no '/', ':', whitespace or control characters, got {ch!r}"
+    return None
+
+
+def comment(text: str) -> str:
+    """`text` safe inside a `#` comment line: line breaks and other control characters written as
+    escapes, so that nothing from a description or a path ends the comment."""
+    out = []
+    for ch in str(text):
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def export_script(plan: dict, node: str, dev: str, plane: str | None, source: str) -> tuple[str, list[str]]:
     """The shell script configuring end system `node`'s port on `plane` as interface `dev` of a
-    real Linux host, and what it cannot express (also written in the script)."""
+    real Linux host, and what it cannot express (also written in the script). Every value from
+    outside (names, paths) is a comment, escaped by `comment`, except the interface, which is
+    checked by `interface_problem` (ValueError) and quoted."""
+    problem = interface_problem(dev)
+    if problem is not None:
+        raise ValueError(f"'{comment(dev)}' is not a network interface name ({problem})")
     names = [n["name"] for n in plan["nodes"]]
     if node not in names:
         raise KeyError(node)
@@ -142,18 +180,22 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
     level_of = {d: i for i, ds in enumerate(levels) for d in ds}
     shaper = port.get("shaper")
     rate, burst = (shaper["rate_bps"], shaper["burst_bits"] / 8) if shaper else (link, frame)
+    command = shlex.join(["rtnetlab", "export", "tc", source, "--node", node, "--dev", dev])
+    # The interface as a literal word: `${DEV:-'...'}` unquoted is quote-removed, never expanded.
+    literal = ["# shellcheck disable=SC2016  # the name is literal"] if "$" in dev or "`" in dev else []
     out = [
         "#!/bin/sh",
-        f"# Linux traffic control for end system {node} (plane {plan['planes'][plane_index]}) of network "
-        f"{plan['network']},",
-        f"# written by `rtnetlab export tc {source} --node {node} --dev {dev}`.",
+        f"# Linux traffic control for end system {comment(node)} (plane "
+        f"{comment(plan['planes'][plane_index])}) of network {comment(plan['network'])},",
+        f"# written by `{comment(command)}`.",
         "# Run as root on the end system; DEV=other-interface ./script.sh configures another interface.",
         "#",
         "# The port: HTB class 1:1 at the link rate (frame + 24 B per frame on the wire: FCS, preamble,",
         "# start delimiter, gap); under it one class per VL at its contract, (Lmax + 20 B) per BAG with a",
         "# burst of one frame, chosen by the VL's destination address (224.224.<VL id>).",
         "set -e",
-        f'DEV="${{DEV:-{dev}}}"',
+        *literal,
+        f"DEV=${{DEV:-{shlex.quote(dev)}}}",
         'tc qdisc del dev "$DEV" root 2>/dev/null || true',
         'tc qdisc add dev "$DEV" root handle 1: htb default 2 r2q 1',
         f'tc class add dev "$DEV" parent 1: classid 1:1 htb rate {_rate(rate)} ceil {_rate(link)} '
@@ -169,13 +211,13 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
             vl_rate, vl_burst = f["rate_bps"], f["burst_bits"] / 8
         else:
             vl_rate, vl_burst = wire * 8 / (f["period_ns"] / 1e9), wire
-        prio = min(level_of.get(f["dscp"], len(levels) - 1), 7)
+        prio = int(min(level_of.get(f["dscp"], len(levels) - 1), 7))
         out += [
-            f"# {f['name']} ({f['kind']}, frame id {f['frame_id']}): {vl_rate / 1e6:.6g} Mbit/s, "
-            f"burst {vl_burst:g} B, priority level {prio}",
+            f"# {comment(f['name'])} ({comment(f['kind'])}, frame id {int(f['frame_id'])}): "
+            f"{vl_rate / 1e6:.6g} Mbit/s, burst {vl_burst:g} B, priority level {prio}",
             f'tc class add dev "$DEV" parent 1:1 classid {cls} htb rate {_rate(vl_rate)} '
             f"ceil {_rate(vl_rate)} burst {_bytes(vl_burst)} cburst {_bytes(vl_burst)} prio {prio} "
-            f"quantum {wire} overhead {OVERHEAD}",
+            f"quantum {int(wire)} overhead {OVERHEAD}",
             f'tc qdisc add dev "$DEV" parent {cls} handle {100 + i}: bfifo limit '
             f"{round(port['buffer_bytes'] or UNBOUNDED_BYTES)}",
             f'tc filter add dev "$DEV" parent 1: protocol ip prio 1 u32 '
@@ -194,5 +236,5 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
         missing.append(f"{len(flows)} VLs: HTB class ids stop at 1:ffff")
     out.append("#")
     out.append("# Not expressed by this script:")
-    out += [f"#  - {m}" for m in missing]
+    out += [f"#  - {comment(m)}" for m in missing]
     return "\n".join(out) + "\n", missing
