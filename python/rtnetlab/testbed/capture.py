@@ -1,18 +1,18 @@
 """``--capture DIR``: one pcapng per egress port (dumpcap on the port's interface, outbound
 frames), written as root into a directory a user names, which may be shared with others.
 
-* DIR is reached one component at a time from ``/``: a symbolic link is followed only when it
-  belongs to root or to this user (one planted by another user is refused, naming it);
-  missing directories are made and given to their parent's owner.
+* DIR's symbolic links are checked by the output rule (`rtnetlab.io.output.resolve`: one made
+  by another user is refused, naming it), then DIR is opened one component at a time from ``/``
+  without following links; missing directories are made and given to their parent's owner.
 * The run makes a folder of its own inside DIR, ``DIR/rtnl-<token>/`` (``mkdir``: never one that
   exists), recorded in the run's record before it is made (and kept: it is the user's output).
 * Each file is created in that folder through its descriptor, exclusively and without following
   links (``O_CREAT | O_EXCL | O_NOFOLLOW``), and dumpcap writes to the open file (``-w -``):
   nothing is opened by name once the checks are done. The folder and its files are then given to
   DIR's owner.
-* File names map node and port injectively: ``safe_name(node) + "_" + port + ".pcapng"``, every
-  character outside ``[A-Za-z0-9._-]`` percent-encoded (``E/1`` -> ``E%2F1``, ``E:1`` ->
-  ``E%3A1``); the port is a number, so the last ``_`` separates the two.
+* File names map node and port injectively: ``safe_name(node) + "_" + port + ".pcapng"``
+  (`rtnetlab.io.output.safe_name`: every byte outside ``[A-Za-z0-9._-]`` percent-encoded, ``E/1``
+  -> ``E%2F1``, ``E:1`` -> ``E%3A1``); the port is a number, so the last ``_`` separates the two.
 """
 
 from __future__ import annotations
@@ -28,33 +28,33 @@ from pathlib import Path
 
 from rtnetlab import ownership
 from rtnetlab.errors import UserError
-
-SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-
-
-def safe_name(text: str) -> str:
-    """`text` as a file name: every character outside [A-Za-z0-9._-] percent-encoded (its UTF-8
-    bytes), so that different texts give different names and none holds a separator."""
-    return "".join(c if c in SAFE else "".join(f"%{b:02X}" for b in c.encode()) for c in text)
+from rtnetlab.io.output import resolve, safe_name
 
 
 def file_name(node: str, port: str) -> str:
-    return f"{safe_name(node)}_{safe_name(port)}.pcapng"
+    """The capture file of port `port` of `node` (a different file for every port)."""
+    try:
+        return f"{safe_name(node)}_{safe_name(port)}.pcapng"
+    except ValueError as e:
+        raise UserError(f"--capture: node {node!r}: {e}") from None
+
+
+def check(path: Path, option: str = "--capture") -> None:
+    """Before anything runs: the links on the way to `path` (the output rule), and an existing
+    `path` must be a directory."""
+    target = resolve(Path(path), option)
+    if target.exists() and not target.is_dir():
+        raise UserError(f"{option}: {path}: is not a directory")
 
 
 def open_directory(path: Path, option: str = "--capture") -> int:
-    """A descriptor of directory `path` (made if missing), reached without following another
-    user's symbolic links; UserError naming the component otherwise."""
-    shown = str(path)
-    full = path if path.is_absolute() else Path(os.getcwd()) / path
-    parts = list(full.parts[1:])
+    """A descriptor of directory `path` (made where missing): every symbolic link on the way
+    checked by the output rule (`rtnetlab.io.output.resolve`: another user's link is refused,
+    naming it), then the path walked from / one name at a time without following links."""
+    target = resolve(Path(path), option)
     fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
-    hops = 0
     try:
-        while parts:
-            name = parts.pop(0)
-            if name in ("", "."):
-                continue
+        for name in target.parts[1:]:
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except FileNotFoundError:
@@ -64,34 +64,17 @@ def open_directory(path: Path, option: str = "--capture") -> int:
                 except FileExistsError:
                     pass
                 except OSError as e:
-                    raise UserError(f"{option}: {shown}: cannot make {name} ({e.strerror})") from None
+                    raise UserError(f"{option}: {path}: cannot make {name} ({e.strerror})") from None
                 _give(fd, name, parent)
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
-                if st.st_uid not in (0, os.geteuid()):
-                    raise UserError(
-                        f"{option}: {shown}: {name} is a symbolic link of another user (uid {st.st_uid}); "
-                        "refused (name the directory it points to, if it is yours)"
-                    )
-                hops += 1
-                if hops > 40:
-                    raise UserError(f"{option}: {shown}: too many symbolic links")
-                target = os.readlink(name, dir_fd=fd)
-                if target.startswith("/"):
-                    os.close(fd)
-                    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
-                parts = list(Path(target).parts[1 if target.startswith("/") else 0 :]) + parts
-                continue
+                raise UserError(f"{option}: {path}: {name} became a symbolic link meanwhile; refused")
             if not stat.S_ISDIR(st.st_mode):
-                raise UserError(f"{option}: {shown}: {name} is not a directory")
+                raise UserError(f"{option}: {path}: {name} is not a directory")
             try:
                 nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as e:
-                raise UserError(f"{option}: {shown}: cannot open {name} ({e.strerror})") from None
-            now = os.fstat(nfd)
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-                os.close(nfd)
-                raise UserError(f"{option}: {shown}: {name} was replaced while being opened; refused")
+                raise UserError(f"{option}: {path}: cannot open {name} ({e.strerror})") from None
             os.close(fd)
             fd = nfd
         return fd

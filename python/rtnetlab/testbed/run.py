@@ -320,6 +320,10 @@ def run(
     """Runs `net` (with its `description` as plain data) on real frames; returns the report."""
     netns.check_privileges()
     exe = binary()
+    if capture is not None:
+        from rtnetlab.testbed import capture as capture_mod
+
+        capture_mod.check(capture)
     files: list[str] = []
     # Everything the run makes is recorded in its record first, and removed on every way out
     # (what `keep` asks for stays, recorded, for `testbed down`).
