@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rtnetlab import limits
 from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
 
@@ -200,6 +201,7 @@ def pubsub_cmd(
     if max(sizes) > 60000:
         raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
     at_least("--messages", messages, 1)
+    limits.check("messages", messages, "--messages")
     at_least("--warmup", warmup, 0)
     period_us = duration_us("--period", period)
     if not period_us >= 10:
@@ -325,6 +327,7 @@ def partitions_cmd(
             f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
         )
     at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
     if not 16 <= payload <= 1400:
         raise UserError(
             f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
@@ -445,6 +448,7 @@ def reqresp_cmd(
 
     busy_us = comma_list("--busy", busy, busy_time, "durations")
     at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
     if not 0 < cpu_cap <= 1:
         raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
     at_least("--warmup", warmup, 0)
@@ -569,6 +573,7 @@ def cwalker_cmd(
     if any(m not in cwalker.MAPPINGS for m in maps):
         raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
     seconds = duration_us("--duration", duration) / 1e6
+    limits.check("duration", seconds, "--duration", f"{duration}")
     if seconds < 2:
         raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
     check_placement(placement)
