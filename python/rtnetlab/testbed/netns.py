@@ -109,12 +109,14 @@ def remove_namespaces(names) -> list[str]:
 
 
 def leftovers() -> dict[str, list[str]]:
-    """``rtnl-*`` namespaces that no live run holds, by token: those of runs whose process is
-    gone (or kept), and those no record names."""
-    live = {o["name"] for d in ownership.records() if ownership.owner_alive(d) for o in d["objects"]
-            if o["kind"] == "netns"}  # fmt: skip
+    """Namespaces of runs whose process is gone (or that were kept), as their records list them,
+    by token; ``rtnl-*`` namespaces no record names are someone else's and not among them."""
     out: dict[str, list[str]] = {}
-    for ns in list_namespaces():
-        if ns.startswith(PREFIX) and ns not in live:
-            out.setdefault(ns[len(PREFIX) :].split("-", 1)[0], []).append(ns)
+    present = set(list_namespaces())
+    for d in ownership.records():
+        if ownership.owner_alive(d):
+            continue
+        names = [o["name"] for o in d["objects"] if o["kind"] == "netns" and o["name"] in present]
+        if names:
+            out[d["run"][len(PREFIX) :]] = names
     return out
