@@ -30,6 +30,7 @@ import io
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -339,7 +340,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         if p.poll() is None:
             p.kill()
     for p in procs:
-        ownership.stop(p, timeout=5, sig=9)
+        ownership.stop(p, timeout=5, sig=signal.SIGKILL)
         for stream in (p.stdin, p.stdout, p.stderr):
             if stream is not None:
                 stream.close()
