@@ -431,6 +431,11 @@ def _remove_cgroup(path: Path, wait: float = WAIT_S) -> str | None:
 
 
 def _remove_folder(path: Path) -> str | None:
+    """A run's private folder: in the state directory, named after a run, still a directory of
+    this user."""
+    home = state_dir(create=False)
+    if home is None or path.parent != home or not path.name.startswith(PREFIX):
+        return f"folder {path}: not a run's private folder; left alone"
     try:
         st = os.lstat(path)
     except FileNotFoundError:
