@@ -391,7 +391,10 @@ def remove_netns(name: str) -> str | None:
     for _ in range(50):
         if not (NETNS_DIR / name).exists():
             return None
-        p = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
+        try:
+            p = subprocess.run(["ip", "netns", "del", name], capture_output=True, text=True)
+        except FileNotFoundError:
+            return f"namespace {name}: the `ip` command (iproute2) is missing"
         if p.returncode == 0:
             return None
         time.sleep(0.05)
