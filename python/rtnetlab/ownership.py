@@ -246,14 +246,22 @@ class Run:
         self._write()
 
     def _free_token(self) -> str:
+        """A token no namespace uses, its record file claimed (created exclusively) at once, so
+        that two runs starting together cannot take the same one."""
         taken = {p.name for p in NETNS_DIR.glob(f"{PREFIX}*")} if NETNS_DIR.is_dir() else set()
         while True:
             token = secrets.token_hex(3)
             name = f"{PREFIX}{token}"
-            if not (self.dir / f"{name}.json").exists() and not any(
-                t == name or t.startswith(name + "-") for t in taken
-            ):
-                return token
+            if any(t == name or t.startswith(name + "-") for t in taken):
+                continue
+            try:
+                fd = os.open(
+                    self.dir / f"{name}.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600
+                )
+            except FileExistsError:
+                continue
+            os.close(fd)
+            return token
 
     @property
     def path(self) -> Path:
@@ -338,14 +346,15 @@ class Run:
         with held_signals():
             keep = self._keep_kinds if self.kept else set()
             gone = [o for o in self.objects if o["kind"] not in keep and o["kind"] != "capture"]
-            left, _ = remove_objects(gone)
-            if self.kept:
-                self.objects = [o for o in self.objects if o["kind"] in keep]
+            left, _ = _remove(gone)
+            # What could not be removed stays recorded, for `testbed down` to try again.
+            self.objects = [o for o in self.objects if o["kind"] in keep] + [o for o, _ in left]
+            if self.objects:
                 self._write()
             else:
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()
-        return left
+        return [why for _, why in left]
 
     def __enter__(self) -> Run:
         _current.append(self)
@@ -456,13 +465,20 @@ def remove_objects(objects: Iterable[dict]) -> tuple[list[str], list[str]]:
     """Removes recorded objects: processes first (killed only while their start time matches),
     then the others in reverse order of their making. Returns (left, removed), one line each;
     objects already gone (a process that ended, a name never made) are in neither."""
+    left, removed = _remove(objects)
+    return [why for _, why in left], removed
+
+
+def _remove(objects: Iterable[dict]) -> tuple[list[tuple[dict, str]], list[str]]:
+    """`remove_objects`, what is left with its entry."""
     objects = list(objects)
-    left, removed = [], []
+    left: list[tuple[dict, str]] = []
+    removed: list[str] = []
     procs = [o for o in objects if o["kind"] == "process" and running(o["pid"], o.get("start"))]
     still = set(_kill_and_wait([(o["pid"], o.get("start")) for o in procs]))
     for o in procs:
         if o["pid"] in still:
-            left.append(f"{_describe(o)}: still running")
+            left.append((o, f"{_describe(o)}: still running"))
         else:
             removed.append(_describe(o))
     for o in reversed([o for o in objects if o["kind"] != "process"]):
@@ -480,7 +496,10 @@ def remove_objects(objects: Iterable[dict]) -> tuple[list[str], list[str]]:
             continue  # the user's output: listed, never removed
         else:
             why = f"{kind}: unknown kind of object; left alone"
-        (left if why else removed).append(why or _describe(o))
+        if why:
+            left.append((o, why))
+        else:
+            removed.append(_describe(o))
     return left, removed
 
 
@@ -630,7 +649,8 @@ def clean(run: str | None = None, force: bool = False) -> dict:
                     {"run": doc["run"], "command": doc.get("command"), "pid": doc["owner"]["pid"]}
                 )
                 continue
-            left, removed = remove_objects(doc["objects"])
+            left_entries, removed = _remove(doc["objects"])
+            left = [why for _, why in left_entries]
             report["removed"] += removed
             report["left"] += left
             report["runs"].append(
@@ -643,12 +663,26 @@ def clean(run: str | None = None, force: bool = False) -> dict:
             if not left:
                 with contextlib.suppress(FileNotFoundError):
                     Path(doc["_path"]).unlink()
+            else:
+                _rewrite(doc, [o for o, _ in left_entries])
         if run is None:
             _stale_temporaries()
             report["look_alikes"] = look_alikes()
             if force:
                 _remove_look_alikes(report["look_alikes"], report)
     return report
+
+
+def _rewrite(doc: dict, objects: list[dict]) -> None:
+    """A record of a finished run, down to what is still there."""
+    path = Path(doc["_path"])
+    body = {k: v for k, v in doc.items() if k != "_path"}
+    body["objects"] = objects
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(body))
+    os.replace(tmp, path)
 
 
 def _remove_look_alikes(objects: list[dict], report: dict) -> None:
