@@ -153,7 +153,11 @@ def _hoist_limits(argv: list[str]) -> list[str]:
     return front + rest
 
 
+_terminated: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
+    _terminated.append(signum)
     raise Terminated()
 
 
@@ -163,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _hoist_limits(sys.argv[1:] if argv is None else list(argv))
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     outfiles.created_directories.clear()
+    _terminated.clear()
 
     def fail(code: int, errors: list[str], warnings: list[str] | None = None) -> int:
         if as_json:
@@ -181,12 +186,17 @@ def main(argv: list[str] | None = None) -> int:
         previous = None
     try:
         rc = app(args=args, prog_name="rtnetlab", standalone_mode=False)
+        if rc == EXIT_SIGINT and _terminated:
+            # typer turns any KeyboardInterrupt, SIGTERM's Terminated too, into exit 130.
+            return fail(EXIT_SIGTERM, ["terminated"])
         return rc if isinstance(rc, int) else 0
     except ModelError as e:
         return fail(EXIT_USER, e.lines, e.warnings)
     except UserError as e:
         return fail(EXIT_USER, [str(e)])
     except typer.Exit as e:
+        if e.exit_code == EXIT_SIGINT and _terminated:
+            return fail(EXIT_SIGTERM, ["terminated"])
         return e.exit_code
     except Terminated:
         return fail(EXIT_SIGTERM, ["terminated"])
