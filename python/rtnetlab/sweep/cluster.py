@@ -133,7 +133,13 @@ def connect(workers: int, scheduler: Remote | None) -> Iterator[object]:
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     with _remote_client(scheduler) if scheduler is not None else _embedded(workers) as client:
-        yield client
+        try:
+            yield client
+        except BaseException:
+            # Stopped midway (an error, Ctrl-C, SIGTERM): while closing, the cluster logs every
+            # task it can no longer report, hundreds of lines; the command says what happened.
+            logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+            raise
 
 
 @contextmanager

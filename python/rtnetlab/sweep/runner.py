@@ -150,9 +150,10 @@ class Outcome:
     compute_s: float = 0.0  # from the first task submitted to the last row written (no cluster start)
 
 
-def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out") -> None:
+def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out", write: bool = True) -> None:
     """Checks DIR: a new or empty directory, or with `resume` the same sweep's (and no other
-    user's symbolic link on its way, `rtnetlab.io.output`'s rule)."""
+    user's symbolic link on its way, `rtnetlab.io.output`'s rule); then, with `write`, makes it
+    a sweep's directory (its manifest)."""
     from rtnetlab.io import output as outfiles
 
     outfiles.resolve(out, f"{option}: {out}")
@@ -183,6 +184,8 @@ def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out")
         return
     if out.is_dir() and any(out.iterdir()) and not resume:
         raise UserError(f"{option}: {out}: is not empty")
+    if not write:
+        return
     outfiles.directory(out, f"{option}: {out}")
     outfiles.atomic_write(manifest, json.dumps(ident, indent=1, sort_keys=True) + "\n")
     # Temporary files of a killed run are never parts.
@@ -215,7 +218,9 @@ def run_sweep(
     if workers is not None:
         limits.check("workers", workers, "--workers")
     workers = workers or min(limits.cores(), limits.limit("workers"))
-    prepare_out(out, spec, resume)
+    # Checked now, written once the cluster answers: a scheduler that cannot be reached leaves
+    # nothing behind.
+    prepare_out(out, spec, resume, write=False)
     pts = spec.points()
     done = done_keys(out) if resume else set()
     todo = [p for p in pts if p.key not in done]
@@ -227,10 +232,13 @@ def run_sweep(
     if batch_fn is None:
         batch_fn = points_mod.run_batch
         batch_args = (spec,)
-    if chunks:
+    if not chunks:
+        prepare_out(out, spec, resume)
+    else:
         with cluster.connect(workers, scheduler) as client:
             from dask.distributed import as_completed
 
+            prepare_out(out, spec, resume)
             payloads = [[(p.index, p.seed, p.params, p.key) for p in c] for c in chunks]
             # The arguments every task shares (the checked SPEC) go to the workers once.
             t_submit = time.perf_counter()
