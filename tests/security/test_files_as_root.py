@@ -1,0 +1,128 @@
+"""Outputs written as root never follow a symbolic link another user planted: the issue's "a
+root-owned 0600 file was overwritten and made 0755" through `-o` in a shared directory,
+replayed with the links made by `nobody`."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_testbed import PRIORITY_NET  # noqa: E402
+
+SEED002 = Path(__file__).resolve().parents[2] / "examples" / "seed002_four_vls.yaml"
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file of root's that only root may read, which the attacks aim at."""
+    f = tmp_path / "secret"
+    f.write_text("root's own\n")
+    f.chmod(0o600)
+    return f
+
+
+def untouched(victim: Path) -> bool:
+    st = victim.stat()
+    return victim.read_text() == "root's own\n" and stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == 0
+
+
+def refused(p: subprocess.CompletedProcess, link: Path) -> None:
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and f"{link} is a symbolic link made by nobody" in lines[0], p.stderr
+
+
+def rtnetlab_run(rtnetlab: Path, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(rtnetlab), *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_a_link_planted_in_a_shared_directory_is_not_followed(
+    nobody, rtnetlab, world_writable, victim, tmp_path
+):
+    net = tmp_path / "net.yaml"
+    net.write_text(yaml.safe_dump(PRIORITY_NET))
+    for name, command in (
+        ("bounds.json", ["analyze", SEED002, "-o"]),
+        ("es1.sh", ["export", "tc", net, "--node", "ES1", "--dev", "eth0", "-o"]),
+        ("net.yaml", ["convert", SEED002]),
+        ("big.json", ["generate", "afdx", "--vls", "10", "-o"]),
+    ):
+        link = world_writable / name
+        nobody.symlink(victim, link)
+        refused(rtnetlab_run(rtnetlab, *command, link), link)
+        assert untouched(victim), f"{command[0]} wrote through the link"
+        assert link.is_symlink()  # another user's file: not ours to remove
+
+
+def test_a_directory_link_is_not_followed_either(nobody, rtnetlab, world_writable, tmp_path):
+    target = tmp_path / "roots"
+    target.mkdir()
+    link = world_writable / "results"
+    nobody.symlink(target, link)
+    refused(rtnetlab_run(rtnetlab, "analyze", SEED002, "-o", link / "bounds.json"), link)
+    # A sweep's output directory too.
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("network: {generate: {virtual_links: 4, switches: 1, planes: 1}}\nrun: {analyze: {}}\n")
+    p = rtnetlab_run(rtnetlab, "sweep", spec, "--out", link / "sweep")
+    assert p.returncode == 2 and f"{link} is a symbolic link made by nobody" in p.stderr, p.stderr
+    assert list(target.iterdir()) == []
+
+
+def test_another_users_link_in_their_own_directory_is_not_followed(nobody, rtnetlab, world_writable, victim):
+    theirs = world_writable / "nobodys"
+    assert nobody.run(["mkdir", "-m", "0755", str(theirs)]).returncode == 0
+    link = theirs / "bounds.json"
+    nobody.symlink(victim, link)
+    p = rtnetlab_run(rtnetlab, "analyze", SEED002, "-o", link)
+    refused(p, link)
+    assert "another user" in p.stderr and untouched(victim)
+
+
+def test_roots_own_link_is_followed(rtnetlab, world_writable, tmp_path):
+    target = tmp_path / "bounds.json"
+    target.write_text("{}")
+    target.chmod(0o640)
+    link = world_writable / "mine.json"
+    link.symlink_to(target)
+    p = rtnetlab_run(rtnetlab, "analyze", SEED002, "-o", link)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and "flows" in target.read_text()
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_links_planted_at_the_temporary_names_are_not_followed(nobody, world_writable, victim, monkeypatch):
+    """The temporary file's name is predictable (pid, counter): links planted at the next ones
+    are skipped (O_EXCL | O_NOFOLLOW), the file is written, and the links are left as they are."""
+    from rtnetlab.io import output
+
+    start = 1_000_000
+    monkeypatch.setattr(output, "_counter", itertools.count(start))
+    planted = [world_writable / f".out.json.{os.getpid()}-{start + k}.tmp" for k in range(3)]
+    for link in planted:
+        nobody.symlink(victim, link)
+    output.atomic_write(world_writable / "out.json", "{}\n")
+    assert (world_writable / "out.json").read_text() == "{}\n"
+    assert not (world_writable / "out.json").is_symlink()
+    assert untouched(victim)
+    assert all(link.is_symlink() for link in planted)
+
+
+def test_safe_name_keeps_names_apart_and_inside_their_directory():
+    from rtnetlab.io.output import safe_name
+
+    names = ["SW1_p0", "SW1/p0", "SW1%2Fp0", "..", ".", ".hidden", "a b", "é", "x\ny"]
+    encoded = [safe_name(n) for n in names]
+    assert len(set(encoded)) == len(names)
+    assert encoded[:4] == ["SW1_p0", "SW1%2Fp0", "SW1%252Fp0", "%2E."]
+    for e in encoded:
+        assert "/" not in e and not e.startswith(".") and e.isascii() and e.isprintable()
+    with pytest.raises(ValueError):
+        safe_name("")

@@ -1,0 +1,187 @@
+"""The embedded Dask cluster of a sweep, attacked by another local user (`nobody`) while a sweep
+runs as root: the issue's replay of "nobody connected and a submitted function ran as uid 0",
+"the address was also served on 127.0.0.1:8787" and "Dask spills to the predictable
+/tmp/dask-scratch-space"."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dask.distributed")
+
+WORKERS = 2
+# Long enough that the sweep is still running when the attacks end; it is stopped by SIGTERM.
+SLOW = """
+network: {generate: {virtual_links: 30, switches: 2, planes: 1}}
+vary: {generate.virtual_links: [10, 20, 30, 40, 50]}
+seeds: 200
+points_per_task: 1
+run: {simulate: {duration: 2s}}
+keep: [simulate.mean_us]
+"""
+
+# Run as nobody against one port of the cluster: what answers a plain HTTP request, a TLS
+# handshake without a certificate, and Dask clients (plain, and with credentials of its own)
+# submitting os.getuid.
+ATTACK = r"""
+import json, os, socket, ssl, sys
+port = int(sys.argv[1])
+result = {}
+with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+    s.sendall(b"GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n")
+    try:
+        result["http"] = s.recv(64).decode("latin-1")
+    except OSError:
+        result["http"] = ""
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+try:
+    with socket.create_connection(("127.0.0.1", port), timeout=3) as raw:
+        with ctx.wrap_socket(raw) as tls:
+            tls.sendall(b"\0" * 8)
+            result["tls_without_certificate"] = "closed" if tls.recv(1) == b"" else "answered"
+except ssl.SSLError as e:
+    result["tls_without_certificate"] = "refused: " + str(e)
+except TimeoutError:
+    result["tls_without_certificate"] = "kept open"
+from distributed import Client, Security
+for name, address, security in (
+    ("tcp_client", f"tcp://127.0.0.1:{port}", None),
+    ("tls_client_own_credentials", f"tls://127.0.0.1:{port}", Security.temporary()),
+):
+    try:
+        with Client(address, security=security, timeout=2) as client:
+            result[name] = "ran as uid %d" % client.submit(os.getuid, pure=False).result(timeout=10)
+    except Exception as e:
+        result[name] = "failed: " + type(e).__name__
+print(json.dumps(result))
+"""
+
+
+def group_pids(leader: int) -> set[int]:
+    """The processes of the sweep's process group (the command, its workers)."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == leader:  # the process group
+                pids.add(int(entry.name))
+    return pids
+
+
+def listening(pids: set[int]) -> list[tuple[str, int, int]]:
+    """(address, port, pid) of every TCP socket listening in `pids`, as `ss -ltnp` sees them."""
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in out.splitlines():
+        local = line.split()[3]
+        for pid in map(int, re.findall(r"pid=(\d+)", line)):
+            if pid in pids:
+                address, port = local.rsplit(":", 1)
+                found.append((address, int(port), pid))
+    return found
+
+
+def start_sweep(rtnetlab: Path, tmp_path: Path, tmpdir: Path, text: str) -> tuple[subprocess.Popen, Path]:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [str(rtnetlab), "sweep", str(spec), "--out", str(out), "--workers", str(WORKERS), "--json"],
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    return proc, out
+
+
+def test_no_other_user_reaches_the_embedded_cluster(nobody, rtnetlab, world_writable, tmp_path):
+    # What a hostile user prepares first: Dask's predictable scratch directory, and a look-alike
+    # of a killed sweep's scratch directory (which is not ours to remove).
+    planted = world_writable / "dask-scratch-space"
+    assert nobody.run(["mkdir", "-m", "0777", str(planted)]).returncode == 0
+    lookalike = world_writable / "rtnetlab-sweep-999999-planted"
+    assert nobody.run(["mkdir", "-m", "0700", str(lookalike)]).returncode == 0
+
+    proc, out = start_sweep(rtnetlab, tmp_path, world_writable, SLOW)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.glob("rows/part-*.parquet")):
+            assert proc.poll() is None, f"the sweep ended before it could be attacked: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no row after 120 s"
+            time.sleep(0.1)
+        sockets = listening(group_pids(proc.pid))
+        # Only the cluster's own ports (the scheduler, a nanny and a worker per worker process),
+        # on the loopback address; no HTTP server, 8787 or other.
+        assert len(sockets) == 1 + 2 * WORKERS, sockets
+        assert {a for a, _, _ in sockets} == {"127.0.0.1"}, sockets
+        assert 8787 not in {p for _, p, _ in sockets}
+
+        attacks = [nobody.popen([nobody.python, "-c", ATTACK, str(p)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _, p, _ in sockets]
+        results = []
+        for a in attacks:
+            stdout, stderr = a.communicate(timeout=120)
+            assert a.returncode == 0, stderr
+            results.append(json.loads(stdout))
+        assert proc.poll() is None, "the sweep must still be running when the attacks end"
+        for (_, port, _), r in zip(sockets, results, strict=True):
+            assert not r["http"].startswith("HTTP/"), (port, r)
+            assert r["tls_without_certificate"].startswith(("refused", "closed")), (port, r)
+            assert r["tcp_client"].startswith("failed"), (port, r)
+            assert r["tls_client_own_credentials"].startswith("failed"), (port, r)
+
+        # The run's scratch directory is its own: private, not the planted one.
+        ours = [p for p in world_writable.iterdir() if p.name.startswith(f"rtnetlab-sweep-{proc.pid}-")]
+        assert len(ours) == 1
+        st = ours[0].stat()
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o700)
+        assert (ours[0] / "dask-scratch-space").is_dir()
+    finally:
+        # SIGTERM: the command unwinds as on Ctrl-C (exit 143) and closes the cluster.
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 143, proc.stderr.read()
+    # Its worker processes (and multiprocessing's resource tracker) end with it.
+    deadline = time.monotonic() + 30
+    while group_pids(proc.pid):
+        assert time.monotonic() < deadline, f"processes outlived the sweep: {group_pids(proc.pid)}"
+        time.sleep(0.1)
+    # Nothing of the run is left in the temporary directory, and what others made is untouched.
+    assert sorted(p.name for p in world_writable.iterdir()) == [planted.name, lookalike.name]
+    assert list(planted.iterdir()) == []
+
+
+def test_a_finished_sweep_leaves_nothing_in_the_temporary_directory(rtnetlab, tmp_path):
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    proc, out = start_sweep(
+        rtnetlab,
+        tmp_path,
+        tmpdir,
+        "network: {generate: {virtual_links: 5, switches: 1, planes: 1}}\n"
+        "seeds: 2\nrun: {analyze: {methods: [tfa]}}\n",
+    )
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert len(list((out / "rows").glob("part-*.parquet"))) >= 1
+    assert list(tmpdir.iterdir()) == []
