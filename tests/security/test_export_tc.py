@@ -9,10 +9,13 @@ import os
 import shutil
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_testbed import PRIORITY_NET  # noqa: E402
@@ -131,3 +134,29 @@ def test_the_script_is_executable_when_written(rtnetlab, net, tmp_path):
     script = tmp_path / "es1.sh"
     assert export(rtnetlab, net, "--node", "ES1", "--dev", "eth0", "-o", str(script)).returncode == 0
     assert os.access(script, os.X_OK) and (script.stat().st_mode & 0o777) == 0o755
+
+
+#: Characters a name must not hold: controls (line breaks among them), format characters (bidi
+#: overrides, zero-width), line and paragraph separators.
+HIDDEN = ("Cc", "Cf", "Zl", "Zp")
+
+
+def kernel_accepts(name: str) -> bool:
+    """Linux's dev_valid_name (net/core/dev.c) on the name's bytes, and nothing HIDDEN."""
+    raw = name.encode("utf-8", "surrogatepass")
+    return (
+        0 < len(raw) < 16
+        and name not in (".", "..")
+        and not any(ch in "/:" or ch.isspace() or unicodedata.category(ch) in HIDDEN for ch in name)
+    )
+
+
+@settings(max_examples=500, deadline=None, database=None, derandomize=True)
+@given(st.text(max_size=20))
+def test_interfaces_and_comments_hold_no_command(text):
+    from rtnetlab.testbed import tc
+
+    assert (tc.interface_problem(text) is None) == kernel_accepts(text)
+    line = tc.comment(text)
+    assert len(("# " + line).splitlines()) == 1
+    assert not any(unicodedata.category(ch) in HIDDEN for ch in line)

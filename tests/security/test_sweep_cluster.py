@@ -174,6 +174,13 @@ def test_no_other_user_reaches_the_embedded_cluster(nobody, rtnetlab, world_writ
 def test_a_finished_sweep_leaves_nothing_in_the_temporary_directory(rtnetlab, tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
+    # What a sweep killed outright (SIGKILL) leaves: its private scratch directory, whose
+    # process is gone; the next sweep removes it.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = tmpdir / f"rtnetlab-sweep-{gone.pid}-killed"
+    (stale / "dask-scratch-space").mkdir(parents=True)
+    stale.chmod(0o700)
     proc, out = start_sweep(
         rtnetlab,
         tmp_path,
