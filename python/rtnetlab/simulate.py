@@ -97,8 +97,11 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
         stats["trace_limit"] = config.get("trace_limit", 0)
         written = None
         try:
+            # Checked again now, the run over (a link may have appeared meanwhile), and the engine
+            # given the path with its links followed: it opens no link another user made.
+            target = outfiles.resolve(trace, f"--trace: {trace}")
             outfiles.make_parent(trace)
-            written = sim.write_pcapng(trace)
+            written = sim.write_pcapng(target)
         except KeyboardInterrupt as e:
             # The engine removed its temporary file; nothing of the trace is left.
             interrupted = interrupted or signal_name(e)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,3 +128,40 @@ def test_safe_name_keeps_names_apart_and_inside_their_directory():
         assert "/" not in e and not e.startswith(".") and e.isascii() and e.isprintable()
     with pytest.raises(ValueError):
         safe_name("")
+
+
+def test_a_link_planted_while_the_simulation_runs_is_not_followed(
+    nobody, rtnetlab, world_writable, victim, tmp_path
+):
+    """The trace is written when the simulation ends: a link planted at its name meanwhile (the
+    name was free when the command started) is refused then."""
+    big = tmp_path / "big.json"
+    made = rtnetlab_run(rtnetlab, "generate", "afdx", "--vls", "2000", "--switches", "8", "-o", big)
+    assert made.returncode == 0, made.stderr
+    trace = world_writable / "trace.pcapng"
+    proc = subprocess.Popen(
+        [str(rtnetlab), "simulate", str(big), "--duration", "600s", "--trace", str(trace)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A job started in the background inherits SIGINT ignored; a terminal's Ctrl-C is not.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while cpu_seconds(proc.pid) < 0.5:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        nobody.symlink(victim, trace)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: the simulation stops and writes what it has
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, stderr
+    assert f"{trace} is a symbolic link made by nobody" in stderr
+    assert untouched(victim) and trace.is_symlink()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
