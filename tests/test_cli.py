@@ -173,10 +173,10 @@ def test_generate_bad_option_exits_2(tmp_path: Path) -> None:
     res = run(tmp_path, "generate", "afdx", "--vls", "0")
     assert res.returncode == 2
     assert res.stdout == ""
-    assert "Error: Invalid value for '--vls'" in res.stderr
+    assert res.stderr == "--vls: must be at least 1, got '0' (rtnetlab generate afdx --help)\n"
     res = run(tmp_path, "generate", "afdx", "--vls", "many")
     assert res.returncode == 2
-    assert "Error: Invalid value for '--vls'" in res.stderr
+    assert res.stderr == "--vls: expected a whole number, got 'many' (rtnetlab generate afdx --help)\n"
 
 
 # convert
@@ -244,10 +244,14 @@ def test_help_exits_0(tmp_path: Path) -> None:
 def test_unknown_command_and_missing_argument_exit_2(tmp_path: Path) -> None:
     res = run(tmp_path, "frobnicate")
     assert res.returncode == 2
-    assert "Error: No such command 'frobnicate'." in res.stderr
+    assert res.stderr == "frobnicate: no such command of rtnetlab (rtnetlab --help lists them)\n"
+    res = run(tmp_path, "validat")
+    assert res.stderr == (
+        "validat: no such command of rtnetlab (did you mean validate?) (rtnetlab --help lists them)\n"
+    )
     res = run(tmp_path, "validate")
     assert res.returncode == 2
-    assert "Error: Missing argument" in res.stderr
+    assert res.stderr == "FILE: required, not given (rtnetlab validate --help)\n"
 
 
 @pytest.mark.parametrize(
