@@ -78,6 +78,10 @@ def generate(
     `measured` report, the measured figures beside bound and simulated; with `worst_case` (a
     worst-case search's results), the pessimism interval per flow too."""
     check_output(output, inputs)
+    if measured is not None:
+        from rtnetlab.testbed import compare
+
+        compare.check_network(measured, net.info()["name"])  # before the simulation
     found = read_results(worst_case, net) if worst_case is not None else None
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
     if measured is not None:
