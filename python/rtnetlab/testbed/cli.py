@@ -471,6 +471,12 @@ def experiment_ethernet_measure(
     figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, tuple(em.FIGURES))]
     if messages < 100:
         raise UserError(f"--messages: at least 100, got {messages}")
+    from rtnetlab import limits
+
+    limits.check("messages", messages, "--messages")
+    # One message per millisecond: a point lasts that long.
+    per_point = f"{messages:,} messages, {messages / 1000:g} s per point"
+    limits.check("duration", messages / 1000, "--messages", per_point)
     chosen = None
     if policies is not None:
         named = comma_list("--policies", policies, what="policies")
