@@ -468,7 +468,8 @@ def experiment_ethernet_measure(
     from rtnetlab.testbed import netns
 
     netns.check_privileges()
-    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, tuple(em.FIGURES))]
+    # `all` is a choice too: the refusal lists it with the figures.
+    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, (*em.FIGURES, "all"))]
     if messages < 100:
         raise UserError(f"--messages: at least 100, got {messages}")
     from rtnetlab import limits
