@@ -298,9 +298,12 @@ def test_admission_bad_reference_is_one_line(rtnetlab_cli, tmp_path):
     (tmp_path / "req.yaml").write_text(yaml.safe_dump(reqs))
     r = run(rtnetlab_cli, "admit", infra, tmp_path / "req.yaml", "--out", tmp_path / "out")
     assert r.returncode == 2
+    # Named where the user's file has it: the line and column of `to: nowhere`.
+    lines = (tmp_path / "req.yaml").read_text().splitlines()
+    n = next(i for i, line in enumerate(lines) if line.strip() == "to: nowhere")
     assert (
-        r.stderr.strip()
-        == f"{tmp_path / 'req.yaml'}: requests[0].links[0].to: no component named 'nowhere' in v1"
+        r.stderr.strip() == f"{tmp_path / 'req.yaml'}:{n + 1}:{lines[n].index('to:') + 1}: "
+        "requests[0].links[0].to: no component named 'nowhere' in v1"
     )
     assert not (tmp_path / "out").exists()
 

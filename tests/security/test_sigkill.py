@@ -200,7 +200,7 @@ def test_slrm_run_with_its_cgroups(rtnetlab_cli):
 
     if cgroups.detect() is None:
         pytest.skip("no writable cgroup CPU controller here")
-    proc = start(rtnetlab_cli, "slrm", "run", "--apps", "overload", "--duration", "60")
+    proc = start(rtnetlab_cli, "slrm", "run", "--apps", "overload", "--duration", "60s")
     doc = wait_for_record(
         proc,
         lambda d: (
