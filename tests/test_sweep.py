@@ -459,3 +459,37 @@ def test_the_summary_fits_80_columns_without_cutting_a_value(tmp_path):
     cells = [sweep_cli._cell(e[m]) for e in summary for m in spec.keep]
     assert any(len(c) > 12 for c in cells)  # values a squeezed column would cut
     assert all(c in text for c in cells) and "…" not in text
+
+
+def test_defaults_link_rate_varies_a_generated_network_and_is_refused_where_no_link_takes_it(tmp_path):
+    """docs/SWEEPS.md's own example key changed nothing on a generated network, silently (every
+    generated link had its own rate). Generated end systems' links now take the default, so the
+    bounds follow it; on a description whose every link says its rate, varying it is refused."""
+    spec = write(
+        tmp_path,
+        "network: {generate: {virtual_links: 20, switches: 2, planes: 1}}\n"
+        "vary:\n  network.defaults.link_rate: [10Mbps, 100Mbps]\n"
+        "run: {analyze: {methods: [tfa]}}\nkeep: [analyze.tfa.max_delay_us]\n",
+    )
+    p = cli("sweep", spec, "--out", tmp_path / "out", "--workers", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    slow, fast = (r["analyze.tfa.max_delay_us"] for r in rows(tmp_path / "out"))
+    assert slow > 5 * fast > 0
+    (tmp_path / "net.yaml").write_text(
+        "name: tiny\nend_systems: [{name: ES1}, {name: ES2}]\nswitches: [{name: SW1}]\n"
+        "links: [{from: ES1, to: SW1, rate: 1Gbps}, {from: SW1, to: ES2, rate: 1Gbps}]\n"
+        "flows: [{name: VL1, type: virtual_link, bag: 2ms, lmin: 64B, lmax: 1518B, source: ES1, "
+        "destinations: [ES2]}]\n"
+    )
+    spec = write(
+        tmp_path,
+        "network: {base: net.yaml}\nvary:\n  network.defaults.link_rate: [10Mbps, 100Mbps]\n"
+        "run: {analyze: {methods: [tfa]}}\n",
+        "base.yaml",
+    )
+    p = cli("sweep", spec, "--out", tmp_path / "out2")
+    assert p.returncode == 2 and p.stderr == (
+        f"{spec}:3:3: vary.network.defaults.link_rate: changes nothing in the description net.yaml: every "
+        "link gives its own rate (vary network.links[*].rate)\n"
+    )
+    assert not (tmp_path / "out2").exists()

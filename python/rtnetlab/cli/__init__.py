@@ -15,11 +15,11 @@ Exit codes, one rule for every command:
 
 * 0: done (and, with ``--fail-on-miss``, every deadline met);
 * 1: a verdict failed: ``--fail-on-miss`` found a deadline missed (or a bound infinite where a
-  deadline exists, or a simulated maximum above its bound), or ``configure`` found no feasible
-  configuration; the results are still printed or written;
+  deadline exists, or a simulated maximum above its bound), ``configure`` found no feasible
+  configuration, or a row of a ``sweep`` failed; the results are still printed or written;
 * 2: a user error (unreadable file, bad description, wrong option): one line per problem on
-  stderr, or with ``--json`` the JSON document ``{"errors": [{"place", "message"}], "warnings"}``
-  on stdout; nothing is written;
+  stderr (an option parsed wrong too, ``cli.usage``), or with ``--json`` the JSON document
+  ``{"errors": [{"place", "message"}], "warnings"}`` on stdout; nothing is written;
 * 3: an internal error (a bug), with its traceback;
 * 130: interrupted by Ctrl-C (SIGINT), 143: terminated (SIGTERM); a simulation still reports
   what it measured, and no file is left half-written.
