@@ -19,7 +19,7 @@ def worst_case_command(
         Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC .java)")
     ],
     budget: Annotated[
-        str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 2min.")
+        str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 500ms.")
     ] = "60s",
     evaluations: Annotated[
         int | None,
