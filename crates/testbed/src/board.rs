@@ -137,12 +137,28 @@ pub struct Stalls {
 }
 
 impl Stalls {
-    pub fn add(&mut self, new: Vec<(i64, i64)>) {
-        if new.is_empty() {
+    /// Adds stalls, and forgets those that ended before `keep_after` (no frame still to classify
+    /// flew then): the list stays as short as the frames waiting.
+    pub fn add(&mut self, mut new: Vec<(i64, i64)>, keep_after: i64) {
+        let before = self.spans.len();
+        self.spans.retain(|&(_, e)| e >= keep_after);
+        if new.is_empty() && self.spans.len() == before {
             return;
         }
-        self.spans.extend(new);
-        self.spans.sort_unstable();
+        new.retain(|&(_, e)| e >= keep_after);
+        new.sort_unstable();
+        // Both sorted: merge them.
+        let old = std::mem::take(&mut self.spans);
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            if j == new.len() || (i < old.len() && old[i] <= new[j]) {
+                self.spans.push(old[i]);
+                i += 1;
+            } else {
+                self.spans.push(new[j]);
+                j += 1;
+            }
+        }
         self.max_end.clear();
         let mut m = i64::MIN;
         for &(_, e) in &self.spans {
@@ -173,14 +189,19 @@ mod tests {
     #[test]
     fn overlap_is_found_whatever_the_order() {
         let mut s = Stalls::default();
-        s.add(vec![(100, 200), (10, 20)]);
-        s.add(vec![(50, 500)]);
+        s.add(vec![(100, 200), (10, 20)], i64::MIN);
+        s.add(vec![(50, 500)], i64::MIN);
         assert!(s.overlaps(15, 16));
         assert!(s.overlaps(0, 10));
         assert!(s.overlaps(400, 1000));
         assert!(!s.overlaps(501, 600));
         assert!(!s.overlaps(21, 49));
         assert!(!s.overlaps(0, 9));
+        // Forgotten once no frame can have flown then.
+        s.add(vec![], 21);
+        assert_eq!(s.len(), 2);
+        assert!(!s.overlaps(15, 16));
+        assert!(s.overlaps(150, 160));
     }
 
     #[test]

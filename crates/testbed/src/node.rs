@@ -57,7 +57,9 @@ pub struct NodeConfig {
     /// Network namespace to enter first (`/run/netns/NAME`).
     pub netns: Option<String>,
     pub mode: Mode,
-    /// `CLOCK_REALTIME` ns of model time 0, when the idle baseline starts.
+    /// `CLOCK_REALTIME` ns of model time 0, when the idle baseline starts; 0: sent by the front on
+    /// the control pipe once every node is ready (`ready` on stderr), so that however long the
+    /// nodes take to start, none starts late.
     pub epoch_ns: i64,
     pub baseline_ns: i64,
     /// Model time at which the measured run starts, and its length (sources release in it).
@@ -368,6 +370,7 @@ pub struct NodeResult {
     pub classified_late: u64,
     /// Model time the run covered when it was stopped early (`stop` on the control pipe).
     pub stopped_at_ns: Option<i64>,
+
     /// Frames received that are not this run's (unknown frame id, or not a testbed frame).
     pub foreign_frames: u64,
     /// Frames a switch received for a frame id it has no route for.
@@ -921,7 +924,12 @@ impl<'a> Node<'a> {
     fn classify(&mut self, all: bool) {
         if let Some(b) = self.board.as_mut() {
             let new = b.new_stalls();
-            self.stalls.add(new);
+            // Frames still to classify began their flights after the first one waiting, those
+            // still on their way within the drain (twice the largest bound) or 100 ms: older
+            // stalls are of no use, and the list stays short whatever the run's length.
+            let first = self.unclassified.front().map_or(i64::MAX, |f| f.start_real);
+            let flight = ((self.cfg.drain_ns as f64 * self.k) as i64).max(100_000_000);
+            self.stalls.add(new, first.min(sys::now_ns() - flight));
         }
         let horizon = self.board.as_ref().map_or(i64::MAX, |b| b.horizon());
         let limit = self.cfg.disturbance_ns;
@@ -1032,6 +1040,11 @@ impl<'a> Node<'a> {
 
     /// Runs until the end of the drain (or a `stop` on the control pipe), then reports.
     pub fn run(mut self) -> Result<NodeResult, String> {
+        if self.cfg.epoch_ns == 0 {
+            eprintln!("ready");
+            self.cfg.epoch_ns =
+                sys::epoch(120_000_000_000).ok_or("no epoch from the front within 120 s of being ready")?;
+        }
         let mut end = self.cfg.run_start_ns + self.cfg.duration_ns + self.cfg.drain_ns;
         let release_end = self.cfg.run_start_ns + self.cfg.duration_ns;
         let mut fds: Vec<libc::pollfd> =
@@ -1040,6 +1053,7 @@ impl<'a> Node<'a> {
         let end_system = self.plan.nodes[self.node].end_system;
         // The wall-clock instant this process meant to wake at (a timer), when it slept for one.
         let mut wake_at: Option<i64> = None;
+        let mut next_classify = 0i64;
         loop {
             let now_real = sys::now_ns();
             let now = self.model(now_real);
@@ -1109,8 +1123,11 @@ impl<'a> Node<'a> {
             if let Some(b) = &self.board {
                 b.heartbeat(now_real);
             }
-            if end_system {
+            if end_system && now_real >= next_classify {
+                // Every 20 ms: the board's stalls merged and the frames the horizon passed
+                // classified, at a cost that does not grow with the frames' rate.
                 self.classify(false);
+                next_classify = now_real + 20_000_000;
             }
             // Sleep until the next thing to do, or a frame.
             let next = [
@@ -1221,6 +1238,7 @@ impl<'a> Node<'a> {
             release_shift_us: self.shifted_ns as f64 / 1e3,
             classified_late: self.classified_late,
             stopped_at_ns: self.stopped_at,
+
             foreign_frames: self.foreign,
             unrouted: self.unrouted,
         }

@@ -287,6 +287,23 @@ pub fn die_with_parent() {
 }
 
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static EPOCH: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// The run's epoch (`CLOCK_REALTIME` ns) once the front has sent it (`epoch N` on the control
+/// pipe), after every node said it was ready; waits for it, up to `timeout_ns`.
+pub fn epoch(timeout_ns: i64) -> Option<i64> {
+    let deadline = now_ns() + timeout_ns;
+    loop {
+        let e = EPOCH.load(std::sync::atomic::Ordering::Acquire);
+        if e != 0 {
+            return Some(e);
+        }
+        if now_ns() > deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
 
 /// Whether the front asked the run to end now (`stop` on the control pipe): the node then
 /// reports what it measured so far.
@@ -296,8 +313,8 @@ pub fn stop_requested() -> bool {
 
 /// Stops the process when its standard input is a pipe and that pipe closes: the front holds
 /// its end for the whole run, so an end of file means the run is over, whatever the schedule
-/// says. A line `stop` ends the run early, with its report (an interrupted run). A terminal or
-/// /dev/null is not a control pipe and is left alone.
+/// says. A line `stop` ends the run early, with its report (an interrupted run); `epoch N` gives
+/// the run's epoch. A terminal or /dev/null is not a control pipe and is left alone.
 pub fn stop_when_stdin_closes() {
     // SAFETY: fstat on fd 0 into a zeroed struct.
     let is_pipe = unsafe {
@@ -321,9 +338,13 @@ pub fn stop_when_stdin_closes() {
                 if b == b'\n' {
                     if line == b"stop" {
                         STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+                    } else if let Some(n) = line.strip_prefix(b"epoch ") {
+                        if let Some(e) = std::str::from_utf8(n).ok().and_then(|t| t.parse::<i64>().ok()) {
+                            EPOCH.store(e, std::sync::atomic::Ordering::Release);
+                        }
                     }
                     line.clear();
-                } else if line.len() < 16 {
+                } else if line.len() < 32 {
                     line.push(b);
                 }
             }

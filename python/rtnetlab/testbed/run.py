@@ -459,8 +459,6 @@ def run(
             if on_start:
                 on_start(r)
             nodes = [i for i, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
-            startup_ns = int(1e9 + 50e6 * len(nodes))
-            epoch = time.time_ns() + startup_ns
             gap_ns = int(100_000_000 / k)
             baseline_model = int(baseline_ns / k)
             run_start = baseline_model + gap_ns
@@ -473,7 +471,8 @@ def run(
                     "node": plan["nodes"][i]["name"],
                     "netns": r.netns(i),
                     "mode": mode,
-                    "epoch_ns": epoch,
+                    # Sent once every node is ready (its receive rings mapped and locked).
+                    "epoch_ns": 0,
                     "baseline_ns": baseline_model,
                     "run_start_ns": run_start,
                     "duration_ns": duration_model,
@@ -507,6 +506,11 @@ def run(
                 controls.append(p.stdin)
                 p.stdin = None
                 node_procs.append(p)
+            _wait_ready(node_procs)
+            epoch = time.time_ns() + int(100e6 + 5e6 * len(nodes))
+            for c in controls:
+                c.write(f"epoch {epoch}\n".encode())
+                c.flush()
             before = None
             try:
                 if mode == "kernel":
@@ -607,6 +611,29 @@ def _offered(plan: dict) -> float:
     from rtnetlab.testbed.capacity import offered
 
     return offered(plan)
+
+
+def _wait_ready(procs: list[subprocess.Popen], timeout_s: float = 120.0) -> None:
+    """Waits for every node's `ready` (stderr), polling: a node's start-up (its plan, its rings)
+    takes from milliseconds to seconds with the network's size and the host's load."""
+    import select
+
+    deadline = time.monotonic() + timeout_s
+    for p in procs:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise UserError(f"testbed: a node was not ready {timeout_s:g} s after its start")
+            ready, _, _ = select.select([p.stderr], [], [], min(left, 0.2))
+            if not ready:
+                _check_alive(procs)
+                continue
+            line = p.stderr.readline()
+            if line.strip() == b"ready":
+                break
+            if not line:
+                _check_alive(procs)
+                raise UserError("testbed: a node stopped before it was ready")
 
 
 def _sleep_until(t_ns: int, procs: list[subprocess.Popen]) -> None:
