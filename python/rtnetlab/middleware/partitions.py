@@ -22,8 +22,9 @@ work taken as a third of the routing scenario's p99 less the network's minimum (
 node 2).
 
 The verdict, request by request: a request is disturbed when a window change was later than the
-threshold (``--disturbance``, wall clock) during its flight, or the client itself woke that late
-before sending it; the undisturbed requests' maximum is compared with the bound plus what the
+threshold (``--disturbance``, wall clock) during its flight, the client itself woke that late
+before sending it, or a watcher (one per CPU at the highest priority, waking every 200 us) woke
+that late; the undisturbed requests' maximum is compared with the bound plus what the
 path's three window changes may have added unseen (three thresholds), and too few undisturbed
 requests leave it "undecided on this host".
 
@@ -34,6 +35,7 @@ the windows; the work on node 2 then counts K times less in model time."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +174,20 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
             RRW,
         )
         disp.expect("ready", 30, name)
+    # A watcher on each CPU at the highest priority: the stalls of the host (the client and the
+    # dispatcher see only their own, and a stall of the server's CPU while the client waits on
+    # its reply is neither's).
+    watchers = []
+    for cpu in range(min(2, os.cpu_count() or 1)):
+        w = ws.start(
+            [],
+            {"role": "watch", "cpu": cpu, "rt": args["rt"], "disturbance_ns": args["disturbance_ns"],
+             "out_stalls": str(out.with_suffix(f".watch{cpu}.npy"))},
+            f"watch{cpu}",
+            RRW,
+        )  # fmt: skip
+        w.expect("ready", 30, name)
+        watchers.append(w)
     cl = ws.start(
         place.prefix(0),
         {
@@ -201,11 +217,15 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
     if disp is not None:
         disp.send("stop")
         dispatch = disp.expect("dispatch", 30, name)["dispatch"]
+    for w in watchers:
+        w.send("stop")
+        w.expect("watched", 30, name)
     rtt = np.load(out)
     sent = np.load(out.with_suffix(".sent.npy"))
     stalls = [np.load(client_stalls)]
     if disp is not None and dispatch_stalls.exists():
         stalls.append(np.load(dispatch_stalls))
+    stalls += [np.load(out.with_suffix(f".watch{cpu}.npy")) for cpu in range(len(watchers))]
     spans = np.concatenate(stalls) if stalls else np.zeros((0, 2), dtype=np.int64)
     ok = rtt >= 0
     # A request is disturbed when a stall overlaps its flight [sent, sent + rtt].

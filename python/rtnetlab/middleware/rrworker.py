@@ -299,6 +299,27 @@ def dispatcher(spec: dict) -> None:
     os._exit(0)
 
 
+def watch(spec: dict) -> None:
+    """The host's stalls on one CPU while a scenario runs: at the highest priority, a wake-up
+    every 200 us; one later than the threshold means the CPU was taken (by an interrupt, another
+    highest-priority task, the hypervisor), and the interval is written down. Until "stop"."""
+    import numpy as np
+
+    sched = _setup(spec)
+    threshold = spec.get("disturbance_ns", 200_000)
+    stalls = []
+    _say({"ready": True, **sched})
+    while command(0) is None:
+        due = _now() + 200_000
+        time.sleep(200e-6)
+        now = _now()
+        if now - due > threshold:
+            stalls.append((due, now))
+    np.save(spec["out_stalls"], np.array(stalls, dtype=np.int64).reshape(-1, 2))
+    _say({"watched": len(stalls)})
+    os._exit(0)
+
+
 def main() -> None:
     from rtnetlab.ownership import die_with_parent
 
@@ -311,6 +332,7 @@ def main() -> None:
         "router": router,
         "client": client,
         "dispatcher": dispatcher,
+        "watch": watch,
     }
     roles[spec["role"]](spec)
 
