@@ -122,8 +122,9 @@ def render_json(data: dict) -> str:
     if "measured" in data:
         doc["measured"] = {**data["measured"], "rows": [
             {k: r.get(k) for k in ("flow", "destination", "plane", "bound_us", "sim_max_us",
-                                   "measured_mean_us", "measured_max_us", "measured_max_less_host_us",
-                                   "measured_count")}
+                                   "measured_mean_us", "measured_max_us", "measured_undisturbed_max_us",
+                                   "measured_undisturbed_less_host_us", "measured_allowance_us",
+                                   "measured_disturbed", "measured_verdict", "measured_count")}
             for r in data["rows"]]}
     if data.get("worst_case") is not None:
         doc["worst_case"] = data["worst_case"]

@@ -67,7 +67,7 @@ FIGURES = {
         "scenario": "both",
         "policies": ["tc-shaping"],
         # 100-byte datagrams at 80 % from two senders would be 270,000 frame transmissions per
-        # second, over what this host's kernel ports forward (run.MAX_KERNEL_FRAMES_PER_S).
+        # second, about what this host's kernel ports forward (testbed/capacity.py measures it).
         "sizes": [500, 1000, 1500, 5000, 10000, 25000],
         "loads": [0.8],
     },
