@@ -50,7 +50,7 @@ pub(super) struct Context<'a> {
 fn gate_schedule(port: &crate::model::EgressPort) -> Option<(i64, Vec<i64>)> {
     use crate::model::spec::SchedulerConfig;
     let (cycle, base, entries) = match &port.scheduler {
-        SchedulerConfig::Tas { cycle, base_time, entries } => (cycle.as_ns(), base_time.as_ns(), entries),
+        SchedulerConfig::Tas { cycle, base_time, entries, .. } => (cycle.as_ns(), base_time.as_ns(), entries),
         SchedulerConfig::Cbs { gates: Some(g), .. } => (g.cycle.as_ns(), g.base_time.as_ns(), &g.entries),
         _ => return None,
     };
