@@ -362,6 +362,25 @@ fn gates(
             synth.join(", ")
         ));
     }
+    // A scheduled class's queue must hold only streams: its priority is its own.
+    for (name, cfg) in &net.spec.schedulers {
+        let SchedulerConfig::Tas { scheduled, .. } = cfg else { continue };
+        if !synth.contains(&name.as_str()) {
+            continue;
+        }
+        for c in scheduled {
+            let Some(k) = net.classes.iter().find(|k| &k.name == c) else { continue };
+            if let Some(o) =
+                net.classes.iter().find(|o| o.priority == k.priority && !scheduled.contains(&o.name))
+            {
+                reasons.push(format!(
+                    "schedulers.{name}.scheduled: class '{c}' shares priority {} with unscheduled class '{}'; a \
+                     scheduled class needs a queue (a priority) of its own",
+                    k.priority, o.name
+                ));
+            }
+        }
+    }
     for &f in &stream_flows {
         let flow = &net.flows[f];
         let (period, jitter, pass) = match timetable(net, f, 0) {
@@ -652,36 +671,42 @@ fn gates(
         if list.is_empty() {
             continue;
         }
-        let mut windows: Vec<(i64, i64)> = Vec::new();
+        // Windows with the priority of their frames: a window opens its own level's gate only, so
+        // that frames of two scheduled levels never see each other's gate open.
+        let mut windows: Vec<(i64, i64, u32)> = Vec::new();
         for &(s, v) in list {
             let st = &inst.streams[s];
             let visit = &st.visits[v];
+            let prio = net.flows[infos[s].flow].class.map_or(u32::MAX, |k| net.classes[k].priority);
             for j in 0..cycle / st.period {
                 let a = (offsets[s] + visit.start + j * st.period).rem_euclid(cycle);
                 let b = a + visit.len;
                 if b > cycle {
-                    windows.push((a, cycle));
-                    windows.push((0, b - cycle));
+                    windows.push((a, cycle, prio));
+                    windows.push((0, b - cycle, prio));
                 } else {
-                    windows.push((a, b));
+                    windows.push((a, b, prio));
                 }
             }
         }
         windows.sort_unstable();
-        let mut merged: Vec<(i64, i64)> = Vec::new();
-        for (a, b) in windows {
+        let mut merged: Vec<(i64, i64, u32)> = Vec::new();
+        for (a, b, prio) in windows {
             match merged.last_mut() {
-                Some(last) if a <= last.1 => last.1 = last.1.max(b),
-                _ => merged.push((a, b)),
+                Some(last) if a <= last.1 && prio == last.2 => last.1 = last.1.max(b),
+                _ => merged.push((a, b, prio)),
             }
         }
+        let level_classes = |prio: u32| -> Vec<&str> {
+            net.classes.iter().filter(|c| c.priority == prio).map(|c| c.name.as_str()).collect()
+        };
         let mut entries = Vec::new();
         let mut t = 0;
-        for &(a, b) in &merged {
+        for &(a, b, prio) in &merged {
             if a > t {
                 entries.push(json!({"open": others, "duration": duration_text(a - t)}));
             }
-            entries.push(json!({"open": sched, "duration": duration_text(b - a)}));
+            entries.push(json!({"open": level_classes(prio), "duration": duration_text(b - a)}));
             t = b;
         }
         if t < cycle {
@@ -694,9 +719,9 @@ fn gates(
             .map(|&f| net.flows[f].max_frame_wire)
             .fold(0.0, f64::max);
         let guard = (largest_other / net.ports[p].rate * 1e9).ceil() as i64;
-        let busy: i64 = merged.iter().map(|(a, b)| b - a).sum();
+        let busy: i64 = merged.iter().map(|(a, b, _)| b - a).sum();
         let mut gaps: Vec<i64> = Vec::new();
-        for (i, &(_, b)) in merged.iter().enumerate() {
+        for (i, &(_, b, _)) in merged.iter().enumerate() {
             let next = merged.get(i + 1).map_or(merged[0].0 + cycle, |w| w.0);
             gaps.push(next - b);
         }
