@@ -488,7 +488,36 @@ fn gates(
             streams.push(Stream { period, visits });
         }
     }
-    let inst = Instance { streams, ports: ports.len() };
+    // Per constrained port, the largest unscheduled frame's time (a port that is not synthesised
+    // carries streams only).
+    let guards = ports
+        .iter()
+        .map(|&p| {
+            if !is_synth(p) {
+                return 0;
+            }
+            let sched = scheduled_of(p);
+            let largest = net.port_flows[p]
+                .iter()
+                .filter(|&&f| net.flows[f].class.is_some_and(|c| !sched.contains(&net.classes[c].name)))
+                .map(|&f| net.flows[f].max_frame_wire)
+                .fold(0.0, f64::max);
+            (largest / net.ports[p].rate * 1e9).ceil() as i64
+        })
+        .collect();
+    let others_load = ports
+        .iter()
+        .map(|&p| {
+            let sched = scheduled_of(p);
+            net.port_flows[p]
+                .iter()
+                .filter(|&&f| net.flows[f].class.is_some_and(|c| !sched.contains(&net.classes[c].name)))
+                .map(|&f| net.flows[f].rate)
+                .sum::<f64>()
+                / net.ports[p].rate
+        })
+        .collect();
+    let inst = Instance { streams, ports: ports.len(), guards, others_load };
     // Per port: the load of its windows, and pairs that can never share it.
     for (k, list) in inst.by_port().iter().enumerate() {
         let load: f64 = list
@@ -585,7 +614,9 @@ fn gates(
         }
         (true, Some(solve)) if !inst.streams.is_empty() => {
             let mut milp: Milp = schedule::program(&inst, &pairs, goal, margin_upper);
-            milp.time_limit = remaining;
+            // What follows the solver (gate lists, the checks) needs its share of the limit, and
+            // HiGHS may overrun its own by a little.
+            milp.time_limit = (remaining * 0.9 - 0.5).max(0.05);
             milp.start = heuristic.as_ref().map(|(m, o)| schedule::start_of(&inst, &pairs, goal, o, *m));
             let answer = solve(&milp).map_err(|e| vec![format!("the MILP solver failed: {e}")])?;
             solver_status = Some(answer.status.clone());
@@ -593,7 +624,14 @@ fn gates(
                 let n = inst.streams.len();
                 let offsets: Vec<i64> = x[..n].iter().map(|v| v.round() as i64).collect();
                 let margin = if goal == Goal::Margin { x[x.len() - 1].round() as i64 } else { 0 };
-                if inst.check(&offsets, margin) {
+                let room_lost = !inst.leaves_room(&offsets)
+                    && heuristic.as_ref().is_some_and(|(_, o)| inst.leaves_room(o));
+                if room_lost {
+                    solver_note = Some(
+                        "the solver's offsets leave an unscheduled frame no gap at some port; first fit kept"
+                            .into(),
+                    );
+                } else if inst.check(&offsets, margin) {
                     let better = match (&best, goal) {
                         (None, _) => true,
                         (Some((m, _)), Goal::Margin) => margin >= *m,
@@ -651,6 +689,7 @@ fn gates(
     let mut assign: Vec<(PortId, String)> = Vec::new();
     let mut taken: std::collections::HashSet<String> = net.spec.schedulers.keys().cloned().collect();
     let by_port = inst.by_port();
+    let mut gap_reasons: Vec<String> = Vec::new();
     let mut usable_min = f64::INFINITY;
     let mut usable_bound = f64::INFINITY;
     for p in 0..net.ports.len() {
@@ -725,6 +764,24 @@ fn gates(
             let next = merged.get(i + 1).map_or(merged[0].0 + cycle, |w| w.0);
             gaps.push(next - b);
         }
+        // An unscheduled frame needs a gap it fits in (a frame starts only if it ends before its
+        // gate closes): without one it would wait for ever.
+        let widest = gaps.iter().copied().max().unwrap_or(cycle);
+        if largest_other > 0.0 && (widest as f64) < largest_other / net.ports[p].rate * 1e9 {
+            let f = net.port_flows[p]
+                .iter()
+                .copied()
+                .filter(|&f| net.flows[f].class.is_some_and(|c| !sched.contains(&net.classes[c].name)))
+                .max_by(|&a, &b| net.flows[a].max_frame_wire.total_cmp(&net.flows[b].max_frame_wire))
+                .expect("an unscheduled flow");
+            gap_reasons.push(format!(
+                "{}: the scheduled windows leave no gap of {} for flow '{}''s largest frame (the widest is {})",
+                net.port_label(p),
+                duration_text(guard),
+                net.flows[f].name,
+                duration_text(widest)
+            ));
+        }
         let usable: i64 = gaps.iter().map(|&g| (g - guard).max(0)).sum();
         let usable_share = usable as f64 / cycle as f64;
         let bound_share =
@@ -755,6 +812,13 @@ fn gates(
         });
         new_schedulers.push((name.clone(), cfg));
         assign.push((p, name));
+    }
+    if !gap_reasons.is_empty() {
+        let mut r = Report::infeasible(req.objective, capped(gap_reasons));
+        r.method = method;
+        r.solver_status = solver_status;
+        r.solver_note = solver_note;
+        return Ok(r);
     }
     // The schedulers left without entries: the list of a port no stream crosses (scheduled gates
     // closed, the others open), so that every port naming them validates.

@@ -37,6 +37,12 @@ pub struct Instance {
     pub streams: Vec<Stream>,
     /// Number of constrained ports.
     pub ports: usize,
+    /// Per port, the time the largest unscheduled frame there takes (ns, 0 for none): some gap
+    /// between windows must be at least that long, or that frame never fits.
+    pub guards: Vec<i64>,
+    /// Per port, the unscheduled classes' load as a share of the link: the time left them, less
+    /// a guard band per gap, must exceed it, or their queues grow without bound.
+    pub others_load: Vec<f64>,
 }
 
 /// One row pair of the program: streams f < g at a port, G, d and the two window lengths.
@@ -98,6 +104,43 @@ impl Instance {
                     periodic_disjoint(w(f, vf), w(g, vg))
                 })
             })
+        })
+    }
+
+    /// Whether every port with unscheduled frames keeps, between its windows over its streams'
+    /// hyperperiod, a gap as long as its largest such frame.
+    pub fn leaves_room(&self, offsets: &[i64]) -> bool {
+        self.by_port().iter().enumerate().all(|(k, list)| {
+            let guard = self.guards.get(k).copied().unwrap_or(0);
+            if guard == 0 || list.is_empty() {
+                return true;
+            }
+            let Some(h) = list.iter().try_fold(1i64, |h, &(s, _)| {
+                let t = self.streams[s].period;
+                (h / gcd(h, t)).checked_mul(t)
+            }) else {
+                return false;
+            };
+            let mut w: Vec<(i64, i64)> = Vec::new();
+            for &(s, v) in list {
+                let st = &self.streams[s];
+                for j in 0..h / st.period {
+                    let a = (offsets[s] + st.visits[v].start + j * st.period).rem_euclid(h);
+                    w.push((a, a + st.visits[v].len));
+                }
+            }
+            w.sort_unstable();
+            // The gap after each window, to the next (the first one again a cycle later).
+            let mut end = i64::MIN;
+            let (mut widest, mut usable) = (0, 0);
+            for i in 0..w.len() {
+                end = end.max(w[i].1);
+                let next = w.get(i + 1).map_or(w[0].0 + h, |x| x.0);
+                widest = widest.max(next - end);
+                usable += (next - end - guard).max(0);
+            }
+            let load = self.others_load.get(k).copied().unwrap_or(0.0);
+            widest >= guard && (load <= 0.0 || usable as f64 > load * h as f64)
         })
     }
 
@@ -226,7 +269,8 @@ pub fn widest_first_fit(inst: &Instance, upper: i64, deadline: Instant) -> Optio
     let (mut lo, mut hi) = (0, upper);
     while lo < hi && Instant::now() < deadline {
         let mid = lo + (hi - lo + 1) / 2;
-        match first_fit(inst, &order, mid, restarts, deadline).offsets {
+        // A wider margin that leaves an unscheduled frame no gap is no better.
+        match first_fit(inst, &order, mid, restarts, deadline).offsets.filter(|o| inst.leaves_room(o)) {
             Some(o) => {
                 best = (mid, o);
                 lo = mid;
@@ -369,11 +413,22 @@ mod tests {
     #[test]
     fn first_fit_by_hand() {
         let far = Instant::now() + std::time::Duration::from_secs(10);
-        let mut inst = Instance { streams: vec![stream(100, &[(0, 0, 30)]); 3], ports: 1 };
+        let mut inst = Instance {
+            streams: vec![stream(100, &[(0, 0, 30)]); 3],
+            ports: 1,
+            guards: vec![0],
+            others_load: vec![0.0],
+        };
         let ff = first_fit(&inst, &[0, 1, 2], 0, 0, far);
         assert_eq!(ff.offsets, Some(vec![0, 30, 60]));
         assert!(inst.check(&[0, 30, 60], 0) && !inst.check(&[0, 29, 60], 0));
         assert_eq!(inst.margin_bound(), 3);
+        // Back to back at 0, 30, 60: one gap of 10 before the next period.
+        inst.guards = vec![10];
+        assert!(inst.leaves_room(&[0, 30, 60]));
+        inst.guards = vec![11];
+        assert!(!inst.leaves_room(&[0, 30, 60]));
+        inst.guards = vec![0];
         assert_eq!(widest_first_fit(&inst, 3, far).map(|b| b.0), Some(3));
         inst.streams.push(stream(100, &[(0, 0, 30)]));
         assert!(first_fit(&inst, &[0, 1, 2, 3], 0, 5, far).offsets.is_none());
@@ -384,8 +439,12 @@ mod tests {
     #[test]
     fn first_fit_across_periods() {
         let far = Instant::now() + std::time::Duration::from_secs(10);
-        let inst =
-            Instance { streams: vec![stream(100, &[(0, 0, 20)]), stream(150, &[(0, 0, 25)])], ports: 1 };
+        let inst = Instance {
+            streams: vec![stream(100, &[(0, 0, 20)]), stream(150, &[(0, 0, 25)])],
+            ports: 1,
+            guards: vec![0],
+            others_load: vec![0.0],
+        };
         let o = first_fit(&inst, &[0, 1], 0, 0, far).offsets.expect("fits");
         assert_eq!(o, vec![0, 20]);
         // Brute force over the hyperperiod 300.
@@ -412,6 +471,8 @@ mod tests {
                 stream(50, &[(0, 5, 5), (2, 3, 5)]),
             ],
             ports: 3,
+            guards: vec![0; 3],
+            others_load: vec![0.0; 3],
         };
         let pairs = inst.pairs();
         for goal in [Goal::Pack, Goal::Margin] {
