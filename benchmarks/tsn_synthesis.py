@@ -65,7 +65,12 @@ def tree_network(streams: int, seed: int, sizes: tuple[int, int], periods: list[
     }
 
 
-def one(path: Path, label: str, **options) -> dict:
+ONLY = ""
+
+
+def one(path: Path, label: str, **options) -> dict | None:
+    if ONLY and ONLY not in label:
+        return None
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     report, document = configure.tsn(path, **options)
@@ -104,8 +109,11 @@ def one(path: Path, label: str, **options) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "tsn_synthesis.json")
+    ap.add_argument("--only", default="", help="Run only the cases whose label contains this text.")
     args = ap.parse_args()
-    rows = []
+    global ONLY
+    ONLY = args.only
+    rows: list = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("inet_gatescheduling", "tsn_eager_fails"):
             src = REPO / "examples" / "tsn" / f"{name}.yaml"
@@ -122,6 +130,7 @@ def main() -> None:
         for objective in ("bandwidth", "slack"):
             rows.append(one(p1000, f"1000 streams, 20 switches ({objective})", objective=objective,
                             time_limit=300.0, solver="auto", exact_limit=5000))
+    rows = [r for r in rows if r is not None]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"host_cores": os.cpu_count(), "rows": rows}, indent=1) + "\n")
     print(f"wrote {args.out}")

@@ -34,16 +34,14 @@ fn time_triggered_rule_by_hand() {
     assert!((b[0].1 - 24.608).abs() < 1e-6, "{:?}", b[0]);
     let tt = rtnetlab_core::schedulers::tas::time_triggered(&net);
     assert!(tt.refused.is_empty(), "{:?}", tt.refused);
-    let sim = simulate(
-        &net,
-        &SimConfig { duration_ns: 20_000_000, release: Release::Random, ..Default::default() },
-    )
-    .unwrap();
-    assert_eq!(sim.flows[0].flow, "setpoints");
-    assert!(
-        (sim.flows[0].latency.min_us - 24.608).abs() < 1e-6
-            && (sim.flows[0].latency.max_us - 24.608).abs() < 1e-6
-    );
+    // Synchronised releases keep a time-triggered flow's offset (its bound assumes it).
+    for release in [Release::Random, Release::Synchronized] {
+        let sim =
+            simulate(&net, &SimConfig { duration_ns: 20_000_000, release, ..Default::default() }).unwrap();
+        assert_eq!(sim.flows[0].flow, "setpoints");
+        let l = &sim.flows[0].latency;
+        assert!((l.min_us - 24.608).abs() < 1e-6 && (l.max_us - 24.608).abs() < 1e-6, "{release:?}: {l:?}");
+    }
 
     let late = with_offset("80us");
     let tt = rtnetlab_core::schedulers::tas::time_triggered(&late);

@@ -291,6 +291,12 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             t.sizes[g] = vec![c.size[l]];
             active[g] = c.on[l];
         }
+        // Time-triggered flows are bounded by their schedule: they keep their offsets.
+        for g in 0..net.flows.len() {
+            if let Some(o) = net.bound_offset(g) {
+                t.offset_ns[g] = o;
+            }
+        }
         // The candidate's order first, then the rest in the description's order.
         let mut rank = 0u32;
         for &l in &c.order {

@@ -624,8 +624,9 @@ fn gates(
                 let n = inst.streams.len();
                 let offsets: Vec<i64> = x[..n].iter().map(|v| v.round() as i64).collect();
                 let margin = if goal == Goal::Margin { x[x.len() - 1].round() as i64 } else { 0 };
-                let room_lost = !inst.leaves_room(&offsets)
-                    && heuristic.as_ref().is_some_and(|(_, o)| inst.leaves_room(o));
+                let kept = if goal == Goal::Margin { 0.5 } else { 0.0 };
+                let room_lost = !inst.leaves_room_keeping(&offsets, kept)
+                    && heuristic.as_ref().is_some_and(|(_, o)| inst.leaves_room_keeping(o, kept));
                 if room_lost {
                     solver_note = Some(
                         "the solver's offsets leave an unscheduled frame no gap at some port; first fit kept"

@@ -110,6 +110,12 @@ impl Instance {
     /// Whether every port with unscheduled frames keeps, between its windows over its streams'
     /// hyperperiod, a gap as long as its largest such frame.
     pub fn leaves_room(&self, offsets: &[i64]) -> bool {
+        self.leaves_room_keeping(offsets, 0.0)
+    }
+
+    /// [`Self::leaves_room`], the unscheduled classes also keeping the share `kept` of the time
+    /// they have to spare beyond their load (what a margin between windows may not take).
+    pub fn leaves_room_keeping(&self, offsets: &[i64], kept: f64) -> bool {
         self.by_port().iter().enumerate().all(|(k, list)| {
             let guard = self.guards.get(k).copied().unwrap_or(0);
             if guard == 0 || list.is_empty() {
@@ -140,7 +146,8 @@ impl Instance {
                 usable += (next - end - guard).max(0);
             }
             let load = self.others_load.get(k).copied().unwrap_or(0.0);
-            widest >= guard && (load <= 0.0 || usable as f64 > load * h as f64)
+            let need = load + kept * (1.0 - load).max(0.0);
+            widest >= guard && (load <= 0.0 || usable as f64 > need * h as f64)
         })
     }
 
@@ -270,7 +277,12 @@ pub fn widest_first_fit(inst: &Instance, upper: i64, deadline: Instant) -> Optio
     while lo < hi && Instant::now() < deadline {
         let mid = lo + (hi - lo + 1) / 2;
         // A wider margin that leaves an unscheduled frame no gap is no better.
-        match first_fit(inst, &order, mid, restarts, deadline).offsets.filter(|o| inst.leaves_room(o)) {
+        // Half of the time the unscheduled classes have to spare stays theirs: a margin that
+        // leaves them a sliver of the link would bound them far above any useful deadline.
+        match first_fit(inst, &order, mid, restarts, deadline)
+            .offsets
+            .filter(|o| inst.leaves_room_keeping(o, 0.5))
+        {
             Some(o) => {
                 best = (mid, o);
                 lo = mid;
