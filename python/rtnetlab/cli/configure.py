@@ -366,7 +366,7 @@ def _print_tsn(report: dict) -> None:
     for u in report["unconfirmed"]:
         err.print(f"not confirmed time-triggered: {u}", markup=False)
     for name, v in (report.get("verification") or {}).items():
-        word = {True: "passed", False: "FAILED", None: "not run"}[v["passed"]]
+        word = {True: "passed", False: "FAILED", None: "not decided"}[v["passed"]]
         out.print(f"check {name}: {word}: {v['detail']}", markup=False)
         for k in ("failures", "late", "queued"):
             for line in v.get(k, []):
@@ -376,7 +376,7 @@ def _print_tsn(report: dict) -> None:
                 f"  {s['flow']} -> {s['destination']}: {s['count']} frames, chain {s['chain_us']:.3f} us, "
                 f"measured {s['min_us']:.1f}..{s['max_us']:.1f} us (mean {s['mean_us']:.1f}), "
                 f"jitter {s['jitter_us']:.1f} us"
-                f"{'' if s['within_noise'] else ' ABOVE the host noise'}",
+                f"{'' if s['within_noise'] else ' (above the host noise)'}",
                 markup=False,
             )
 

@@ -7,6 +7,7 @@ exit path."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -49,6 +50,22 @@ def binary() -> Path:
     raise UserError(
         "testbed: the rtnetlab-testbed program is not built (run `make build`, or set RTNETLAB_TESTBED_BIN)"
     )
+
+
+def gate_aligned(t_ns: int, net: Network) -> int:
+    """The first time from `t_ns` on that is a whole number of every gate control list's cycle.
+    Gates run on the model's time from the run's epoch, releases from the run's start; the
+    simulator starts both at 0, so the run's start must fall where every list's cycle does, or a
+    time-triggered frame would reach its gate out of its window."""
+    from rtnetlab import _core
+
+    cycle = 1
+    for p in net.resolved()["ports"]:
+        d = p["discipline"]
+        g = d if d["kind"] == "tas" else d.get("gates") if d["kind"] == "cbs" else None
+        if g and g.get("cycle"):
+            cycle = math.lcm(cycle, round(_core.parse_quantity("duration", g["cycle"]) * 1e9))
+    return -(-t_ns // cycle) * cycle
 
 
 def plan_of(description: Path) -> dict:
@@ -356,7 +373,7 @@ def run(
             startup_ns = int(1e9 + 50e6 * len(nodes))
             epoch = time.time_ns() + startup_ns
             gap_ns = 100_000_000
-            run_start = baseline_ns + gap_ns
+            run_start = gate_aligned(baseline_ns + gap_ns, net)
             node_procs = []
             for k in nodes:
                 cfg = {
