@@ -13,8 +13,9 @@ here. Both follow one rule and one override: the defaults, then the environment 
 ``RTNETLAB_LIMITS=NAME=N,...``, then ``--limit NAME=N`` options (repeatable, before or after the
 command). Defaults that depend on the host are computed from its memory and cores.
 
-API for commands: ``check(name, value, where)`` (raises UserError), ``limit(name)`` (the value in
-force), ``option(name)`` (a typer option callback doing the check), ``NAMES``.
+API for commands: ``check(name, value, where)`` (raises UserError), ``check_product`` (counts of
+several options that multiply), ``limit(name)`` (the value in force), ``option(name)`` (a typer
+option callback doing the check), ``NAMES``.
 """
 
 # No `from __future__ import annotations`: typer reads the annotations of `option`'s callback
@@ -82,8 +83,9 @@ OPTION_LIMITS: dict[str, Limit] = {
         Limit(
             "rows",
             "rows",
-            "rows of a sweep (grid points x seeds; --runs, --networks, --seeds of the figures): "
-            "memory / 16 KiB",
+            "rows of a sweep (grid points x seeds; --runs, --networks, --seeds of the figures), and "
+            "what the experiments draw and compute one by one (--sets x --points task sets, "
+            "--seeds runs): memory / 16 KiB",
             lambda: round_down(memory_bytes() / 16384),
         ),
         Limit(
@@ -244,6 +246,24 @@ def check(name: str, value: int | float, where: str, what: str | None = None) ->
         raise UserError(
             f"{where}: {said}, more than the limit of {grouped(top)}{unit} ({how_to_raise(name)})"
         )
+
+
+def check_product(
+    name: str, factors: dict[str, int | tuple[int, str]], noun: str, times: int = 1, of: str = ""
+) -> None:
+    """Refuses counts given by several options that multiply (`--sets` x `--points` task sets,
+    `times` more `of` something fixed) above the limit `name`, in one line naming the option
+    that alone goes beyond it (else the largest) and the product:
+    `--points: 3,000,000 task sets (100 sets x 10,000 points x 3 panels), more than ...`.
+    A factor is a count, or (count, what it counts) when the option's name does not say it."""
+    counts = {o: (v if isinstance(v, tuple) else (v, o.lstrip("-"))) for o, v in factors.items()}
+    total = times * math.prod(v for v, _ in counts.values())
+    if total <= limit(name):
+        return
+    largest = max(counts, key=lambda o: counts[o][0])
+    place = next((o for o, (v, _) in counts.items() if v * times > limit(name)), largest)
+    how = " x ".join(f"{grouped(v)} {what}" for v, what in counts.values())
+    check(name, total, place, f"{grouped(total)} {noun} ({how}{f' x {times} {of}' if of else ''})")
 
 
 def option(name: str) -> Callable[..., Any]:

@@ -165,3 +165,26 @@ def test_a_link_planted_while_the_simulation_runs_is_not_followed(
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def test_the_engine_s_trace_writer_follows_no_link_itself(nobody, world_writable, victim):
+    """The front checks a trace's path, then hands it to the engine: a link swapped in between
+    (at the trace's name, on a directory of its path, or at the writer's temporary name) is not
+    followed by the engine's own open (O_NOFOLLOW, O_EXCL | O_NOFOLLOW), the victim untouched."""
+    from rtnetlab import model
+
+    net = model.load_file(SEED002)
+    sim = net.simulation({"duration_ns": 2_000_000, "seed": 1, "trace_limit": 100})
+    sim.run_until(sim.duration_ns)
+    sim.finish()
+    at_name = world_writable / "trace.pcapng"
+    nobody.symlink(victim, at_name)
+    real_dir = world_writable / "real"
+    assert nobody.run(["mkdir", str(real_dir)]).returncode == 0
+    nobody.symlink(real_dir, world_writable / "via")
+    for path in (at_name, world_writable / "via" / "trace.pcapng"):
+        with pytest.raises(OSError, match="symbolic link"):
+            sim.write_pcapng(path)
+    assert untouched(victim) and at_name.is_symlink() and list(real_dir.iterdir()) == []
+    written = sim.write_pcapng(world_writable / "mine.pcapng")
+    assert written > 0 and not (world_writable / "mine.pcapng").is_symlink()

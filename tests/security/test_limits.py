@@ -18,6 +18,7 @@ from rtnetlab import limits
 from rtnetlab.errors import UserError
 
 SCALE = max(1, int(os.environ.get("RTNETLAB_FUZZ_SCALE", "1")))
+NET = Path(__file__).resolve().parents[2] / "examples" / "seed002_four_vls.yaml"
 SPEC = """
 network: {{generate: {{virtual_links: 10, switches: 1, planes: 1}}}}
 vary: {{generate.virtual_links: {vls}}}
@@ -63,7 +64,34 @@ ATTACKS = [
      ["experiment", "soundness", "--networks", "0", "--out", "{out}"], "--networks", "rows"),
     ("middleware pubsub --messages 200000000", ["middleware", "pubsub", "--messages", "200000000"], None,
      ["middleware", "pubsub", "--messages", "0"], "--messages", "messages"),
-]
+    # Counts of the other commands, each within a limit too.
+    ("experiment dopa --sets 100000000",
+     ["experiment", "dopa", "--sets", "100000000", "--out-dir", "{out}"], None,
+     ["experiment", "dopa", "--sets", "0", "--out-dir", "{out}"], "--sets", "rows"),
+    ("experiment dopa --points 100000000",
+     ["experiment", "dopa", "--points", "100000000", "--out-dir", "{out}"], None,
+     ["experiment", "dopa", "--points", "0", "--out-dir", "{out}"], "--points", "rows"),
+    ("experiment nss-overhead --seeds 100000000",
+     ["experiment", "nss-overhead", "--seeds", "100000000"], None,
+     ["experiment", "nss-overhead", "--seeds", "0"], "--seeds", "rows"),
+    ("experiment nss-overhead --packets 10000000000",
+     ["experiment", "nss-overhead", "--packets", "10000000000"], None,
+     ["experiment", "nss-overhead", "--packets", "0"], "--packets", "messages"),
+    ("experiment seed001e-fig6 --sets 100000000",
+     ["experiment", "seed001e-fig6", "--sets", "100000000", "--out", "{out}"], None,
+     ["experiment", "seed001e-fig6", "--sets", "0", "--out", "{out}"], "--sets", "rows"),
+    ("experiment seed001d-table2 --max-vls 100000000",
+     ["experiment", "seed001d-table2", "--max-vls", "100000000", "--out", "{out}"], None,
+     ["experiment", "seed001d-table2", "--max-vls", "0", "--out", "{out}"], "--max-vls", "vls"),
+    ("experiment seed001d-table2 --sets 100000000",
+     ["experiment", "seed001d-table2", "--sets", "100000000", "--out", "{out}"], None,
+     ["experiment", "seed001d-table2", "--sets", "0", "--out", "{out}"], "--sets", "rows"),
+    ("experiment seed003-fabric --endpoints 100000000",
+     ["experiment", "seed003-fabric", "--endpoints", "100000000", "--out", "{out}"], None,
+     ["experiment", "seed003-fabric", "--endpoints", "0", "--out", "{out}"], "--endpoints", "nodes"),
+    ("worst-case --workers 24", ["worst-case", "{net}", "--workers", "{workers}"], None,
+     ["worst-case", "{net}", "--workers", "0"], "--workers", "workers"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("what, args, spec, peer, place, name", ATTACKS, ids=[a[0] for a in ATTACKS])
@@ -76,13 +104,16 @@ def test_a_small_input_is_refused_before_anything_starts(
     def argv(template: list[str], values: dict | None) -> list[str]:
         if values is not None:
             spec_file.write_text(SPEC.format(**values))
-        subst = {"spec": "spec.yaml", "out": "out", "workers": str(workers_attack())}
+        subst = {"spec": "spec.yaml", "out": "out", "workers": str(workers_attack()), "net": str(NET)}
         return [str(rtnetlab), *(a.format(**subst) for a in template)]
 
     rc, stderr, rss = run_measured(argv(args, spec), tmp_path)
     assert rc == 2, stderr
     assert len(stderr.splitlines()) == 1 and "Traceback" not in stderr, stderr
-    assert stderr.startswith(f"{place}: ") and "more than the limit of" in stderr, stderr
+    # A SPEC's place comes with its line and column in the file.
+    file, sep, inner = place.partition(":")
+    prefix = re.escape(f"{place}: ") if not sep else rf"{re.escape(file)}:\d+:\d+: {re.escape(inner)}: "
+    assert re.match(prefix, stderr) and "more than the limit of" in stderr, stderr
     assert f"(raise it with --limit {name}=N or RTNETLAB_LIMITS={name}=N)" in stderr
     assert not out.exists() and not (tmp_path / "out.yaml").exists()
     peer_argv = argv(args, peer) if isinstance(peer, dict) else argv(peer, spec)

@@ -378,7 +378,7 @@ COMMANDS = {
                           "--placement", "two-boards"],
     "middleware reqresp": ["middleware", "reqresp", "--backends", "udp-echo", "--payload", "64",
                            "--busy", "0us", "--requests", "100", "--noise", "0s"],
-    "slrm run": ["slrm", "run", "--apps", "overload", "--duration", "2"],
+    "slrm run": ["slrm", "run", "--apps", "overload", "--duration", "2s"],
     "experiment reservation": ["experiment", "reservation", "--seconds", "0.2", "--tolerance", "0.9"],
 }  # fmt: skip
 

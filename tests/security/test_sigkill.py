@@ -200,7 +200,7 @@ def test_slrm_run_with_its_cgroups(rtnetlab_cli):
 
     if cgroups.detect() is None:
         pytest.skip("no writable cgroup CPU controller here")
-    proc = start(rtnetlab_cli, "slrm", "run", "--apps", "overload", "--duration", "60")
+    proc = start(rtnetlab_cli, "slrm", "run", "--apps", "overload", "--duration", "60s")
     doc = wait_for_record(
         proc,
         lambda d: (
@@ -238,30 +238,21 @@ keep: [simulate.mean_us]
 
 
 def test_sweep(rtnetlab_cli, tmp_path):
-    """The embedded Dask cluster's processes go with the front. Its scratch folder is the sweep's
-    own (not in a record): checked by name, rtnetlab-sweep-<front pid>-*."""
-    import tempfile
-
+    """The embedded Dask cluster is a recorded run: its workers (by pid and start time) and its
+    scratch folder (Dask's local directory) go with `testbed down --all`."""
     spec = tmp_path / "spec.yaml"
     spec.write_text(SWEEP)
     proc = start(rtnetlab_cli, "sweep", str(spec), "--out", str(tmp_path / "out"), "--workers", "2")
-    deadline = time.monotonic() + 90
-    while not (tmp_path / "out" / "rows").is_dir() or len(descendants(proc.pid)) < 3:
-        assert proc.poll() is None, proc.stderr.read().decode()[-500:]
-        assert time.monotonic() < deadline, "the sweep never started its workers"
-        time.sleep(0.02)
-    scratch = list(Path(tempfile.gettempdir()).glob(f"rtnetlab-sweep-{proc.pid}-*"))
-    left, took = kill_then_down(rtnetlab_cli, proc, None)
+    doc = wait_for_record(
+        proc,
+        lambda d: len(processes(d, "sweep worker")) == 2 and (tmp_path / "out" / "rows").is_dir(),
+    )
+    (folder,) = [o["path"] for o in doc["objects"] if o["kind"] == "folder"]
+    assert Path(folder, "dask-scratch-space").is_dir()
+    left, took = kill_then_down(rtnetlab_cli, proc, doc)
     assert left == [], left
-    print(f"sweep: no process left {took:.2f} s after the kill")
-    still = [str(s) for s in scratch if s.exists()]
-    for s in still:  # removed here so the host stays clean whatever the verdict
-        subprocess.run(["rm", "-rf", s])
-    if still:
-        pytest.xfail(
-            f"the sweep's scratch folder {still} outlives a SIGKILL until the next sweep: it is not in a "
-            "run record that `testbed down --all` reads (sweep/cluster.py, not this package's)"
-        )
+    assert not os.path.lexists(folder)
+    print(f"sweep: nothing left {took:.2f} s after the kill")
 
 
 def test_a_kept_setup_goes_with_down(rtnetlab_cli, net):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rtnetlab import ownership
+
 pytest.importorskip("dask.distributed")
 
 WORKERS = 2
@@ -157,12 +159,15 @@ def test_no_other_user_reaches_the_embedded_cluster(nobody, rtnetlab, world_writ
             assert r["tcp_client"].startswith("failed"), (port, r)
             assert r["tls_client_own_credentials"].startswith("failed"), (port, r)
 
-        # The run's scratch directory is its own: private, not the planted one.
-        ours = [p for p in world_writable.iterdir() if p.name.startswith(f"rtnetlab-sweep-{proc.pid}-")]
-        assert len(ours) == 1
-        st = ours[0].stat()
+        # The run's scratch directory is its own: the private folder of its record, not the
+        # planted one, nor anything in the shared temporary directory.
+        (doc,) = [d for d in ownership.records() if d["owner"]["pid"] == proc.pid]
+        (folder,) = [Path(o["path"]) for o in doc["objects"] if o["kind"] == "folder"]
+        st = folder.stat()
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o700)
-        assert (ours[0] / "dask-scratch-space").is_dir()
+        assert folder.parent == ownership.state_dir() and (folder / "dask-scratch-space").is_dir()
+        ours = [p.name for p in world_writable.iterdir() if p.name.startswith("rtnetlab-")]
+        assert ours == [lookalike.name]
     finally:
         # SIGTERM: the command unwinds as on Ctrl-C (exit 143) and closes the cluster.
         if proc.poll() is None:
@@ -178,21 +183,31 @@ def test_no_other_user_reaches_the_embedded_cluster(nobody, rtnetlab, world_writ
     while group_pids(proc.pid):
         assert time.monotonic() < deadline, f"processes outlived the sweep: {group_pids(proc.pid)}"
         time.sleep(0.1)
-    # Nothing of the run is left in the temporary directory, and what others made is untouched.
+    # Nothing of the run is left in the temporary directory or in its record, and what others
+    # made is untouched.
     assert sorted(p.name for p in world_writable.iterdir()) == [planted.name, lookalike.name]
     assert list(planted.iterdir()) == []
+    assert not folder.exists() and not [d for d in ownership.records() if d["run"] == doc["run"]]
 
 
 def test_a_finished_sweep_leaves_nothing_in_the_temporary_directory(rtnetlab, tmp_path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     # What a sweep killed outright (SIGKILL) leaves: its private scratch directory, whose
-    # process is gone; the next sweep removes it.
+    # process is gone (an earlier version's, in the temporary directory, and a recorded run's);
+    # the next sweep removes both.
     gone = subprocess.Popen(["true"])
     gone.wait()
     stale = tmpdir / f"rtnetlab-sweep-{gone.pid}-killed"
     (stale / "dask-scratch-space").mkdir(parents=True)
     stale.chmod(0o700)
+    state = ownership.state_dir()
+    killed = "rtnl-" + os.urandom(3).hex()
+    (state / killed / "dask-scratch-space").mkdir(parents=True, mode=0o700)
+    record = {"version": ownership.VERSION, "run": killed, "command": "sweep", "kept": False,
+              "owner": {"pid": gone.pid, "start": 1, "uid": 0},
+              "objects": [{"kind": "folder", "path": str(state / killed)}]}  # fmt: skip
+    (state / f"{killed}.json").write_text(json.dumps(record))
     proc, out = start_sweep(
         rtnetlab,
         tmp_path,
@@ -204,3 +219,4 @@ def test_a_finished_sweep_leaves_nothing_in_the_temporary_directory(rtnetlab, tm
     assert proc.returncode == 0, stderr
     assert len(list((out / "rows").glob("part-*.parquet"))) >= 1
     assert list(tmpdir.iterdir()) == []
+    assert not (state / killed).exists() and not (state / f"{killed}.json").exists()

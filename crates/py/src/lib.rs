@@ -405,7 +405,8 @@ fn schema_json() -> String {
     to_json(&model::json_schema())
 }
 
-/// A synthetic AFDX network description (JSON text); see `rtnetlab_core::generate`.
+/// A synthetic AFDX network description (JSON text), sized for its load; see
+/// `rtnetlab_core::generate`. ValueError when no link rate can carry it.
 #[pyfunction]
 #[pyo3(signature = (virtual_links, switches, seed, planes, end_systems=0))]
 fn generate_afdx(
@@ -414,7 +415,20 @@ fn generate_afdx(
     seed: u64,
     planes: usize,
     end_systems: usize,
-) -> String {
+) -> PyResult<String> {
+    generate_afdx_sized(virtual_links, switches, seed, planes, end_systems).map(|(spec, _)| spec)
+}
+
+/// `generate_afdx`'s description and how it was sized (JSON text each).
+#[pyfunction]
+#[pyo3(signature = (virtual_links, switches, seed, planes, end_systems=0))]
+fn generate_afdx_sized(
+    virtual_links: usize,
+    switches: usize,
+    seed: u64,
+    planes: usize,
+    end_systems: usize,
+) -> PyResult<(String, String)> {
     let params = rtnetlab_core::generate::AfdxParams {
         virtual_links,
         switches,
@@ -423,7 +437,9 @@ fn generate_afdx(
         end_systems,
         ..Default::default()
     };
-    to_json(&rtnetlab_core::generate::afdx(&params))
+    let (spec, sizing) =
+        rtnetlab_core::generate::afdx_sized(&params).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok((to_json(&spec), to_json(&sizing)))
 }
 
 /// Parses a quantity with its unit (`kind`: duration, size or rate) into seconds, bits or bits
@@ -763,6 +779,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_refusal, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_afdx_sized, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(configure_afdx, m)?)?;

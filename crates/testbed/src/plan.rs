@@ -28,7 +28,7 @@ pub struct Plan {
     /// Why kernel mode cannot run this network as described (empty: it can); each names the
     /// place and what is missing.
     pub kernel_refusals: Vec<String>,
-    /// What kernel mode runs differently from the model (technological latency, propagation).
+    /// What kernel mode runs differently from the model (cut-through).
     pub kernel_warnings: Vec<String>,
     pub sending_skew_ns: i64,
     pub skew_max_ns: i64,
@@ -224,28 +224,12 @@ impl Plan {
                 }
             })
             .collect();
-        for (n, node) in net.nodes.iter().enumerate() {
-            if node.kind == NodeKind::Switch && node.technological_latency > 0.0 {
-                kernel_warnings.push(format!(
-                    "switches.{}: technological latency {} us not realised by kernel ports (frames \
-                     leave as soon as their port lets them; the user-space switch realises it)",
-                    node.name,
-                    node.technological_latency * 1e6
-                ));
-            }
+        for node in &net.nodes {
             if node.kind == NodeKind::Switch && node.switching == rtnetlab_core::model::Switching::CutThrough
             {
                 kernel_warnings
                     .push(format!("switches.{}: cut-through is run as store-and-forward", node.name));
             }
-            let _ = n;
-        }
-        if net.ports.iter().any(|p| p.propagation_delay > 0.0) {
-            kernel_warnings.push(
-                "links: propagation delays are not realised by kernel ports (the user-space switch \
-                 realises them)"
-                    .into(),
-            );
         }
         if net.spec.defaults.policing_jitter.is_some() {
             kernel_refusals.push(

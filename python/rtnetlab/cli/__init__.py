@@ -15,11 +15,11 @@ Exit codes, one rule for every command:
 
 * 0: done (and, with ``--fail-on-miss``, every deadline met);
 * 1: a verdict failed: ``--fail-on-miss`` found a deadline missed (or a bound infinite where a
-  deadline exists, or a simulated maximum above its bound), or ``configure`` found no feasible
-  configuration; the results are still printed or written;
+  deadline exists, or a simulated maximum above its bound), ``configure`` found no feasible
+  configuration, or a row of a ``sweep`` failed; the results are still printed or written;
 * 2: a user error (unreadable file, bad description, wrong option): one line per problem on
-  stderr, or with ``--json`` the JSON document ``{"errors": [{"place", "message"}], "warnings"}``
-  on stdout; nothing is written;
+  stderr (an option parsed wrong too, ``cli.usage``), or with ``--json`` the JSON document
+  ``{"errors": [{"place", "message"}], "warnings"}`` on stdout; nothing is written;
 * 3: an internal error (a bug), with its traceback;
 * 130: interrupted by Ctrl-C (SIGINT), 143: terminated (SIGTERM); a simulation still reports
   what it measured, and no file is left half-written.
@@ -193,7 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     except ModelError as e:
         return fail(EXIT_USER, e.lines, e.warnings)
     except UserError as e:
-        return fail(EXIT_USER, [str(e)])
+        line = str(e)
+        if line.partition(": ")[0] in COMMANDS:
+            from rtnetlab.cli import usage
+
+            line = usage.named_after_command(line, args)
+        return fail(EXIT_USER, [line])
     except typer.Exit as e:
         if e.exit_code == EXIT_SIGINT and _terminated:
             return fail(EXIT_SIGTERM, ["terminated"])
@@ -209,13 +214,21 @@ def main(argv: list[str] | None = None) -> int:
             from click.exceptions import ClickException
 
         if isinstance(e, ClickException):
+            try:
+                from typer._click.exceptions import NoArgsIsHelpError
+            except ImportError:
+                from click.exceptions import NoArgsIsHelpError
+            if isinstance(e, NoArgsIsHelpError) and not as_json:
+                e.show()  # the help itself, asked for by giving nothing
+                return e.exit_code
+            from rtnetlab.cli import usage
+
+            place, message = usage.one_line(e, args)
             if as_json:
-                hint = getattr(e, "param_hint", None) or getattr(getattr(e, "param", None), "opts", None)
-                place = (hint if isinstance(hint, str) else " / ".join(hint)) if hint else None
-                emit_json({"errors": [{"place": place, "message": e.format_message()}], "warnings": []})
+                emit_json({"errors": [{"place": place, "message": message}], "warnings": []})
             else:
-                e.show()
-            return e.exit_code
+                err.print(f"{place}: {message}" if place else message, markup=False)
+            return EXIT_USER
         if isinstance(e, typer.Abort):
             return fail(EXIT_SIGINT, ["interrupted"])
         traceback.print_exc()

@@ -18,6 +18,7 @@ PLACEMENTS = ("local", "two-boards")
 GUEST_ADDRESS = "10.202.0.2"
 #: The emulated boards' link.
 LINK_RATE = "100mbit"
+LINK_BPS = 100e6
 #: Addresses inside the run's own namespaces (never configured on the host).
 BOARD_ADDRESSES = ("10.201.0.1", "10.201.0.2")
 
@@ -44,13 +45,42 @@ class Placement:
     def prefix(self, board: int) -> list[str]:
         return self.boards[board]["prefix"]
 
+    def link_bytes(self) -> int | None:
+        """Bytes both ends of the boards' link have sent so far (None: one host, no link)."""
+        if self.kind != "two-boards":
+            return None
+        import json
+        import subprocess
+
+        total = 0
+        for b in self.boards[:2]:
+            ns = b["prefix"][-1]
+            p = subprocess.run(
+                ["ip", "-n", ns, "-s", "-j", "link", "show", "dev", b["interface"]],
+                capture_output=True,
+                text=True,
+            )
+            try:
+                total += int(json.loads(p.stdout)[0]["stats64"]["tx"]["bytes"])
+            except (ValueError, KeyError, IndexError):
+                return None
+        return total
+
 
 def _shape_lines(dev: str, rate: str = LINK_RATE) -> list[str]:
     # One HTB class at the link rate; a frame counts with its FCS, preamble and gap (24 bytes).
+    # Its bucket holds 20 us of the link, as the testbed's ports (testbed/tc.py): a bucket of one
+    # frame let two frames out back to back after idle.
+    from rtnetlab.testbed.tc import SLACK_NS
+
+    units = {"gbit": 1e9, "mbit": 1e6, "kbit": 1e3, "bit": 1.0}
+    unit = next(u for u in units if rate.endswith(u))
+    bps = float(rate[: -len(unit)]) * units[unit]
+    slack = max(1, round(bps * SLACK_NS / 8e9))
     return [
         f"qdisc add dev {dev} root handle 1: htb default 1",
         f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} "
-        "burst 1538b cburst 1538b overhead 24",
+        f"burst {slack}b cburst {slack}b overhead 24",
         f"qdisc add dev {dev} parent 1:1 handle 2: pfifo limit 10000",
     ]
 
@@ -84,7 +114,11 @@ def placed(kind: str, own: ownership.Run, rate: str = LINK_RATE, guest: bool = F
     boards = []
     for k in (0, 1):
         ns, dev = run.netns(k), f"mw{k}"
-        netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}"], ns)
+        # One frame per packet: TCP's segmentation offload would hand the link's HTB a 64 KB
+        # segment, which passes in one go when its tokens are not negative (a 10,000 B Zenoh
+        # sample crossed the "100 Mbit/s" link in 68 us).
+        one_frame = f"link set dev {dev} gso_max_segs 1 gso_max_size 1514"
+        netns.batch("ip", [f"addr add {BOARD_ADDRESSES[k]}/24 dev {dev}", one_frame], ns)
         netns.batch("tc", _shape_lines(dev, rate), ns)
         boards.append(
             {"prefix": ["ip", "netns", "exec", ns], "address": BOARD_ADDRESSES[k], "interface": dev}

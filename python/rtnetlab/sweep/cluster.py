@@ -7,8 +7,10 @@ unpickles what the cluster returns. So:
   its worker processes (each under a nanny) listen on 127.0.0.1 with mutual TLS, on credentials
   made for this run only and kept in memory (`Security.temporary()`); another local user can
   neither connect nor submit a function. No HTTP server listens (`nohttp`), and the scratch
-  directory of every member (Dask's `local_directory`, which Dask also puts on `sys.path`) is a
-  private directory (mkdtemp, 0700) removed when the cluster closes, normally or not.
+  directory of every member (Dask's `local_directory`, which Dask also puts on `sys.path`) is
+  the private folder of the sweep's recorded run (`rtnetlab.ownership`: 0700, in the state
+  directory), removed when the cluster closes, normally or not, and by `testbed down --all` or
+  the next sweep after a SIGKILL, with the workers the record lists.
 * A remote scheduler (`--scheduler`) is trusted with this process: `tls://` with the user's CA,
   certificate and key (anyone holding a certificate of that CA is the cluster), or `tcp://` only
   with `--trust-scheduler`, because whoever answers at that address, another local user on a
@@ -33,7 +35,8 @@ from pathlib import Path
 from rtnetlab.errors import UserError
 
 SCHEMES = ("tls://", "tcp://")
-#: The embedded cluster's scratch directory: rtnetlab-sweep-<pid>-<random>, in the temporary directory.
+#: Scratch directories of earlier versions (rtnetlab-sweep-<pid>-<random>, in the temporary
+#: directory), still removed when their sweep is gone.
 SCRATCH_PREFIX = "rtnetlab-sweep-"
 TRUST_HELP = (
     "a tcp:// scheduler is not authenticated: whoever answers at that address (another local user "
@@ -166,9 +169,9 @@ def _remote_client(scheduler: Remote) -> Iterator[object]:
 
 
 def remove_stale_scratch(base: str | None = None) -> list[str]:
-    """Removes the scratch directories of embedded clusters killed outright (SIGKILL leaves them
-    no chance): only this user's, of mode 0700, named by SCRATCH_PREFIX, whose process is gone.
-    Returns their paths."""
+    """Removes the scratch directories that earlier versions made in the temporary directory for
+    embedded clusters later killed outright (SIGKILL leaves them no chance): only this user's, of
+    mode 0700, named by SCRATCH_PREFIX, whose process is gone. Returns their paths."""
     base = base or tempfile.gettempdir()
     removed = []
     me = os.geteuid()
@@ -192,6 +195,22 @@ def remove_stale_scratch(base: str | None = None) -> list[str]:
     return removed
 
 
+def remove_dead_sweeps() -> list[str]:
+    """Removes what the records of sweeps killed outright list (their scratch folders, workers
+    still alive by pid and start time), as `testbed down --all` would: a SIGKILL leaves a sweep
+    no chance to, and the next sweep is the first to notice."""
+    from rtnetlab import ownership
+
+    removed = []
+    for doc in ownership.records():
+        if doc.get("command") == "sweep" and not ownership.owner_alive(doc):
+            try:
+                removed += ownership.clean(doc["run"])["removed"]
+            except UserError:
+                pass  # its owner came back to life (a pid reused meanwhile): not ours to clean
+    return removed
+
+
 @contextmanager
 def _embedded(workers: int) -> Iterator[object]:
     import logging
@@ -200,13 +219,16 @@ def _embedded(workers: int) -> Iterator[object]:
     from dask.distributed import Client, Nanny, Security, SpecCluster
     from distributed.worker_memory import parse_memory_limit
 
+    from rtnetlab import ownership
     from rtnetlab.sweep import nohttp
 
-    # Private to this run: Dask's default (/tmp/dask-scratch-space) is a predictable shared
-    # path that another user can create first, and Dask puts it on the workers' sys.path.
     remove_stale_scratch()
-    scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
-    try:
+    remove_dead_sweeps()
+    # One recorded run: Dask's scratch space (which Dask puts on the workers' sys.path) is the
+    # run's private folder, not the predictable /tmp/dask-scratch-space another user can make
+    # first, and `testbed down --all` removes it, and the workers, after a SIGKILL.
+    with ownership.Run("sweep") as own:
+        scratch = str(own.folder())
         security = Security.temporary()
         common = {
             "host": "127.0.0.1",
@@ -224,7 +246,9 @@ def _embedded(workers: int) -> Iterator[object]:
                 "local_directory": scratch,
                 # As LocalCluster: the host's memory shared by the workers.
                 "memory_limit": parse_memory_limit("auto", 1, workers, logger=logging.getLogger(__name__)),
-                "silence_logs": logging.ERROR,
+                # A point's error is its row's; what a worker logs besides is its cluster closing
+                # under it (heartbeats to a scheduler gone), with tracebacks.
+                "silence_logs": logging.CRITICAL,
             },
         }
         config = {"temporary-directory": scratch}
@@ -238,10 +262,10 @@ def _embedded(workers: int) -> Iterator[object]:
             try:
                 client = Client(cluster, security=security)
                 try:
+                    for pid in client.run(os.getpid).values():
+                        own.add_process(pid, "sweep worker")
                     yield client
                 finally:
                     client.close(timeout=10)
             finally:
                 cluster.close(timeout=10)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

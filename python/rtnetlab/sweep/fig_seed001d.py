@@ -261,6 +261,7 @@ def seed001d_table2(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001D Table II / Fig. 6: branch and bound vs exhaustive search at growing sizes."""
+    from rtnetlab import limits
     from rtnetlab.errors import UserError
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate, runner
@@ -269,7 +270,11 @@ def seed001d_table2(
     remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     if max_vls < min_vls:
         raise UserError(f"--max-vls: {max_vls} is below --min-vls {min_vls}")
+    limits.check("vls", max_vls, "--max-vls")
     intervals = parse_intervals(mtc)
+    # Counted before the sizes and seeds are listed.
+    counts = {"--sets": sets, "--max-vls": (max_vls - min_vls + 1, "sizes")}
+    limits.check_product("rows", counts, "rows", len(intervals), "intervals")
     sizes = list(range(min_vls, max_vls + 1))
     spec = table2_spec(sizes, intervals, sets, cap)
     t0 = time.perf_counter()

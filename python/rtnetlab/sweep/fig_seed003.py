@@ -405,6 +405,7 @@ def seed003_fabric(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
+    from rtnetlab import limits
     from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
@@ -414,6 +415,7 @@ def seed003_fabric(
     from rtnetlab.sweep.figures import _finish, sweep_figure
     from rtnetlab.sweep.points import engine_version
 
+    limits.check("nodes", endpoints, "--endpoints", f"{endpoints:,} end points")
     remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     bad = "{option}: '{text}' is not a comma-separated list of numbers"
     xs = comma_list("--loads", loads, float, bad=bad)

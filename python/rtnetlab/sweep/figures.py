@@ -275,6 +275,10 @@ def seed001e_fig6(
     from rtnetlab.sweep import aggregate
     from rtnetlab.sweep.points import engine_version
 
+    # Every task set of every point, panel and seed is drawn and partitioned; the points are
+    # columns of the rows: all within `rows`, before anything is built.
+    counts = {"--seeds": seeds, "--sets": sets, "--points": points}
+    limits.check_product("rows", counts, "task sets", 3, "panels")
     remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     spec = SweepSpec(
         source="seed001e-fig6",

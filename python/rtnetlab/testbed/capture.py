@@ -1,5 +1,12 @@
-"""``--capture DIR``: one pcapng per egress port (dumpcap on the port's interface, outbound
-frames), written as root into a directory a user names, which may be shared with others.
+"""``--capture DIR``: one pcapng per egress port, written as root into a directory a user names,
+which may be shared with others.
+
+* What crosses a port is captured where it arrives: dumpcap on the interface at the other end of
+  the port's link, inbound frames, stamped by the kernel on arrival. In user mode the ports send
+  past the qdisc layer (``PACKET_QDISC_BYPASS``), which also bypasses the sending interface's
+  packet taps: a capture there stays empty; the receiving side sees every frame in both modes,
+  and its stamp is the end of the frame's transmission, as the model's arrival. A file with no
+  frame is said in the run's warnings (`frames_in`).
 
 * DIR's symbolic links are checked by the output rule (`rtnetlab.io.output.resolve`: one made
   by another user is refused, naming it), then DIR is opened one component at a time from ``/``
@@ -40,11 +47,37 @@ def file_name(node: str, port: str) -> str:
 
 
 def check(path: Path, option: str = "--capture") -> None:
-    """Before anything runs: the links on the way to `path` (the output rule), and an existing
-    `path` must be a directory."""
+    """Before anything runs: the links on the way to `path` (the output rule), an existing `path`
+    must be a directory, and a missing one is made now (so that a place where none can be made
+    is refused before the run)."""
     target = resolve(Path(path), option)
     if target.exists() and not target.is_dir():
         raise UserError(f"{option}: {path}: is not a directory")
+    os.close(open_directory(Path(path), option))
+
+
+def frames_in(path: Path) -> int:
+    """Packets in a pcapng file (enhanced, simple and obsolete packet blocks); 0 when it cannot be
+    read."""
+    import struct
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return 0
+    n, at = 0, 0
+    order = "<"
+    while at + 12 <= len(data):
+        kind = struct.unpack_from(order + "I", data, at)[0]
+        if kind == 0x0A0D0D0A:  # section header: its byte-order magic says how to read the rest
+            order = "<" if data[at + 8 : at + 12] == b"\x4d\x3c\x2b\x1a" else ">"
+        length = struct.unpack_from(order + "I", data, at + 4)[0]
+        if length < 12:
+            break
+        if kind in (2, 3, 6):
+            n += 1
+        at += length
+    return n
 
 
 def open_directory(path: Path, option: str = "--capture") -> int:
@@ -134,11 +167,12 @@ class Captures:
                     os.fchown(fd, owner.st_uid, owner.st_gid)
                 os.fchown(folder_fd, owner.st_uid, owner.st_gid)
             for p, fd, path in files:
-                # dumpcap on the port's interface, writing to the file we opened; it dies with us
-                # (SIGTERM: it closes the file whole), and is recorded in the run.
+                # dumpcap at the other end of the port's link (inbound frames), writing to the file
+                # we opened; it dies with us (SIGTERM: it closes the file whole), and is recorded.
+                far = plan["ports"][p["reverse"]]
                 proc = ownership.spawn(
-                    ["ip", "netns", "exec", netns_of(p["node"]), "dumpcap", "-q", "-i", p["ifname"],
-                     "-f", "outbound", "-w", "-"],
+                    ["ip", "netns", "exec", netns_of(far["node"]), "dumpcap", "-q", "-i", far["ifname"],
+                     "-f", "inbound", "-w", "-"],
                     what=f"dumpcap {p['label']}",
                     own=own,
                     sig=signal.SIGTERM,
