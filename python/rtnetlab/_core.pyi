@@ -192,6 +192,13 @@ def parse_quantity(kind: str, text: str) -> float:
 def configure_afdx(doc_json: str, request_json: str) -> str:
     """BAG and MTU of the VLs that list their messages (seed 001D): the report, JSON text."""
 
+def configure_tsn(
+    doc_json: str,
+    request_json: str,
+    milp: Callable[[str], tuple[str, list[float] | None, float | None, float | None]] | None = None,
+) -> str:
+    """Gate control lists, stream offsets and `auto` idle slopes (configure tsn): the report, JSON text."""
+
 def configure_dtable(requirements_json: str) -> str:
     """A Deficit Table decoupling latency from bandwidth (seed 003) from requirements, JSON text."""
 

@@ -648,6 +648,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             cycle: Duration::from_us(4000.0),
             base_time: Duration::from_us(0.0),
             entries: vec![gate(&[0], 1500.0), gate(&[1, 2], 1500.0), gate(&[0, 1, 2], 1000.0)],
+            scheduled: Vec::new(),
+            sync_error: Duration::default(),
         },
     );
     m.insert(
@@ -661,6 +663,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
                 gate(&[0, 1], 1500.0),
                 gate(&[2], 1500.0),
             ],
+            scheduled: Vec::new(),
+            sync_error: Duration::default(),
         },
     );
     // Credit-based shapers behind a gate list: c0 and c1 shaped, c2 open in every entry (so
@@ -966,6 +970,8 @@ pub fn random_port_scheduler_at(
                 cycle,
                 base_time: Duration::from_us(rng.gen_range(0.0..10.0f64).floor()),
                 entries,
+                scheduled: Vec::new(),
+                sync_error: Duration::default(),
             }
         }
         // A random non-empty subset of the classes regulated.

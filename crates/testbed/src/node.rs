@@ -537,6 +537,7 @@ impl<'a> Node<'a> {
         for (f, flow) in plan.flows.iter().enumerate() {
             let period = flow.period_ns.unwrap_or(0);
             let phase = match cfg.release {
+                Release::Synchronized if flow.keeps_offset => flow.offset_ns,
                 Release::Synchronized => 0,
                 Release::Random if flow.kind == "periodic" => flow.offset_ns,
                 Release::Random if period > 0 => rng.gen_range(0..period),

@@ -105,6 +105,10 @@ pub struct PlanFlow {
     /// BAG or period, ns (token buckets: none).
     pub period_ns: Option<i64>,
     pub offset_ns: i64,
+    /// Whether even synchronised releases keep the offset (a time-triggered stream, bounded by
+    /// its schedule: `Network::bound_offset`).
+    #[serde(default)]
+    pub keeps_offset: bool,
     pub lmin_bytes: u32,
     pub lmax_bytes: u32,
     /// Token bucket flows: burst (bits, on the wire) and rate (bit/s, on the wire).
@@ -272,6 +276,7 @@ impl Plan {
                         Traffic::Periodic { offset, .. } => ns(offset.secs()),
                         _ => 0,
                     },
+                    keeps_offset: net.bound_offset(f).is_some(),
                     lmin_bytes: clamp(lmin),
                     lmax_bytes: clamp(lmax),
                     burst_bits: flow.burst,

@@ -431,6 +431,87 @@ def export_tc(
         err.print(f"not expressed: {m}", markup=False, style="yellow")
 
 
+@export_app.command("taprio")
+def export_taprio(
+    file: FileArg,
+    node: Annotated[str, typer.Option("--node", help="The end system or switch to configure.")],
+    dev: Annotated[str, typer.Option("--dev", help="The port's network interface on the real device.")],
+    port: Annotated[
+        str | None, typer.Option("--port", help="The node's port (default: its only one).")
+    ] = None,
+    offload: Annotated[
+        str,
+        typer.Option(
+            "--offload",
+            help="none (software taprio), txtime (taprio txtime-assist with etf launch times) or full "
+            "(the NIC runs the gate list)",
+        ),
+    ] = "none",
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the script here (else stdout).")
+    ] = None,
+) -> None:
+    """Write a shell script configuring a real Linux port's time-aware and credit-based shapers: taprio
+    (gate control list), cbs and etf qdiscs, mqprio without gates."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import taprio, tc
+
+    # The script runs as root: what goes into it is checked before anything is read.
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
+    if offload not in taprio.OFFLOADS:
+        raise UserError(f"--offload: expected none, txtime or full, got '{tc.comment(offload)}'")
+    if output is not None:
+        outfiles.check({"--output": output}, [file])
+    net, _ = _load(file)
+    try:
+        script, missing = taprio.export_script(net.resolved(), node, port, dev, offload, str(file))
+    except KeyError:
+        raise UserError(f"--node: no node named {tc.comment(node)}") from None
+    except ValueError as e:
+        raise UserError(f"--node: {e}") from None
+    for w in net.warnings:
+        err.print(w, markup=False)
+    if output is None:
+        sys.stdout.write(script)
+    else:
+        outfiles.atomic_write(output, script, mode=0o755)
+        out.print(f"wrote {output}", markup=False)
+    for m in missing:
+        err.print(f"not expressed: {m}", markup=False, style="yellow")
+
+
+@export_app.command("yang")
+def export_yang(
+    file: FileArg,
+    node: Annotated[str | None, typer.Option("--node", help="Only this node's ports.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the JSON here (else stdout).")
+    ] = None,
+) -> None:
+    """Write the gate control lists as an IEEE 802.1Qcw YANG instance (ieee802-dot1q-sched-bridge,
+    RFC 7951 JSON)."""
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import taprio, tc
+
+    if output is not None:
+        outfiles.check({"--output": output}, [file])
+    net, _ = _load(file)
+    try:
+        doc = taprio.yang_instance(net.resolved(), node)
+    except KeyError:
+        raise UserError(f"--node: no node named {tc.comment(node)}") from None
+    if not doc[f"{taprio.IF}:interfaces"]["interface"]:
+        raise UserError(f"{file}: no port runs a gate control list{'' if node is None else ' at ' + node}")
+    text = json.dumps(doc, indent=2) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        outfiles.atomic_write(output, text)
+        out.print(f"wrote {output}", markup=False)
+
+
 def experiment_ethernet_measure(
     figure: Annotated[
         str,

@@ -14,6 +14,7 @@ bound, the disturbed ones counted apart, and a route with too few undisturbed fr
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -57,6 +58,22 @@ def binary() -> Path:
     raise UserError(
         "testbed: the rtnetlab-testbed program is not built (run `make build`, or set RTNETLAB_TESTBED_BIN)"
     )
+
+
+def gate_aligned(t_ns: int, net: Network) -> int:
+    """The first time from `t_ns` on that is a whole number of every gate control list's cycle.
+    Gates run on the model's time from the run's epoch, releases from the run's start; the
+    simulator starts both at 0, so the run's start must fall where every list's cycle does, or a
+    time-triggered frame would reach its gate out of its window."""
+    from rtnetlab import _core
+
+    cycle = 1
+    for p in net.resolved()["ports"]:
+        d = p["discipline"]
+        g = d if d["kind"] == "tas" else d.get("gates") if d["kind"] == "cbs" else None
+        if g and g.get("cycle"):
+            cycle = math.lcm(cycle, round(_core.parse_quantity("duration", g["cycle"]) * 1e9))
+    return -(-t_ns // cycle) * cycle
 
 
 def plan_of(description: Path) -> dict:
@@ -461,7 +478,8 @@ def run(
             nodes = [i for i, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
             gap_ns = int(100_000_000 / k)
             baseline_model = int(baseline_ns / k)
-            run_start = baseline_model + gap_ns
+            # On a whole number of every gate cycle: the simulator's time 0 (TAS schedules).
+            run_start = gate_aligned(baseline_model + gap_ns, net)
             duration_model = int(duration_ns / k)
             board = tmp / "stalls"
             with open(board, "wb") as fb:
