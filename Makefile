@@ -23,6 +23,8 @@ $(STAMP): Makefile pyproject.toml requirements.lock
 	@command -v cargo >/dev/null || { echo "error: cargo (Rust) is required; install it with rustup"; exit 2; }
 	@# tshark reads the simulator's pcapng traces in the tests (Debian package).
 	@command -v tshark >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
+	@# shellcheck checks the shell scripts rtnetlab writes (export tc) in the tests (Debian package).
+	@command -v shellcheck >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >/dev/null; }
 	@# Headless Chromium opens the HTML report in the tests (Debian package).
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@# ddsperf cross-checks the middleware laboratory's DDS rows (Debian package).

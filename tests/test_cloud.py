@@ -5,7 +5,9 @@ the comments, and properties of the runs."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -261,7 +263,7 @@ def test_admission_constraints_and_release(rtnetlab_cli, tmp_path):
     rows = json.loads(a.stdout)["flows"]
     assert rows and all(row["status"] == "ok" for row in rows)
     sh = (tmp_path / "out" / "sched_deadline.sh").read_text()
-    assert "--sched-runtime 6000000 --sched-deadline 10000000 --sched-period 10000000" in sh
+    assert "    v6.c0) core=0 runtime=6000000 deadline=10000000 period=10000000 ;;" in sh
     # Policing per VSN: v6's one link, at its source host, at its contract. The request's 10 Mbps
     # and 1500 B burst of packets of 64 B at least are 10·(64 + 20)/64 = 13.125 Mbit/s and
     # 1500·84/64 = 1968.75 B on the wire (preamble, delimiter and gap per frame), as the analysis
@@ -277,9 +279,11 @@ def test_admission_constraints_and_release(rtnetlab_cli, tmp_path):
         }
     ]
     tc_sh = (tmp_path / "out" / "tc_policing.sh").read_text()
-    branch = tc_sh.split(f"\n{source})\n", 1)[1].split(";;", 1)[0]
+    branch = tc_sh.split(f"\n{source})\n", 1)[1].split(";;", 1)[0]  # a plain name, unquoted
     assert "# v6.l (token_bucket" in branch
-    assert "htb rate 13125000bit ceil 13125000bit burst 1969b cburst 1969b" in branch
+    # HTB passes a frame on any non-negative tokens: the class holds the burst less one largest
+    # frame (1500 + 20 B), so that no more than the burst leaves at once.
+    assert "htb rate 13125000bit ceil 13125000bit burst 449b cburst 449b" in branch
     assert subprocess.run(["sh", "-n"], input=tc_sh, text=True).returncode == 0
 
 
@@ -294,9 +298,12 @@ def test_admission_bad_reference_is_one_line(rtnetlab_cli, tmp_path):
     (tmp_path / "req.yaml").write_text(yaml.safe_dump(reqs))
     r = run(rtnetlab_cli, "admit", infra, tmp_path / "req.yaml", "--out", tmp_path / "out")
     assert r.returncode == 2
+    # Named where the user's file has it: the line and column of `to: nowhere`.
+    lines = (tmp_path / "req.yaml").read_text().splitlines()
+    n = next(i for i, line in enumerate(lines) if line.strip() == "to: nowhere")
     assert (
-        r.stderr.strip()
-        == f"{tmp_path / 'req.yaml'}: requests[0].links[0].to: no component named 'nowhere' in v1"
+        r.stderr.strip() == f"{tmp_path / 'req.yaml'}:{n + 1}:{lines[n].index('to:') + 1}: "
+        "requests[0].links[0].to: no component named 'nowhere' in v1"
     )
     assert not (tmp_path / "out").exists()
 
@@ -392,3 +399,115 @@ def test_experiment_exact_comparison(rtnetlab_cli, tmp_path):
     assert r.returncode == 0, r.stderr
     rows = json.loads(r.stdout)["exact_vs_heuristic"]
     assert len(rows) == 2 and all(row["exact"] >= row["heuristic"] for row in rows)
+
+
+def hostile_admission(tmp_path: Path) -> Path:
+    """An admission whose host, VSN and component names are shell syntax, and whose virtual link
+    crosses the switch: the generated scripts' quoting and comments under test."""
+    net = {
+        "name": "two-hosts",
+        "defaults": {"link_rate": "100Mbps"},
+        "end_systems": [{"name": "A"}, {"name": "B $(touch pwned)"}],
+        "switches": [{"name": "SW"}],
+        "links": [{"from": "A", "to": "SW"}, {"from": "B $(touch pwned)", "to": "SW"}],
+    }
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(net))
+    hosts = [{"name": "A", "cores": 1}, {"name": "B $(touch pwned)", "cores": 1}]
+    infra = {"network": "net.yaml", "hosts": hosts}
+    (tmp_path / "infra.yaml").write_text(yaml.safe_dump(infra))
+    link = {"name": "l`id`", "from": "c'0", "to": "c`1`", "bandwidth": "1Mbps", "latency": "2ms"}
+    reqs = {
+        "requests": [
+            {
+                "name": "v;rm -rf x",
+                "arrival": "0s",
+                "lifetime": "10s",
+                "components": [{"name": "c'0", "utilisation": 0.6}, {"name": "c`1`", "utilisation": 0.6}],
+                "links": [link],
+            }
+        ]
+    }
+    (tmp_path / "req.yaml").write_text(yaml.safe_dump(reqs))
+    r = run(RTNETLAB_CLI, "admit", tmp_path / "infra.yaml", tmp_path / "req.yaml", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "out"
+
+
+RTNETLAB_CLI = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "rtnetlab"
+
+
+def test_generated_scripts_quote_every_name_and_pass_shellcheck(tmp_path):
+    import shutil
+
+    out = hostile_admission(tmp_path)
+    for name in ("sched_deadline.sh", "tc_policing.sh"):
+        text = (out / name).read_text()
+        assert subprocess.run(["sh", "-n"], input=text, text=True).returncode == 0, name
+        if shutil.which("shellcheck"):
+            sc = subprocess.run(["shellcheck", "-"], input=text, capture_output=True, text=True)
+            assert sc.returncode == 0, (name, sc.stdout)
+    tc_sh = (out / "tc_policing.sh").read_text()
+    assert "'B $(touch pwned)')" in tc_sh or "A)" in tc_sh
+    # The policing script for the host named with a command substitution does not run it.
+    p = subprocess.run(
+        ["sh", "-n", str(out / "tc_policing.sh")], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert p.returncode == 0 and not (tmp_path / "pwned").exists()
+    assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_DEADLINE needs root")
+def test_sched_deadline_script_is_accepted_by_linux(tmp_path):
+    """The generated lines run: under global EDF the component gets SCHED_DEADLINE (policy 6); under
+    partitioned EDF it runs in its core's exclusive cpuset, or, where the top cpuset balances load
+    over every CPU (this shared host: changing that is the host owner's call), says so in one line
+    and exits 3."""
+    import shutil
+
+    if shutil.which("chrt") is None:
+        pytest.skip("chrt (util-linux) is not installed")
+    out = hostile_admission(tmp_path)
+    sh = out / "sched_deadline.sh"
+    doc = json.loads((out / "decisions.json").read_text())
+    placed = {p["component"]: p["host"] for p in doc["decisions"][0]["placement"]}
+    host = placed["c'0"]
+    probe = [sys.executable, "-c", "import os; print(os.sched_getscheduler(0), os.sched_getaffinity(0))"]
+    env = {**os.environ, "HOST": host, "EDF": "global"}
+    p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    policy, cpus = p.stdout.split(" ", 1)
+    assert policy == "6"  # SCHED_DEADLINE
+    env["EDF"] = "partitioned"
+    p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=60)  # fmt: skip
+    if p.returncode == 3:
+        assert p.stderr.strip().splitlines() == [
+            "partitioned EDF: the top cpuset balances load over every CPU (one root domain): "
+            "CPUSET_PREPARE=1 turns that off for the whole host, EDF=global runs under global EDF"
+        ]
+    else:
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.split(" ", 1)[0] == "6"
+    p = subprocess.run(["sh", str(sh), "nobody.c9", "true"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and p.stderr.startswith("COMPONENT: one of ")
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_request_counts_within_the_limit(rtnetlab_cli, tmp_path):
+    infra = two_host_infra(tmp_path)
+    reqs = {"requests": [vsn(f"v{i}", "0s", "1s", [0.1]) for i in range(3)]}
+    (tmp_path / "req.yaml").write_text(yaml.safe_dump(reqs))
+    r = run(rtnetlab_cli, "--limit", "requests=2", "admit", infra, tmp_path / "req.yaml")
+    assert r.returncode == 2
+    (line,) = r.stderr.strip().splitlines()
+    # The file, perhaps with the position of its `requests`, then the place and the limit.
+    assert line.startswith(str(tmp_path / "req.yaml")) and line.endswith(
+        "requests: 3 requests, more than the limit of 2 (raise it with --limit requests=N or "
+        "RTNETLAB_LIMITS=requests=N)"
+    ), line
+    r = run(rtnetlab_cli, "--limit", "requests=2", "experiment", "admission", "--requests", "3",
+            "--out", tmp_path / "o")  # fmt: skip
+    assert r.returncode == 2
+    assert r.stderr.strip().startswith("--requests: 3 requests, more than the limit of 2")
+    assert not (tmp_path / "o").exists()

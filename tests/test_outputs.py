@@ -555,10 +555,10 @@ def test_simulate_says_when_the_bounds_do_not_apply(tmp_path: Path, over: Path) 
     assert f1["bound_us"] is None and f1["max_over_bound"] is None and f1["bound_reason"] == REASON_S1
 
 
-def test_bounds_computed_beside_the_run_keep_their_failures(tmp_path: Path, monkeypatch, capsys) -> None:
-    """The bounds are computed on a thread while the simulation runs: an analysis that cannot
+def test_bounds_computed_after_the_run_keep_their_failures(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The bounds are computed on a thread once the simulation is over: an analysis that cannot
     bound the network still becomes the reason beside the measurements, and any other error
-    still reaches the caller (in its own thread), as when the analysis ran after the run."""
+    still reaches the caller (in its own thread)."""
     from rtnetlab import cli, model
     from rtnetlab import simulate as sim_mod
     from rtnetlab.errors import UserError

@@ -324,7 +324,16 @@ def test_frame_sizes_from_a_trace(rtnetlab_cli, tmp_path):
         text=True,
         timeout=60,
     )
-    assert bad.returncode == 2 and f"{sizes}:1: expected frame sizes in bytes, got 'big'" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr == f"{sizes}:1:5: expected frame sizes in bytes, got 'big'\n"
+    # Sizes given without --sizes trace were not the ones simulated, silently.
+    bad = subprocess.run(
+        [str(rtnetlab_cli), "simulate", str(net), "--size-trace", str(sizes)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2
+    assert bad.stderr == "--size-trace: used only with --sizes trace, got --sizes uniform\n"
 
 
 def test_retransmission_on_timeout(rtnetlab_cli, tmp_path):

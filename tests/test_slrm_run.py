@@ -72,7 +72,9 @@ def test_quotas_sum_to_the_capacity_exactly():
     ("args", "place"),
     [
         (["--apps", "nosuch"], "--apps"),
-        (["--apps", "overload", "--duration", "1"], "--duration"),
+        (["--apps", "overload", "--duration", "1s"], "--duration"),
+        # A bare number, as no other --duration takes.
+        (["--apps", "overload", "--duration", "5"], "--duration"),
         (["--apps", "overload", "--capacity", "64"], "capacity"),
         (["--apps", "overload", "--seed", "-1"], "--seed"),
     ],
@@ -109,7 +111,7 @@ def test_overloaded_apps_converge_to_fair_caps_whose_sum_is_the_capacity(rtnetla
             "--apps",
             "overload",
             "--duration",
-            "12",
+            "12s",
             "--json",
             "--out",
             str(out),
@@ -159,7 +161,7 @@ def test_signals_remove_the_groups_and_processes(rtnetlab_cli, tmp_path, sig, co
             "--apps",
             "pair",
             "--duration",
-            "60",
+            "60s",
             "--out",
             str(tmp_path / "o"),
         ],

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,28 +85,36 @@ def test_worker_counts_give_identical_rows(tmp_path):
     assert len(ra) == 9 and ra == rb
 
 
-def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
-    # A link rate that is not a rate makes the description invalid at that point only.
-    spec = write(
-        tmp_path,
-        """
+FAILS_AT_ONE_POINT = """
 network: {generate: {virtual_links: 10, switches: 1, planes: 1}}
 vary:
-  network.links[*].rate: [100Mbps, fast, 1Gbps]
+  generate.virtual_links: [30, 1, 40]
 seeds: 1
 run: {analyze: {methods: [tfa]}}
-keep: [analyze.tfa.max_delay_us]
-""",
-    )
+keep: [analyze.tfa.max_delay_us.multimedia]
+"""
+
+
+def test_failing_point_is_recorded_the_sweep_goes_on_and_exits_1(tmp_path, capsys):
+    # A network of one virtual link has no multimedia flow: that point has no metric to keep.
+    spec = write(tmp_path, FAILS_AT_ONE_POINT)
     out = tmp_path / "out"
-    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "--json"]) == 0
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "2", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert (doc["rows"], doc["failed"]) == (3, 1)
     rs = rows(out)
     assert [r["error"] is None for r in rs] == [True, False, True]
-    assert "rate" in rs[1]["error"] and rs[1]["analyze.tfa.max_delay_us"] is None
-    # A slower link, a larger bound: the two good points were computed.
-    assert rs[0]["analyze.tfa.max_delay_us"] > rs[2]["analyze.tfa.max_delay_us"] > 0
+    assert "multimedia" in rs[1]["error"] and rs[1]["analyze.tfa.max_delay_us.multimedia"] is None
+    # The two good points were computed, the files written.
+    assert all(rs[k]["analyze.tfa.max_delay_us.multimedia"] > 0 for k in (0, 2))
+    assert (out / "summary.csv").is_file()
+    # On the terminal: the table, then one line naming the first failure.
+    assert main(["sweep", str(spec), "--out", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "1 of 3 rows failed; the first: point 1 seed 1: ValueError: keep: "
+        "analyze.tfa.max_delay_us.multimedia: no flow of this network is of traffic class 'multimedia'\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -127,7 +136,9 @@ def test_bad_spec_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, text, 
     out = tmp_path / "out"
     assert main(["sweep", str(spec), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and f"{spec}:{place}" in err, err
+    # SPEC:line:column: place: rule, the line and column of that place in the SPEC.
+    where = rf"{re.escape(str(spec))}:\d+:\d+: {re.escape(place)}: "
+    assert len(err.splitlines()) == 1 and re.match(where, err), err
     assert not out.exists()
 
 
@@ -227,9 +238,9 @@ def test_a_figures_sweep_gives_its_rows_summary_and_document(tmp_path):
 
     data = {
         "network": {"generate": {"virtual_links": 10, "switches": 1, "planes": 1}},
-        "vary": {"network.links[*].rate": ["100Mbps", "fast"]},
+        "vary": {"generate.virtual_links": [30, 1]},
         "run": {"analyze": {"methods": ["tfa"]}},
-        "keep": ["analyze.tfa.max_delay_us"],
+        "keep": ["analyze.tfa.max_delay_us.multimedia"],
     }
     spec = spec_mod.parse(data, "t", tmp_path)
     swept = figures.sweep_figure(spec, tmp_path / "out", 1, None, False, True)
@@ -303,3 +314,182 @@ def test_generate_seed_keeps_one_network_for_every_row(tmp_path):
     assert points.description(one, params, 1) == points.description(one, params, 2)
     assert points.description(drawn, params, 1) != points.description(drawn, params, 2)
     assert points.description(one, params, 1) == points.description(drawn, params, 7)
+
+
+# --- what a newcomer trips over (the issue's replays, through the command) ----------------------
+
+TYPO = """name: typo
+network:
+  generate: {virtual_links: 20, switches: 2, planes: 1}
+vary:
+  KEY: VALUES
+seeds: [1, 2]
+run:
+  analyze: {methods: [best]}
+"""
+
+
+def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*RTNETLAB, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize(
+    "key, values, line",
+    [
+        # A misspelt field: the key's place, whatever the value.
+        (
+            "network.switches[*].schedulr",
+            "[fifo, static_priority]",
+            "spec.yaml:5:3: vary.network.switches[*].schedulr: switches[0].schedulr: unknown field "
+            "`schedulr`, expected one of `name`, `plane`, `technological_latency`, `switching`, "
+            "`scheduler`, `buffer`, `ports` (and 1 more), in the generated network (20 virtual links, "
+            "2 switches, 1 plane(s), seed 1)",
+        ),
+        # An index the network does not have.
+        (
+            "network.links[99].rate",
+            "[100Mbps, 1Gbps]",
+            "spec.yaml:5:3: vary.network.links[99].rate: links has no element 99 (it has 5), in the "
+            "generated network (20 virtual links, 2 switches, 1 plane(s), seed 1)",
+        ),
+        # A value the description refuses: the value's own place.
+        (
+            "network.links[*].rate",
+            "[100Mbps, 100Mbit]",
+            "spec.yaml:5:36: vary.network.links[*].rate[1]: '100Mbit' makes the generated network "
+            "(20 virtual links, 2 switches, 1 plane(s), seed 1) invalid: links[0].rate: expected a "
+            "data rate with a unit (Gbps, Mbps, kbps, bps), e.g. '100Mbps', got '100Mbit' (and 4 more)",
+        ),
+    ],
+)
+def test_a_network_key_mistake_stops_before_anything_runs(tmp_path, key, values, line):
+    """`rtnetlab sweep spec.yaml --out out`: every row used to fail, with exit code 0."""
+    write(tmp_path, TYPO.replace("KEY", key).replace("VALUES", values))
+    for as_json in (False, True):
+        p = cli("sweep", "spec.yaml", "--out", "out", *(["--json"] if as_json else []), cwd=tmp_path)
+        assert p.returncode == 2 and "Traceback" not in p.stderr
+        if as_json:
+            place, message = line.split(": ", 1)
+            assert json.loads(p.stdout)["errors"] == [{"place": place, "message": message}]
+        else:
+            assert p.stderr.splitlines() == [line]
+        assert not (tmp_path / "out").exists()
+
+
+def test_the_zipped_axes_of_the_docs_read_as_written(tmp_path):
+    """docs/SWEEPS.md's SPEC with its commented variant of `vary` (keys varied together) in
+    place of the plain one: valid YAML, and a SPEC that checks (an unquoted `[*]` inside `{}` was
+    read as an alias)."""
+    import yaml
+
+    from rtnetlab.sweep import spec as spec_mod
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "SWEEPS.md").read_text()
+    block = text.split("## The SPEC\n\n```yaml\n", 1)[1].split("```", 1)[0]
+    lines = block.splitlines()
+    start = lines.index("# vary:")
+    zipped = [line.removeprefix("# ") for line in lines[start : start + 2]]
+    plain_start = lines.index(next(x for x in lines if x.startswith("vary:")))
+    plain_end = next(i for i in range(plain_start + 1, len(lines)) if not lines[i].startswith(" "))
+    plain_end = next(i for i in range(plain_end, len(lines)) if not lines[i].startswith("#"))
+    spec_lines = lines[:plain_start] + zipped + lines[plain_end:]
+    data = yaml.safe_load("\n".join(spec_lines))
+    assert data["vary"] == [
+        {"tag.scheduler": ["FIFO", "SP"], "network.switches[*].scheduler": ["fifo", "static_priority"]}
+    ]
+    data["network"]["generate"] = {"virtual_links": 20, "switches": 2, "planes": 2}
+    data["keep"] = [k for k in data["keep"] if not k.endswith(".avionics")]
+    parsed = spec_mod.parse(data, "", tmp_path)
+    assert [a.keys for a in parsed.axes] == [["tag.scheduler", "network.switches[*].scheduler"]]
+    # Unquoted, as the docs had it: one line saying what to do.
+    spec = write(tmp_path, "network: {generate: {}}\nrun: {analyze: {}}\nvary:\n  - {tag.a: [1], "
+                 "network.switches[*].scheduler: [fifo]}\n")  # fmt: skip
+    p = cli("sweep", spec, "--out", tmp_path / "out")
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1
+    assert p.stderr.startswith(f"{spec}:4:") and p.stderr.rstrip().endswith(
+        '(a key holding [*] inside {...} must be quoted: "network.links[*].rate")'
+    )
+
+
+def test_an_unreachable_scheduler_leaves_nothing_in_out(tmp_path):
+    """`--scheduler` that nobody answers: one line, exit 2, and no sweep.json that would make
+    the next run into that folder ask for --resume."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        spec = write(tmp_path, SMALL.replace("[10, 20, 30]", "[10]").replace("seeds: 2", "seeds: 1"))
+        out = tmp_path / "out"
+        p = cli("sweep", spec, "--out", out, "--scheduler", f"tcp://127.0.0.1:{port}", "--trust-scheduler")
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert p.stderr.startswith(f"--scheduler: tcp://127.0.0.1:{port}: cannot connect")
+    assert not out.exists()
+    p = cli("sweep", spec, "--out", out, "--workers", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["rows"] == 1
+
+
+def test_the_summary_fits_80_columns_without_cutting_a_value(tmp_path):
+    """On an 80-column terminal rich squeezed the columns and cut the means (`1.8e+...`): the
+    metrics are now spread over tables that fit, each value whole."""
+    from rich.console import Console
+
+    from rtnetlab.sweep import cli as sweep_cli
+    from rtnetlab.sweep import spec as spec_mod
+
+    spec = spec_mod.parse(
+        {
+            "network": {"generate": {"virtual_links": 20, "switches": 2, "planes": 1}},
+            "vary": {"generate.virtual_links": [20, 400], "network.links[*].rate": ["10Mbps", "1Gbps"]},
+            "seeds": 2,
+            "run": {"analyze": {"methods": ["best", "tfa"]}},
+        },
+        "",
+        tmp_path,
+    )
+    runner.run_sweep(spec, tmp_path / "out", 1, progress=False)
+    summary = sweep_cli.write_summary(spec, tmp_path / "out")["summary"]
+    console = Console(width=80, record=True, color_system=None)
+    tables = sweep_cli.summary_tables("t", spec, summary, 80)
+    for t in tables:
+        console.print(t)
+    text = console.export_text()
+    assert len(tables) > 1 and max(map(len, text.splitlines())) <= 80
+    cells = [sweep_cli._cell(e[m]) for e in summary for m in spec.keep]
+    assert any(len(c) > 12 for c in cells)  # values a squeezed column would cut
+    assert all(c in text for c in cells) and "…" not in text
+
+
+def test_defaults_link_rate_varies_a_generated_network_and_is_refused_where_no_link_takes_it(tmp_path):
+    """docs/SWEEPS.md's own example key changed nothing on a generated network, silently (every
+    generated link had its own rate). Generated end systems' links now take the default, so the
+    bounds follow it; on a description whose every link says its rate, varying it is refused."""
+    spec = write(
+        tmp_path,
+        "network: {generate: {virtual_links: 20, switches: 2, planes: 1}}\n"
+        "vary:\n  network.defaults.link_rate: [10Mbps, 100Mbps]\n"
+        "run: {analyze: {methods: [tfa]}}\nkeep: [analyze.tfa.max_delay_us]\n",
+    )
+    p = cli("sweep", spec, "--out", tmp_path / "out", "--workers", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    slow, fast = (r["analyze.tfa.max_delay_us"] for r in rows(tmp_path / "out"))
+    assert slow > 5 * fast > 0
+    (tmp_path / "net.yaml").write_text(
+        "name: tiny\nend_systems: [{name: ES1}, {name: ES2}]\nswitches: [{name: SW1}]\n"
+        "links: [{from: ES1, to: SW1, rate: 1Gbps}, {from: SW1, to: ES2, rate: 1Gbps}]\n"
+        "flows: [{name: VL1, type: virtual_link, bag: 2ms, lmin: 64B, lmax: 1518B, source: ES1, "
+        "destinations: [ES2]}]\n"
+    )
+    spec = write(
+        tmp_path,
+        "network: {base: net.yaml}\nvary:\n  network.defaults.link_rate: [10Mbps, 100Mbps]\n"
+        "run: {analyze: {methods: [tfa]}}\n",
+        "base.yaml",
+    )
+    p = cli("sweep", spec, "--out", tmp_path / "out2")
+    assert p.returncode == 2 and p.stderr == (
+        f"{spec}:3:3: vary.network.defaults.link_rate: changes nothing in the description net.yaml: every "
+        "link gives its own rate (vary network.links[*].rate)\n"
+    )
+    assert not (tmp_path / "out2").exists()

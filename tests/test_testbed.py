@@ -167,12 +167,11 @@ def _run_priority_net(cli: Path, f: Path, switch: str) -> dict:
 def test_every_route_within_bound_plus_noise(tmp_path, rtnetlab_cli, unchanged_host, switch):
     f = write(tmp_path, PRIORITY_NET)
     r = _run_priority_net(rtnetlab_cli, f, switch)
-    # A stall of the host between the idle baseline and a frame (the noise the baseline did not
-    # see) can put one maximum above bound + noise; the run says so loudly (above_bound). A model
-    # error would do it again: the property must hold on a second run when the first saw one.
+    # A stall the run did not see (inside the kernel) can still put one route above; a model error
+    # would do it again: the property must hold on a second run when the first saw one.
     if any(row["above_bound"] for row in r["flows"]):
         r = _run_priority_net(rtnetlab_cli, f, switch)
-    assert r["source"] == "testbed" and r["mode"] == switch
+    assert r["source"] == "testbed" and r["mode"] == switch and r["time_scale"] == 1
     routes = {(f["flow"], f["destination"], f["plane"]) for f in r["flows"]}
     assert routes == {
         ("VL1", "ES3", "A"),
@@ -183,23 +182,32 @@ def test_every_route_within_bound_plus_noise(tmp_path, rtnetlab_cli, unchanged_h
     }
     noise = r["host"]["noise_us"]
     assert noise is not None and noise >= 0
+    # Late sends move a flow's later releases (its frames stay a BAG apart): at most that much
+    # model time is lost from the 1.5 s.
+    shift_ms = r["host"]["release_shift_us"] / 1000
     for row in r["flows"]:
-        # 1.5 s at one frame per BAG from a random phase: the count is 1.5 s / BAG (a frame more or
-        # less at the edges), every one delivered (conservation), none out of order.
+        # 1.5 s at one frame per BAG from a random phase: 1.5 s / BAG (a frame more or less at the
+        # edges, fewer by the releases moved), every one delivered (conservation), none out of order.
         bag_ms = {"VL1": 1, "VL2": 2, "VL3": 4, "VL4": 2}[row["flow"]]
-        assert abs(row["count"] - 1500 / bag_ms) <= 1, row
+        assert 1500 / bag_ms - 1 - shift_ms / bag_ms <= row["count"] <= 1500 / bag_ms + 1, row
         assert row["losses"] == 0 and row["integrity_discards"] == 0, row
         assert row["bound_us"] is not None
-        # The property: measured maximum, less the delay the host itself added to each frame,
-        # within the bound plus the idle noise.
-        assert row["max_less_host_us"] <= row["bound_us"] + noise, row
-        assert not row["above_bound"]
+        # Disturbed and undisturbed frames partition the measured ones.
+        assert row["undisturbed_count"] + row["disturbed_late"] + row["disturbed_stall"] == row["count"]
+        assert row["verdict"] in ("within bound", "undecided on this host"), row
+        if row["verdict"] == "within bound":
+            # The property: undisturbed frames, less what their senders were seen to add, within
+            # the bound and what each hop may have added unseen.
+            assert row["undisturbed_max_less_host_us"] <= row["bound_us"] + row["allowance_us"], row
+            # Nothing is taken out of a latency that is not in it: the raw maximum is at least that.
+            assert row["undisturbed_max_us"] >= row["undisturbed_max_less_host_us"]
+        assert row["min_us"] >= row["isolated_us"] - 1.0, row  # no frame beats the model alone
         assert row["sim_max_us"] <= row["bound_us"] + 1e-6
     for d in r["delivered"]:
         assert d["duplicates_discarded"] == 0
     ports = {(p["node"], p["port"]): p for p in r["ports"]}
     # SW1's port towards SW2 carries VL1 and VL2 (VL2 once, multicast replicated at SW2 only).
-    assert ports[("SW1", "2")]["frames"] in range(1500 + 750 - 2, 1500 + 750 + 3)
+    assert ports[("SW1", "2")]["frames"] in range(int(2250 - 2 - 1.5 * shift_ms), 1500 + 750 + 3)
     assert all(p["drops"] == 0 for p in r["ports"])
 
 

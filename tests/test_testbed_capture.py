@@ -19,7 +19,10 @@ pytestmark = [
 ]
 
 
-def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_root, unchanged_host):  # noqa: F811
+@pytest.mark.parametrize("switch", ["kernel", "user"])
+def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_root, unchanged_host, switch):  # noqa: F811
+    """In both modes every port's file has what crossed it (user-mode ports send past the qdiscs,
+    and with them the sending side's packet taps: each port is captured where its link arrives)."""
     f = tmp_path / "net.yaml"
     f.write_text(yaml.safe_dump(PRIORITY_NET))
     cap = tmp_path / "cap"
@@ -35,6 +38,8 @@ def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_roo
             "200ms",
             "--capture",
             str(cap),
+            "--switch",
+            switch,
             "--no-simulate",
             "--json",
         ],
@@ -44,10 +49,25 @@ def test_capture_per_port_read_by_the_dissector(tmp_path, rtnetlab_cli, repo_roo
     )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
-    # One file per egress port (10 ports: 5 links, both directions).
-    assert sorted(x.name for x in cap.iterdir()) == sorted(
+    # One folder of the run's own in the capture directory, one file per egress port in it (10
+    # ports: 5 links, both directions).
+    (folder,) = list(cap.iterdir())
+    assert folder.name.startswith("rtnl-")
+    assert sorted(x.name for x in folder.iterdir()) == sorted(
         f"{port['node']}_{port['port']}.pcapng" for port in report["ports"]
     )
+    assert sorted(report["captures"]) == sorted(str(x) for x in folder.iterdir())
+    from rtnetlab.testbed.capture import frames_in
+
+    # Ports that carry frames have them in their files; those that carry none (the reverse
+    # directions here) are named in one warning each.
+    by_port = {(x["node"], x["port"]): x["frames"] for x in report["ports"]}
+    for (node, port), frames in by_port.items():
+        n = frames_in(folder / f"{node}_{port}.pcapng")
+        assert n > 0 or frames == 0, (node, port, n, frames)
+    empty = [w for w in report["warnings"] if w.startswith("capture ") and "no frame" in w]
+    assert len(empty) == sum(1 for x in folder.iterdir() if frames_in(x) == 0)
+    cap = folder
     lua = repo_root / "contrib" / "wireshark" / "rtnetlab.lua"
     out = subprocess.run(
         [

@@ -139,7 +139,14 @@ def schema_json() -> str:
     """The JSON Schema of the description format, JSON text."""
 
 def generate_afdx(virtual_links: int, switches: int, seed: int, planes: int, end_systems: int = 0) -> str:
-    """A synthetic AFDX network description (seed 000 Table 1 mix), JSON text."""
+    """A synthetic AFDX network description (seed 000 Table 1 mix), sized for its load, JSON text
+    (switches 0: the generator's count); ValueError when no link rate can carry it."""
+
+def generate_afdx_sized(
+    virtual_links: int, switches: int, seed: int, planes: int, end_systems: int = 0
+) -> tuple[str, str]:
+    """`generate_afdx`'s description and how it was sized (switches, end systems, links per rate,
+    the largest port load and its port), JSON text each."""
 
 def analysis_methods() -> list[str]:
     """Names of the analysis methods the engine offers."""
@@ -188,6 +195,13 @@ def parse_quantity(kind: str, text: str) -> float:
 
 def configure_afdx(doc_json: str, request_json: str) -> str:
     """BAG and MTU of the VLs that list their messages (seed 001D): the report, JSON text."""
+
+def configure_tsn(
+    doc_json: str,
+    request_json: str,
+    milp: Callable[[str], tuple[str, list[float] | None, float | None, float | None]] | None = None,
+) -> str:
+    """Gate control lists, stream offsets and `auto` idle slopes (configure tsn): the report, JSON text."""
 
 def configure_dtable(requirements_json: str) -> str:
     """A Deficit Table decoupling latency from bandwidth (seed 003) from requirements, JSON text."""

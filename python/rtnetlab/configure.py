@@ -150,3 +150,145 @@ def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict 
             chain["steps"] = [s for s in chain.get("steps", []) if s not in dropped]
     analysis = model.load_data(data, str(path)).analyze()
     return report, data, analysis
+
+
+#: `configure tsn --objective`, `--solver` and `--verify`.
+TSN_OBJECTIVES = ("bandwidth", "slack", "cycle")
+TSN_SOLVERS = ("auto", "exact", "heuristic")
+TSN_CHECKS = ("analysis", "simulation", "testbed")
+
+
+def tsn(
+    path: Path,
+    objective: str = "bandwidth",
+    time_limit: float = 60.0,
+    solver: str = "auto",
+    exact_limit: int = 5000,
+) -> tuple[dict, dict | None]:
+    """Gate control lists for every `tas` port without entries, offsets for the streams of its
+    `scheduled` classes, and idle slopes for `auto` credit-based classes (the engine's
+    synthesis::tsn; HiGHS solves its offsets' program when installed).
+
+    Returns the engine's report (without the document) and the configured description (None when
+    infeasible)."""
+    from rtnetlab.analysis.lp import milp_solver
+
+    if objective not in TSN_OBJECTIVES:
+        raise UserError(f"--objective: expected bandwidth, slack or cycle, got '{objective}'")
+    if solver not in TSN_SOLVERS:
+        raise UserError(f"--solver: expected auto, exact or heuristic, got '{solver}'")
+    if not time_limit > 0:
+        raise UserError(f"--time-limit: must be a positive number of seconds, got {time_limit}")
+    if exact_limit < 0:
+        raise UserError(f"--exact-limit: must not be negative, got {exact_limit}")
+    data = formats.read(path)
+    request = {"objective": objective, "time_limit": time_limit, "solver": solver, "exact_limit": exact_limit}
+    milp = None if solver == "heuristic" else milp_solver()
+    try:
+        report = json.loads(_core.configure_tsn(json.dumps(data), json.dumps(request), milp))
+    except ValueError as e:
+        raise ModelError(str(e).splitlines()) from None
+    document = report.pop("document", None)
+    return report, document if report["feasible"] else None
+
+
+def verify_tsn(
+    configured: dict,
+    report: dict,
+    checks: tuple[str, ...],
+    sim_seconds: float,
+    testbed_seconds: float,
+    source: str = "",
+) -> dict:
+    """The configured description checked three ways: `analysis` (`best`, every deadline met:
+    analyze --fail-on-miss's verdict), `simulation` (every frame in time, and every stream's
+    frames all at its no-wait chain: none ever queued) and `testbed` (the user-space switch
+    running the gates on real frames; needs root, skipped with the reason otherwise). Returns
+    {check: {"passed": bool | None, "detail": str, ...}}."""
+    from rtnetlab import model, results
+
+    net = model.load_data(configured, source)
+    out: dict = {}
+    chains = {s["flow"]: s["chain_us"] for s in report.get("streams", [])}
+    if "analysis" in checks:
+        analysis = net.analyze("best")
+        v = results.verdict(analysis)
+        out["analysis"] = {
+            "passed": not v["failed"],
+            "detail": f"{v['rows']} bounds, {v['miss']} above their deadline, {v['unbounded']} unbounded",
+            "failures": v["failures"],
+        }
+    if "simulation" in checks:
+        from rtnetlab import simulate
+
+        config = {"duration_ns": round(sim_seconds * 1e9), "seed": 1, "release": "random"}
+        sim = simulate.run(net, config, progress=False)
+        simulate.attach_bounds(net, sim, config)
+        late = [f"{f['flow']} -> {f['destination']}" for f in sim["flows"] if f.get("late")]
+        # No-wait: every frame of a stream takes exactly its chain (1 ns of rounding allowed).
+        queued = [
+            f"{f['flow']} -> {f['destination']}: {f['min_us']:.3f}..{f['max_us']:.3f} us, chain "
+            f"{chains[f['flow']]:.3f} us"
+            for f in sim["flows"]
+            if f["flow"] in chains and f["count"]
+            and (f["max_us"] > chains[f["flow"]] + 1e-3 or f["min_us"] < chains[f["flow"]] - 1e-3)
+        ]
+        frames = sum(f["count"] for f in sim["flows"])
+        streams = sum(f["count"] for f in sim["flows"] if f["flow"] in chains)
+        out["simulation"] = {
+            "passed": not late and not queued,
+            "detail": f"{sim_seconds:g} s, {frames} frames ({streams} of scheduled streams): "
+            f"{len(late)} route(s) with a frame after its deadline, "
+            f"{len(queued)} stream(s) whose frames queued",
+            "late": late,
+            "queued": queued,
+        }
+    if "testbed" in checks:
+        eps = report.get("sync_error_ns", 0)
+        out["testbed"] = _testbed_check(net, configured, chains, testbed_seconds, eps)
+    return out
+
+
+def _testbed_check(net, configured: dict, chains: dict, seconds: float, eps_ns: int) -> dict:
+    """The user-space switch runs the synthesised gates on real frames; each stream's measured
+    jitter (max − min) against the host's noise measured in the same run. A frame later than its
+    window allows (the clock error ε) waits a whole cycle: on a host whose noise exceeds ε the run
+    cannot tell a schedule from the host, and says so ("undecided on this host")."""
+    import os
+
+    if os.geteuid() != 0:
+        return {"passed": None, "detail": "skipped: the testbed needs root (network namespaces)"}
+    from rtnetlab.testbed import run as tb
+
+    try:
+        tb.binary()
+    except UserError as e:
+        return {"passed": None, "detail": f"skipped: {e}"}
+    measured = tb.run(net, configured, mode="user", duration_ns=round(seconds * 1e9), simulate=False)
+    noise = measured["host"]["noise_us"]
+    rows = []
+    ok = True
+    for f in measured["flows"]:
+        if f["flow"] not in chains or not f["count"]:
+            continue
+        jitter = f["max_us"] - f["min_us"]
+        within = noise is not None and jitter <= noise
+        ok &= within
+        rows.append({
+            "flow": f["flow"], "destination": f["destination"], "count": f["count"],
+            "losses": f.get("losses", 0),
+            "chain_us": chains[f["flow"]], "min_us": f["min_us"], "mean_us": f["mean_us"],
+            "max_us": f["max_us"], "jitter_us": jitter, "within_noise": within,
+        })
+    detail = f"{seconds:g} s on the user-space switch; host noise " + (
+        "not measured" if noise is None else f"{noise:.1f} us"
+    )
+    passed: bool | None = ok if rows else None
+    if not ok and (noise is None or noise * 1e3 > eps_ns):
+        passed = None
+        detail = (
+            f"undecided on this host: its noise ({'not measured' if noise is None else f'{noise:.1f} us'}) "
+            f"exceeds the clock error the windows allow ({eps_ns / 1e3:g} us), so a frame the host delays "
+            f"misses its window and waits a cycle; {seconds:g} s on the user-space switch"
+        )
+    return {"passed": passed, "detail": detail, "noise_us": noise, "streams": rows}

@@ -97,8 +97,11 @@ def run(net: Network, config: dict, progress: bool = True, trace: Path | None = 
         stats["trace_limit"] = config.get("trace_limit", 0)
         written = None
         try:
+            # Checked again now, the run over (a link may have appeared meanwhile), and the engine
+            # given the path with its links followed: it opens no link another user made.
+            target = outfiles.resolve(trace, f"--trace: {trace}")
             outfiles.make_parent(trace)
-            written = sim.write_pcapng(trace)
+            written = sim.write_pcapng(target)
         except KeyboardInterrupt as e:
             # The engine removed its temporary file; nothing of the trace is left.
             interrupted = interrupted or signal_name(e)
@@ -148,21 +151,19 @@ def bounds_not_applicable(net: Network, config: dict, resolved: dict | None = No
 
 
 class BoundsJob:
-    """The `best` analysis whose bounds are set beside a simulation, started before the run on a
-    thread of its own: the engine releases the interpreter lock in both, so on two cores the
-    bounds cost the run no wall time (they are a tenth of a 10-s run of a 265-VL network)."""
+    """The `best` analysis whose bounds are set beside a simulation, computed once the run is
+    over. Started beside the run on a thread of its own, it took the run's second core with its
+    own two threads and shared the caches: a generated 5000-VL network's run went at a third of
+    its speed on two cores, a 265-VL one at two thirds, and the command as a whole was no faster
+    on a busy machine (docs/SIMULATION.md, "The bounds after the run")."""
 
     def __init__(self, net: Network, config: dict, analyze: bool = True, start: bool = True) -> None:
-        import threading
-
         self.resolved = net.resolved()
         self.why = bounds_not_applicable(net, config, self.resolved) if analyze else NO_BOUNDS
         self._analysis: dict | None = None
         self._error: BaseException | None = None
-        self._thread = None
-        if self.why is None and start:
-            self._thread = threading.Thread(target=self._run, args=(net,), name="bounds", daemon=True)
-            self._thread.start()
+        # Whether there is an analysis to run (`start`: whether it is wanted at all).
+        self._net = net if self.why is None and start else None
 
     def _run(self, net: Network) -> None:
         try:
@@ -171,10 +172,15 @@ class BoundsJob:
             self._error = e
 
     def result(self) -> tuple[dict | None, str | None]:
-        """(the analysis, or None; why there are no bounds, or None), once the thread is done."""
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        """(the analysis, or None; why there are no bounds, or None), computed on first call."""
+        if self._net is not None:
+            import threading
+
+            net, self._net = self._net, None
+            # On a thread, joined: Ctrl-C interrupts the wait, not the engine's call.
+            thread = threading.Thread(target=self._run, args=(net,), name="bounds", daemon=True)
+            thread.start()
+            thread.join()
         if isinstance(self._error, UserError):
             return None, str(self._error)
         if self._error is not None:

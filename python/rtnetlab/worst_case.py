@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rtnetlab.errors import UserError
+from rtnetlab.io import jsontext
 
 #: A scenarios file holds this document: the search's report, its scenarios included.
 KIND = "rtnetlab worst-case"
@@ -51,7 +52,7 @@ def read_scenario(ref: str) -> tuple[dict, str]:
     except OSError as e:
         raise UserError(f"--scenario: {path}: cannot be read ({e.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"--scenario: {path}: not JSON ({e})") from None
+        raise UserError(f"--scenario: {jsontext.not_json(path, e)}") from None
     if isinstance(doc, dict) and "scenarios" in doc:
         scenarios = doc["scenarios"]
         if not isinstance(scenarios, list) or not scenarios:
@@ -104,7 +105,7 @@ def read_results(path: Path, net: Any) -> dict:
     except OSError as e:
         raise UserError(f"--worst-case: {path}: cannot be read ({e.strerror})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"--worst-case: {path}: not JSON ({e})") from None
+        raise UserError(f"--worst-case: {jsontext.not_json(path, e)}") from None
     if not isinstance(doc, dict) or doc.get("kind") != KIND or not isinstance(doc.get("rows"), list):
         raise UserError(f"--worst-case: {path}: not the results of `rtnetlab worst-case` (-o or --json)")
     name = net.spec.get("name")

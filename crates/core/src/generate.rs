@@ -5,6 +5,15 @@
 //! distribution). Switches of a plane form a tree (so routes never make a cyclic port
 //! dependency, as in real AFDX topologies); end systems hang off switches round-robin; most VLs
 //! stay near their source, the rest go anywhere; a third are multicast.
+//!
+//! A generated network is sized for its traffic, as an engineer would size it: every link gets
+//! the slowest rate of [`LINK_RATES_BPS`] (from the edge rate for end systems' links, at most
+//! [`EDGE_MAX_BPS`], and from the trunk rate for switch-to-switch ones) at which each of its two
+//! ports carries at most [`TARGET_UTILISATION`] of it, so every route is bounded. End systems'
+//! links at the edge rate take it from `defaults.link_rate` (varying that default varies them);
+//! every other link says its own rate. Without a switch count (0), there are enough switches for
+//! [`END_SYSTEMS_PER_SWITCH`] end systems each, at least 4. What cannot be sized so (an end
+//! system sending more than its fastest link carries) is an error naming it.
 
 use crate::model::spec::*;
 use crate::units::{DataRate, DataSize, Duration};
@@ -12,22 +21,47 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 
+/// Link rates a generated network uses, slowest first (Ethernet's).
+pub const LINK_RATES_BPS: [f64; 8] = [10e6, 100e6, 1e9, 10e9, 25e9, 40e9, 100e9, 400e9];
+/// The fastest link an end system is given: beyond, it needs to be more end systems.
+pub const EDGE_MAX_BPS: f64 = 10e9;
+/// What a generated port carries at most, as a share of its link's rate (a FIFO port's delay
+/// bound grows as 1 / (1 - utilisation): a margin, not just "below 1").
+pub const TARGET_UTILISATION: f64 = 0.8;
+/// End systems per switch when the generator chooses the switches (an AFDX switch has some 24
+/// ports).
+pub const END_SYSTEMS_PER_SWITCH: usize = 24;
+
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct AfdxParams {
     /// VLs, numbered 1.. (VL ids too, when they fit 16 bits).
     pub virtual_links: usize,
-    /// Switches per plane.
+    /// Switches per plane; 0: enough for [`END_SYSTEMS_PER_SWITCH`] end systems each, at least 4.
     pub switches: usize,
     /// 0: one end system per 25 VLs, at least two per switch.
     pub end_systems: usize,
     /// 1 or 2 planes (A, B).
     pub planes: usize,
     pub seed: u64,
-    /// Rate of end-system links.
+    /// Rate of end-system links (`defaults.link_rate`), raised where the load needs it.
     pub edge_rate: DataRate,
-    /// Rate of switch-to-switch links.
+    /// Slowest rate of switch-to-switch links, raised where the load needs it.
     pub trunk_rate: DataRate,
+}
+
+/// How a generated network was sized (see the module docs).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Sizing {
+    /// Switches per plane and end systems.
+    pub switches: usize,
+    pub end_systems: usize,
+    /// Links per rate (in bit/s), trunks and end systems' links apart, slowest first.
+    pub trunk_rates: Vec<(f64, usize)>,
+    pub edge_rates: Vec<(f64, usize)>,
+    /// The largest port load over its link's rate, and that port (`node -> peer`).
+    pub largest_utilisation: f64,
+    pub largest_port: String,
 }
 
 impl Default for AfdxParams {
@@ -98,10 +132,26 @@ fn pick(rng: &mut ChaCha8Rng, weights: &[u32]) -> usize {
     weights.len() - 1
 }
 
-/// Generates the description; it validates (a test checks that, with no overloaded port).
+/// Generates the description, sized for its load (see the module docs); it validates (a test
+/// checks that, with no port above [`TARGET_UTILISATION`]). Panics on what [`afdx_sized`]
+/// refuses: for tests and benchmarks of sizes known to fit.
 pub fn afdx(p: &AfdxParams) -> NetworkSpec {
+    afdx_sized(p).unwrap_or_else(|e| panic!("{e}")).0
+}
+
+/// Switches per plane for `p` (its own count, or the generator's choice).
+fn switch_count(p: &AfdxParams) -> usize {
+    if p.switches > 0 {
+        return p.switches;
+    }
+    let es = if p.end_systems > 0 { p.end_systems } else { (p.virtual_links / 25).max(2) };
+    es.div_ceil(END_SYSTEMS_PER_SWITCH).max(4)
+}
+
+/// Generates the description and says how it was sized, or why it cannot be (one line).
+pub fn afdx_sized(p: &AfdxParams) -> Result<(NetworkSpec, Sizing), String> {
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
-    let n_sw = p.switches.max(1);
+    let n_sw = switch_count(p);
     let n_es = if p.end_systems > 0 { p.end_systems } else { (p.virtual_links / 25).max(2 * n_sw) };
     let plane_names: Vec<String> =
         ["A", "B"].iter().take(p.planes.clamp(1, 2)).map(|s| s.to_string()).collect();
@@ -137,7 +187,7 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
                     from_port: None,
                     to: sw_name(plane, k),
                     to_port: None,
-                    rate: Some(p.trunk_rate),
+                    rate: None, // sized below: the trunk to switch k
                     propagation_delay: None,
                     plane: None,
                 });
@@ -150,7 +200,7 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
                 from_port: Some(plane.clone()),
                 to: sw_name(plane, i % n_sw),
                 to_port: None,
-                rate: Some(p.edge_rate),
+                rate: None, // sized below: end system i's link
                 propagation_delay: None,
                 plane: None,
             });
@@ -207,10 +257,11 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
         });
     }
 
-    NetworkSpec {
+    let sizing = size_links(p, n_sw, n_es, &flows, &mut links)?;
+    let spec = NetworkSpec {
         name: format!("afdx-{}vl-{}sw-seed{}", p.virtual_links, n_sw, p.seed),
         description: Some("Synthetic AFDX network (BAG and frame mix after seed 000 Table 1)".to_string()),
-        defaults: Defaults::default(),
+        defaults: Defaults { link_rate: p.edge_rate, ..Defaults::default() },
         redundancy: (plane_names.len() > 1).then(|| Redundancy {
             planes: plane_names.clone(),
             sending_skew: Duration::from_ms(0.5),
@@ -223,7 +274,132 @@ pub fn afdx(p: &AfdxParams) -> NetworkSpec {
         links,
         flows,
         ..Default::default()
+    };
+    Ok((spec, sizing))
+}
+
+/// Sets every link's rate for the load the flows put on its ports (see the module docs). The
+/// links are each plane's trunks (to switch 1, 2, ... of the tree) then its end systems' links,
+/// in the order `afdx_sized` made them; every plane carries every flow, so one plane's loads
+/// size them all.
+fn size_links(
+    p: &AfdxParams,
+    n_sw: usize,
+    n_es: usize,
+    flows: &[Flow],
+    links: &mut [Link],
+) -> Result<Sizing, String> {
+    let ifg = Defaults::default().interframe_overhead.bits();
+    // Per end system: sent and received; per switch k > 0: up (k -> parent) and down.
+    let (mut sent, mut received) = (vec![0.0; n_es], vec![0.0; n_es]);
+    let (mut up, mut down) = (vec![0.0; n_sw], vec![0.0; n_sw]);
+    // The generator names end system i "ES{i + 1}".
+    let es_index = |name: &str| name[2..].parse::<usize>().expect("generated end system names") - 1;
+    let mut crossed: Vec<(usize, bool)> = Vec::new();
+    for f in flows {
+        let Traffic::VirtualLink { bag, lmax, .. } = &f.traffic else { continue };
+        let rate = (lmax.bits() + ifg) / bag.secs();
+        let src = es_index(&f.source);
+        sent[src] += rate;
+        crossed.clear();
+        for d in &f.destinations {
+            let Destination::Name(d) = d else { continue };
+            let d = es_index(d);
+            received[d] += rate;
+            // The tree path between the two switches: up from the source's, down to the
+            // destination's (switch k's parent is (k - 1) / 2); a multicast VL crosses a port once.
+            let (mut a, mut b) = (src % n_sw, d % n_sw);
+            while a != b {
+                if a > b {
+                    crossed.push((a, true));
+                    a = (a - 1) / 2;
+                } else {
+                    crossed.push((b, false));
+                    b = (b - 1) / 2;
+                }
+            }
+        }
+        crossed.sort_unstable();
+        crossed.dedup();
+        for &(k, upward) in &crossed {
+            if upward {
+                up[k] += rate;
+            } else {
+                down[k] += rate;
+            }
+        }
     }
+    let pick = |load: f64, from: f64, to: f64| -> Option<f64> {
+        LINK_RATES_BPS.iter().copied().find(|&r| r >= from && r <= to && load <= TARGET_UTILISATION * r)
+    };
+    let gbps = |bps: f64| format!("{:.3} Gbit/s", bps / 1e9);
+    let edge_from = p.edge_rate.bps();
+    let mut sizing = Sizing { switches: n_sw, end_systems: n_es, ..Default::default() };
+    let count = |rates: &mut Vec<(f64, usize)>, r: f64| match rates.iter_mut().find(|(x, _)| *x == r) {
+        Some((_, n)) => *n += 1,
+        None => rates.push((r, 1)),
+    };
+    let mut trunk_rate = vec![0.0; n_sw];
+    for k in 1..n_sw {
+        let load = up[k].max(down[k]);
+        trunk_rate[k] = pick(load, p.trunk_rate.bps(), f64::INFINITY).ok_or_else(|| {
+            format!(
+                "the trunk to switch {} would carry {}, more than {:.0} % of the fastest link ({}): \
+                 too much traffic crosses the tree there for any link (fewer virtual links)",
+                k + 1,
+                gbps(load),
+                TARGET_UTILISATION * 100.0,
+                gbps(LINK_RATES_BPS[LINK_RATES_BPS.len() - 1])
+            )
+        })?;
+    }
+    let mut edge_rate = vec![0.0; n_es];
+    for e in 0..n_es {
+        let load = sent[e].max(received[e]);
+        edge_rate[e] = pick(load, edge_from, EDGE_MAX_BPS.max(edge_from)).ok_or_else(|| {
+            format!(
+                "end system ES{} would {} {}, more than {:.0} % of the fastest end-system link ({}): \
+                 more end systems (--end-systems) share the virtual links",
+                e + 1,
+                if sent[e] >= received[e] { "send" } else { "receive" },
+                gbps(load),
+                TARGET_UTILISATION * 100.0,
+                gbps(EDGE_MAX_BPS)
+            )
+        })?;
+    }
+    let per_plane = (n_sw - 1) + n_es;
+    for (i, link) in links.iter_mut().enumerate() {
+        let j = i % per_plane;
+        let (rate, loads, what) = if j < n_sw - 1 {
+            let k = j + 1;
+            (trunk_rate[k], (up[k], down[k]), (link.to.clone(), link.from.clone()))
+        } else {
+            let e = j - (n_sw - 1);
+            (edge_rate[e], (sent[e], received[e]), (link.from.clone(), link.to.clone()))
+        };
+        if i < per_plane {
+            if j < n_sw - 1 {
+                count(&mut sizing.trunk_rates, rate);
+            } else {
+                count(&mut sizing.edge_rates, rate);
+            }
+            for (load, port) in [
+                (loads.0, format!("{} -> {}", what.0, what.1)),
+                (loads.1, format!("{} -> {}", what.1, what.0)),
+            ] {
+                if load / rate > sizing.largest_utilisation {
+                    sizing.largest_utilisation = load / rate;
+                    sizing.largest_port = port;
+                }
+            }
+        }
+        // An end system's link at the edge rate takes it from defaults.link_rate.
+        link.rate = (j < n_sw - 1 || rate != edge_from).then(|| DataRate::from_bps(rate));
+    }
+    sizing.trunk_rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sizing.edge_rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(sizing)
 }
 
 #[cfg(test)]
@@ -233,15 +409,87 @@ mod tests {
 
     #[test]
     fn generated_networks_validate_without_overload() {
-        for (vls, sw, seed) in [(10, 1, 1), (200, 3, 2), (5000, 16, 3)] {
-            let spec = afdx(&AfdxParams { virtual_links: vls, switches: sw, seed, ..Default::default() });
+        // 50,000 VLs on 32 switches loaded the tree's top trunks at 1 Gbit/s to 179 % before the
+        // generator sized them.
+        for (vls, sw, seed) in [(10, 1, 1), (200, 3, 2), (5000, 16, 3), (50_000, 32, 1)] {
+            let (spec, sizing) =
+                afdx_sized(&AfdxParams { virtual_links: vls, switches: sw, seed, ..Default::default() })
+                    .unwrap();
             let (net, diags) = validate_spec(spec);
             let net = net.unwrap_or_else(|| panic!("{:?}", diags.0));
             assert_eq!(net.flows.len(), vls);
             assert_eq!(net.planes.len(), 2);
             let i = info(&net);
             assert_eq!(i.overloaded_ports, 0, "overloaded ports at {vls} VLs");
+            // The engine's own loads: every port within the target, the largest the one the
+            // generator reports.
+            let largest = i.ports.iter().map(|p| p.utilisation).fold(0.0, f64::max);
+            assert!(largest <= TARGET_UTILISATION + 1e-9, "{vls} VLs: {largest}");
+            assert!((largest - sizing.largest_utilisation).abs() < 1e-9, "{largest} vs {sizing:?}");
+            // Sized up only where needed: a trunk at the next slower rate would be above the target.
+            for p in i
+                .ports
+                .iter()
+                .filter(|p| p.rate_bps > 1e9 && p.node.starts_with("SW") && p.peer.starts_with("SW"))
+            {
+                let slower = LINK_RATES_BPS.iter().rev().find(|&&r| r < p.rate_bps).unwrap();
+                let other =
+                    i.ports.iter().filter(|q| q.link == p.link).map(|q| q.load_bps).fold(0.0, f64::max);
+                assert!(other > TARGET_UTILISATION * slower, "{} at {} could be slower", p.link, p.rate_bps);
+            }
         }
+    }
+
+    #[test]
+    fn the_issue_s_100000_virtual_links_on_64_switches_are_sized() {
+        // Every route of this network was unbounded (switch ports at up to 348 %): now its top
+        // trunks are faster, every port within the target.
+        let p = AfdxParams { virtual_links: 100_000, switches: 64, seed: 1, ..Default::default() };
+        let (spec, sizing) = afdx_sized(&p).unwrap();
+        assert!(sizing.largest_utilisation <= TARGET_UTILISATION, "{sizing:?}");
+        assert!(sizing.trunk_rates.iter().any(|&(r, _)| r > 1e9), "{sizing:?}");
+        assert_eq!(sizing.trunk_rates.iter().map(|(_, n)| n).sum::<usize>(), 63);
+        assert_eq!(spec.switches.len(), 128);
+    }
+
+    #[test]
+    fn end_systems_links_take_the_default_rate_and_trunks_their_own() {
+        let p = AfdxParams { virtual_links: 200, switches: 3, planes: 1, ..Default::default() };
+        let (spec, _) = afdx_sized(&p).unwrap();
+        assert_eq!(spec.defaults.link_rate.bps(), 100e6);
+        for l in &spec.links {
+            let trunk = l.from.starts_with("SW") && l.to.starts_with("SW");
+            assert_eq!(l.rate.is_some(), trunk, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn without_a_switch_count_enough_switches_for_the_end_systems() {
+        let count = |vls, es| {
+            switch_count(&AfdxParams {
+                virtual_links: vls,
+                switches: 0,
+                end_systems: es,
+                ..Default::default()
+            })
+        };
+        assert_eq!(count(100, 0), 4);
+        assert_eq!(count(100_000, 0), 4000_usize.div_ceil(END_SYSTEMS_PER_SWITCH));
+        assert_eq!(count(10, 200), 9);
+    }
+
+    #[test]
+    fn what_no_link_can_carry_is_refused_in_one_line() {
+        // 200,000 VLs from two end systems: some 10 Gbit/s each, above 80 % of 10 Gbit/s.
+        let p = AfdxParams {
+            virtual_links: 200_000,
+            switches: 1,
+            end_systems: 2,
+            planes: 1,
+            ..Default::default()
+        };
+        let e = afdx_sized(&p).unwrap_err();
+        assert!(e.starts_with("end system ES") && e.contains("more end systems") && !e.contains('\n'), "{e}");
     }
 
     #[test]
@@ -400,6 +648,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
             cycle: Duration::from_us(4000.0),
             base_time: Duration::from_us(0.0),
             entries: vec![gate(&[0], 1500.0), gate(&[1, 2], 1500.0), gate(&[0, 1, 2], 1000.0)],
+            scheduled: Vec::new(),
+            sync_error: Duration::default(),
         },
     );
     m.insert(
@@ -413,6 +663,8 @@ fn random_scheduler_configs() -> BTreeMap<String, SchedulerConfig> {
                 gate(&[0, 1], 1500.0),
                 gate(&[2], 1500.0),
             ],
+            scheduled: Vec::new(),
+            sync_error: Duration::default(),
         },
     );
     // Credit-based shapers behind a gate list: c0 and c1 shaped, c2 open in every entry (so
@@ -718,6 +970,8 @@ pub fn random_port_scheduler_at(
                 cycle,
                 base_time: Duration::from_us(rng.gen_range(0.0..10.0f64).floor()),
                 entries,
+                scheduled: Vec::new(),
+                sync_error: Duration::default(),
             }
         }
         // A random non-empty subset of the classes regulated.

@@ -412,7 +412,8 @@ fn schema_json() -> String {
     to_json(&model::json_schema())
 }
 
-/// A synthetic AFDX network description (JSON text); see `rtnetlab_core::generate`.
+/// A synthetic AFDX network description (JSON text), sized for its load; see
+/// `rtnetlab_core::generate`. ValueError when no link rate can carry it.
 #[pyfunction]
 #[pyo3(signature = (virtual_links, switches, seed, planes, end_systems=0))]
 fn generate_afdx(
@@ -421,7 +422,20 @@ fn generate_afdx(
     seed: u64,
     planes: usize,
     end_systems: usize,
-) -> String {
+) -> PyResult<String> {
+    generate_afdx_sized(virtual_links, switches, seed, planes, end_systems).map(|(spec, _)| spec)
+}
+
+/// `generate_afdx`'s description and how it was sized (JSON text each).
+#[pyfunction]
+#[pyo3(signature = (virtual_links, switches, seed, planes, end_systems=0))]
+fn generate_afdx_sized(
+    virtual_links: usize,
+    switches: usize,
+    seed: u64,
+    planes: usize,
+    end_systems: usize,
+) -> PyResult<(String, String)> {
     let params = rtnetlab_core::generate::AfdxParams {
         virtual_links,
         switches,
@@ -430,7 +444,9 @@ fn generate_afdx(
         end_systems,
         ..Default::default()
     };
-    to_json(&rtnetlab_core::generate::afdx(&params))
+    let (spec, sizing) =
+        rtnetlab_core::generate::afdx_sized(&params).map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok((to_json(&spec), to_json(&sizing)))
 }
 
 /// Parses a quantity with its unit (`kind`: duration, size or rate) into seconds, bits or bits
@@ -460,6 +476,42 @@ fn configure_afdx(doc_json: &str, request_json: &str) -> PyResult<String> {
         serde_json::from_str(request_json).map_err(|e| bad(format!("configuration settings: {e}")))?;
     let report = afdx_network::configure(doc, &req).map_err(|lines| bad(lines.join("\n")))?;
     Ok(to_json(&report))
+}
+
+/// Gate control lists, stream offsets and `auto` idle slopes (`rtnetlab configure tsn`).
+/// `doc_json`: the description; `request_json`: a `synthesis::tsn::Request`; `milp`, when given,
+/// solves the offsets' mixed-integer program: called as `milp(program)` with the program as JSON
+/// text (`synthesis::tsn::schedule::Milp`), it returns (status, x or None, objective or None,
+/// bound or None). Returns the report JSON; a description that does not validate raises
+/// ValueError with one line per problem. The GIL is released while the engine works.
+#[pyfunction]
+#[pyo3(signature = (doc_json, request_json, milp=None))]
+fn configure_tsn(
+    py: Python<'_>,
+    doc_json: &str,
+    request_json: &str,
+    milp: Option<PyObject>,
+) -> PyResult<String> {
+    use rtnetlab_core::synthesis::tsn::{self, schedule};
+    let bad = |e: String| pyo3::exceptions::PyValueError::new_err(e);
+    let doc: serde_json::Value = serde_json::from_str(doc_json).map_err(|e| bad(format!("(file): {e}")))?;
+    let req: tsn::Request =
+        serde_json::from_str(request_json).map_err(|e| bad(format!("configuration settings: {e}")))?;
+    let report = py.allow_threads(|| {
+        let mut solve = |m: &schedule::Milp| -> Result<schedule::MilpAnswer, String> {
+            let f = milp.as_ref().expect("called only with a solver");
+            let text = to_json(m);
+            Python::with_gil(|py| {
+                let answer = f.call1(py, (text,)).map_err(|e| e.value_bound(py).to_string())?;
+                let (status, x, objective, bound): (String, Option<Vec<f64>>, Option<f64>, Option<f64>) =
+                    answer.extract(py).map_err(|e| e.value_bound(py).to_string())?;
+                Ok(schedule::MilpAnswer { status, x, objective, bound })
+            })
+        };
+        let solver: Option<schedule::MilpSolver> = if milp.is_some() { Some(&mut solve) } else { None };
+        tsn::configure(doc, &req, solver)
+    });
+    report.map(|r| to_json(&r)).map_err(|lines| bad(lines.join("\n")))
 }
 
 /// Decouples latency from bandwidth in a Deficit Table (`rtnetlab configure dtable`):
@@ -734,10 +786,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_refusal, m)?)?;
     m.add_function(wrap_pyfunction!(schema_json, m)?)?;
     m.add_function(wrap_pyfunction!(generate_afdx, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_afdx_sized, m)?)?;
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(configure_afdx, m)?)?;
     m.add_function(wrap_pyfunction!(configure_dtable, m)?)?;
+    m.add_function(wrap_pyfunction!(configure_tsn, m)?)?;
     m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
     m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_run, m)?)?;

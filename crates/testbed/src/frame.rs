@@ -13,7 +13,7 @@
 //! | 34..42 | UDP | source port `0x2000 + plane`, destination port [`UDP_PORT`], checksum 0 |
 //! | 42..50 | emission | when the source released the frame, `CLOCK_REALTIME` ns |
 //! | 50..54 | frame number | the flow's frame counter; the top bit marks the idle baseline |
-//! | 54..58 | start offset | ns from the emission to this copy's entry into its source port |
+//! | 54..58 | start offset | ns from the emission to this copy's latency reference (its plane skew) |
 //! | 58..F-5 | zeros | |
 //! | F-5 | sequence number | ARINC 664's, 1..=255 then 1 again |
 //!
@@ -111,6 +111,11 @@ pub fn add_host_delay(b: &mut [u8], late_ns: i64) {
     b[24..26].fill(0);
     let sum = ip_checksum(&b[14..34]);
     b[24..26].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// Bits a received frame (sent without FCS) takes on the wire: FCS, preamble, SFD and gap added.
+pub fn wire_bits_of(b: &[u8]) -> u32 {
+    (b.len() + FCS_BYTES + 20) as u32 * 8
 }
 
 /// The host delay a frame accumulated, ns.

@@ -4,8 +4,9 @@
 //! tables, what kernel qdiscs can express); [`node`] runs one end system or user-space switch,
 //! whose egress ports run the engine's own scheduler modules (`rtnetlab_core::schedulers`), paced
 //! at the link rate; [`frame`] is the frame layout (AFDX addressing, the measurement in the
-//! payload); [`sys`] the raw sockets, namespaces, clock and real-time scheduling.
+//! payload); [`board`] the run's stall board (which frames the host disturbed); [`sys`] the raw sockets, namespaces, clock and real-time scheduling.
 
+pub mod board;
 pub mod frame;
 pub mod node;
 pub mod plan;

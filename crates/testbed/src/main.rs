@@ -4,7 +4,8 @@
 //! * `rtnetlab-testbed node DESCRIPTION.json CONFIG.json`: runs one node (end system or
 //!   user-space switch) and prints its measurements (JSON on stdout).
 //!
-//! Errors: one line on stderr, exit code 2.
+//! Errors: one line on stderr, exit code 2. Started by the front, a node dies with it (parent-death
+//! signal) and stops when its standard input, the front's control pipe, closes.
 
 use rtnetlab_testbed::node::{Node, NodeConfig};
 use rtnetlab_testbed::plan::Plan;
@@ -28,6 +29,7 @@ fn run(args: &[String]) -> Result<String, String> {
             serde_json::to_string(&plan).map_err(|e| e.to_string())
         }
         [cmd, description, config] if cmd == "node" => {
+            rtnetlab_testbed::sys::stop_when_stdin_closes();
             let net = load(description)?;
             let plan = Plan::new(&net)?;
             let text = std::fs::read_to_string(config).map_err(|e| format!("{config}: {e}"))?;
@@ -40,6 +42,7 @@ fn run(args: &[String]) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
+    rtnetlab_testbed::sys::die_with_parent();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(out) => {

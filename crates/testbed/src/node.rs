@@ -11,6 +11,7 @@
 //! the physical send (that lateness is measured and reported as host noise), never the model's
 //! schedule, so lateness does not accumulate within a port.
 
+use crate::board::{Board, Stalls};
 use crate::frame::{self, Fields, BASELINE_BIT};
 use crate::plan::Plan;
 use crate::sys::{self, Iface};
@@ -56,7 +57,9 @@ pub struct NodeConfig {
     /// Network namespace to enter first (`/run/netns/NAME`).
     pub netns: Option<String>,
     pub mode: Mode,
-    /// `CLOCK_REALTIME` ns of model time 0, when the idle baseline starts.
+    /// `CLOCK_REALTIME` ns of model time 0, when the idle baseline starts; 0: sent by the front on
+    /// the control pipe once every node is ready (`ready` on stderr), so that however long the
+    /// nodes take to start, none starts late.
     pub epoch_ns: i64,
     pub baseline_ns: i64,
     /// Model time at which the measured run starts, and its length (sources release in it).
@@ -74,6 +77,31 @@ pub struct NodeConfig {
     /// Flows whose frames this node does not send (e.g. background traffic switched off).
     #[serde(default)]
     pub muted_flows: Vec<String>,
+    /// Time dilation: the run is `time_scale` times slower than the model (every model instant
+    /// and duration above is model time; one model ns lasts `time_scale` wall-clock ns, so rates
+    /// are divided by it). Latencies are reported in model time.
+    #[serde(default = "one")]
+    pub time_scale: f64,
+    /// The run's stall board (`crate::board`): its path, this node's slot and the slot count.
+    #[serde(default)]
+    pub stall_board: Option<String>,
+    #[serde(default)]
+    pub board_slot: usize,
+    #[serde(default)]
+    pub board_slots: usize,
+    /// Wall-clock ns: a process late by more than this at a planned instant, or that leaves a
+    /// received frame waiting longer, has stalled; a frame whose senders were late by more than
+    /// this in all, or whose flight a stall overlapped, is disturbed by the host.
+    #[serde(default = "default_disturbance")]
+    pub disturbance_ns: i64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_disturbance() -> i64 {
+    100_000
 }
 
 /// The idle baseline: one frame at a time in the whole network, flows in turn, each slot long
@@ -119,8 +147,10 @@ struct Stored {
     class: u16,
     /// The flow's index in the plan (and the network), for per-flow regulators.
     flow: u32,
-    /// Kernel-mode sources: the emission, to write the start offset at the actual send.
-    stamp_emit: Option<i64>,
+    /// A source's copy: its flow's contract is kept on the actual send (`Regulator`).
+    regulated: bool,
+    /// Already held once by its regulator (counted once).
+    held: bool,
 }
 
 #[derive(Default, Serialize)]
@@ -150,6 +180,8 @@ struct Port {
     queued_bits: u64,
     buffer_bits: u64,
     in_flight: VecDeque<(i64, u32)>,
+    /// The head of `in_flight` waits for its flow's regulator until this wall-clock instant.
+    hold_until: Option<i64>,
     /// Statistics count from the measured run's start (not the idle baseline).
     count_from: i64,
     result: PortResult,
@@ -236,6 +268,13 @@ struct Source {
     sent: u64,
     /// Copies on planes after the first enter their port this much later.
     plane_skew_ns: i64,
+    /// Token-bucket flows: the model instant the next frame is due (after the burst, one frame
+    /// time after the previous one).
+    bucket_due: f64,
+    /// How much later (wall-clock ns) than planned this source's next frame may leave without
+    /// breaking its contract, after late sends: its next release comes that much later (model
+    /// time), so that a stall delays the flow once, not every frame after it too.
+    shift_real: i64,
 }
 
 #[derive(Default)]
@@ -244,9 +283,21 @@ struct RouteRx {
     baseline: Latency,
     last_sn: u8,
     integrity_discards: u64,
-    /// The largest latency less the frame's host delay, and the largest host delay, ns.
-    max_less_host: i64,
+    /// The frames the host did not disturb (`Node::classify`), and the count of those it did:
+    /// by its senders' lateness, and (the others) by a stall of the run overlapping their flight.
+    undisturbed: Latency,
+    disturbed_late: u64,
+    disturbed_stall: u64,
+    /// The largest latency less the frame's own host delay (inside it: the latency starts at
+    /// the planned release), over the undisturbed frames.
+    undisturbed_max_less_host: Option<i64>,
+    /// The largest host delay a frame carried, wall-clock ns.
     max_host: i64,
+    /// Kernel mode: what the kernel's ports do not hold a frame for, added at the destination:
+    /// per bit of the frame, ns (its transmission at each hop), and a constant (propagation and
+    /// the technological latency of the switches it leaves), model ns.
+    kernel_ns_per_bit: f64,
+    kernel_const_ns: f64,
     /// The previous measured frame (number, latency), and |inter-arrival − inter-release| over
     /// consecutive frames: seed 002's jitter when releases are periodic (inter-release = period).
     previous: Option<(u32, i64)>,
@@ -262,8 +313,13 @@ pub struct RouteResult {
     pub histogram: Vec<(f64, u64)>,
     pub integrity_discards: u64,
     pub baseline: LatencySummary,
-    /// The route's largest latency less each frame's host delay, and the largest host delay.
-    pub max_less_host_us: f64,
+    /// The frames the host did not disturb, and the numbers it did (late senders, stalls).
+    pub undisturbed: LatencySummary,
+    pub disturbed_late: u64,
+    pub disturbed_stall: u64,
+    /// The undisturbed frames' largest latency less each one's own host delay (µs, model time).
+    pub undisturbed_max_less_host_us: Option<f64>,
+    /// The largest host delay a frame carried (wall-clock µs: its senders' lateness in all).
     pub max_host_delay_us: f64,
     /// The model's latency of one largest frame alone on the route (no contention).
     pub isolated_us: f64,
@@ -294,8 +350,27 @@ pub struct NodeResult {
     pub routes: Vec<RouteResult>,
     pub delivered: Vec<DeliveredResult>,
     pub ports: Vec<PortResult>,
-    /// Actual minus planned send instants of this process (host noise at the sender side).
+    /// Actual minus planned send instants of this process (host noise at the sender side),
+    /// wall-clock.
     pub lateness: LatencySummary,
+    /// Stalls this process saw (wall-clock, longer than the disturbance threshold): how many,
+    /// and their total and largest length, µs.
+    pub stalls: u64,
+    pub stalled_us: f64,
+    pub longest_stall_us: f64,
+    /// Frames held at the source so that no two frames of a flow leave closer than its
+    /// contract allows (a late frame followed by an on-time one), and the longest hold, µs.
+    pub regulated_holds: u64,
+    pub longest_hold_us: f64,
+    /// Model time this node's sources moved their releases by, in all, so as to keep their
+    /// contracts after late sends, µs.
+    pub release_shift_us: f64,
+    /// Frames received whose classification was still waiting for another process's heartbeat
+    /// when the run ended (classified with the stalls known by then).
+    pub classified_late: u64,
+    /// Model time the run covered when it was stopped early (`stop` on the control pipe).
+    pub stopped_at_ns: Option<i64>,
+
     /// Frames received that are not this run's (unknown frame id, or not a testbed frame).
     pub foreign_frames: u64,
     /// Frames a switch received for a frame id it has no route for.
@@ -328,6 +403,85 @@ pub struct Node<'a> {
     unrouted: u64,
     work: u64,
     scheduling: String,
+    /// Wall-clock ns per model ns.
+    k: f64,
+    board: Option<Board>,
+    stalls: Stalls,
+    stall_count: u64,
+    stalled_ns: i64,
+    longest_stall_ns: i64,
+    /// Received frames waiting for every process's heartbeat to pass their arrival.
+    unclassified: VecDeque<RxFrame>,
+    classified_late: u64,
+    /// The contract of each source copy's flow on its port, kept on the actual sends.
+    regulators: HashMap<(u32, usize), Regulator>,
+    regulated_holds: u64,
+    longest_hold_ns: i64,
+    /// The source of each flow this node sends.
+    source_of: HashMap<u32, usize>,
+    /// Model time the sources' releases moved in all (`Source::shift_real`).
+    shifted_ns: i64,
+    stopped_at: Option<i64>,
+}
+
+/// A measured frame before its classification: its route, its flight in wall-clock time (from
+/// its planned entry into its source port to its arrival), its latency (model ns) and the delay
+/// its senders added (wall-clock ns).
+struct RxFrame {
+    route: (usize, usize),
+    start_real: i64,
+    arrival_real: i64,
+    latency: i64,
+    host: i64,
+}
+
+/// What a source must keep on the wire, whatever its lateness: ARINC 664's regulator (no two
+/// frames of a VL closer than its BAG; a periodic flow's period likewise), or a token bucket
+/// (rate, burst), in wall-clock time.
+enum Regulator {
+    Gap { gap_real: i64, last: Option<i64> },
+    Bucket { bits_per_ns: f64, burst_bits: f64, tokens: f64, at: i64 },
+}
+
+impl Regulator {
+    /// The earliest wall-clock instant, not before `now`, at which a frame of `bits` conforms.
+    fn ready(&self, now: i64, bits: f64) -> i64 {
+        match self {
+            Regulator::Gap { gap_real, last } => last.map_or(now, |l| now.max(l + gap_real)),
+            Regulator::Bucket { bits_per_ns, burst_bits, tokens, at } => {
+                let have = (tokens + (now - at) as f64 * bits_per_ns).min(*burst_bits);
+                if have + 1e-6 >= bits {
+                    now
+                } else {
+                    now + ((bits - have) / bits_per_ns).ceil() as i64
+                }
+            }
+        }
+    }
+
+    /// How much later than `next` (wall clock) a frame of `bits` planned then could leave, given
+    /// the sends so far: what the source's schedule must move by.
+    fn shortfall(&self, next: i64, bits: f64) -> i64 {
+        self.ready(next, bits) - next
+    }
+
+    /// Wall-clock ns between two frames of `bits` at the contract.
+    fn interval(&self, bits: f64) -> i64 {
+        match self {
+            Regulator::Gap { gap_real, .. } => *gap_real,
+            Regulator::Bucket { bits_per_ns, .. } => (bits / bits_per_ns).round() as i64,
+        }
+    }
+
+    fn sent(&mut self, now: i64, bits: f64) {
+        match self {
+            Regulator::Gap { last, .. } => *last = Some(now),
+            Regulator::Bucket { bits_per_ns, burst_bits, tokens, at } => {
+                *tokens = (*tokens + (now - *at) as f64 * *bits_per_ns).min(*burst_bits) - bits;
+                *at = now;
+            }
+        }
+    }
 }
 
 fn wire_bits(bytes: u32) -> u32 {
@@ -371,6 +525,7 @@ impl<'a> Node<'a> {
                 queued_bits: 0,
                 buffer_bits: pp.buffer_bytes.map_or(u64::MAX, |b| (b * 8.0).round() as u64),
                 in_flight: VecDeque::new(),
+                hold_until: None,
                 count_from: cfg.run_start_ns,
                 result: PortResult { port: p, label: pp.label.clone(), ..Default::default() },
             });
@@ -382,6 +537,7 @@ impl<'a> Node<'a> {
         for (f, flow) in plan.flows.iter().enumerate() {
             let period = flow.period_ns.unwrap_or(0);
             let phase = match cfg.release {
+                Release::Synchronized if flow.keeps_offset => flow.offset_ns,
                 Release::Synchronized => 0,
                 Release::Random if flow.kind == "periodic" => flow.offset_ns,
                 Release::Random if period > 0 => rng.gen_range(0..period),
@@ -400,6 +556,8 @@ impl<'a> Node<'a> {
                 rng: rand_chacha::ChaCha8Rng::seed_from_u64(cfg.seed ^ ((f as u64 + 1) << 32)),
                 sent: 0,
                 plane_skew_ns: skew,
+                bucket_due: next_ns as f64,
+                shift_real: 0,
             });
         }
         if end_system && cfg.baseline_ns > 0 {
@@ -427,13 +585,63 @@ impl<'a> Node<'a> {
         for (f, flow) in plan.flows.iter().enumerate() {
             let mine: Vec<_> = flow.routes.iter().filter(|r| r.destination == node).collect();
             for r in &mine {
-                routes.insert((f, r.plane), RouteRx::default());
+                let mut rx = RouteRx::default();
+                if cfg.mode == Mode::Kernel {
+                    // A kernel port releases a frame at the start of its transmission and the
+                    // veth delivers it at once; nothing in this kernel (no netem, fq or etf)
+                    // holds a lone frame, so each hop's transmission, propagation and the
+                    // switch's technological latency are added here, from the frame's size.
+                    for (h, &p) in r.ports.iter().enumerate() {
+                        let port = &plan.ports[p];
+                        rx.kernel_ns_per_bit += 1e9 / port.rate_bps;
+                        rx.kernel_const_ns += port.propagation_ns as f64;
+                        if h > 0 {
+                            rx.kernel_const_ns += plan.nodes[port.node].technological_latency_ns as f64;
+                        }
+                    }
+                }
+                routes.insert((f, r.plane), rx);
             }
             if !mine.is_empty() {
                 rm.insert(f, (RedundancyManagement::new(mine.len() as u32), Latency::default()));
             }
         }
         let released = vec![(0, 0); sources.len()];
+        let k = cfg.time_scale;
+        if !(k.is_finite() && k > 0.0) {
+            return Err(format!("time scale {k}: must be positive"));
+        }
+        let mut regulators = HashMap::new();
+        let source_of = sources.iter().enumerate().map(|(i, s)| (s.flow as u32, i)).collect();
+        for source in &sources {
+            let flow = &plan.flows[source.flow];
+            for &p in &plan.nodes[node].ports {
+                if !flow.routes.iter().any(|r| r.ports[0] == p) {
+                    continue;
+                }
+                // A VL's BAG (ARINC 664) and a token bucket's (rate, burst) are contracts kept on
+                // the wire; a periodic flow is a task's schedule, released as planned (seed 002's
+                // datagrams are periodic flows whose fragments leave together).
+                let reg = match flow.period_ns {
+                    Some(_) if flow.kind == "periodic" => continue,
+                    Some(gap) => Regulator::Gap { gap_real: (gap as f64 * k).round() as i64, last: None },
+                    None => Regulator::Bucket {
+                        bits_per_ns: flow.rate_bps / 1e9 / k,
+                        burst_bits: flow.burst_bits.max(wire_bits(flow.lmax_bytes) as f64),
+                        tokens: flow.burst_bits.max(wire_bits(flow.lmax_bytes) as f64),
+                        at: 0,
+                    },
+                };
+                regulators.insert((source.flow as u32, p), reg);
+            }
+        }
+        let board = match &cfg.stall_board {
+            Some(path) => Some(
+                Board::open(path, cfg.board_slots, cfg.board_slot)
+                    .map_err(|e| format!("stall board {path}: {e}"))?,
+            ),
+            None => None,
+        };
         let scheduling = sys::realtime_scheduling(cfg.sched_priority);
         Ok(Node {
             plan,
@@ -458,11 +666,45 @@ impl<'a> Node<'a> {
             unrouted: 0,
             work: 0,
             scheduling,
+            k,
+            board,
+            stalls: Stalls::default(),
+            stall_count: 0,
+            stalled_ns: 0,
+            longest_stall_ns: 0,
+            unclassified: VecDeque::new(),
+            classified_late: 0,
+            regulators,
+            regulated_holds: 0,
+            longest_hold_ns: 0,
+            source_of,
+            shifted_ns: 0,
+            stopped_at: None,
         })
     }
 
-    fn now(&self) -> i64 {
-        sys::now_ns() - self.cfg.epoch_ns
+    /// Model time (ns since the epoch, dilated by the time scale) of wall-clock instant `real`.
+    fn model(&self, real: i64) -> i64 {
+        ((real - self.cfg.epoch_ns) as f64 / self.k).floor() as i64
+    }
+
+    /// Wall-clock instant of model time `t`.
+    fn real(&self, t: i64) -> i64 {
+        self.cfg.epoch_ns + (t as f64 * self.k).round() as i64
+    }
+
+    /// This process did not run between wall-clock `start` and `end` when it should have.
+    fn stalled(&mut self, start: i64, end: i64) {
+        let len = end - start;
+        if len <= self.cfg.disturbance_ns {
+            return;
+        }
+        self.stall_count += 1;
+        self.stalled_ns += len;
+        self.longest_stall_ns = self.longest_stall_ns.max(len);
+        if let Some(b) = &self.board {
+            b.stall(start, end);
+        }
     }
 
     fn pend(&mut self, at: i64, port: usize, s: Stored) {
@@ -474,6 +716,18 @@ impl<'a> Node<'a> {
     /// The source `s` releases a frame at model time `t` (`baseline`: one of the idle baseline's).
     fn release(&mut self, s: usize, t: i64, baseline: bool) {
         let plan = self.plan;
+        if !baseline && self.sources[s].shift_real > 0 {
+            // Its previous copies left late: this release moves by as much (the flow's phase
+            // shifts; its frames stay a contract apart).
+            let d = (self.sources[s].shift_real as f64 / self.k).ceil() as i64;
+            self.sources[s].shift_real = 0;
+            self.sources[s].bucket_due += d as f64;
+            self.shifted_ns += d;
+            if t + d < self.cfg.run_start_ns + self.cfg.duration_ns {
+                self.releases.push(Reverse((t + d, s)));
+            }
+            return;
+        }
         let src = &mut self.sources[s];
         let src_flow = src.flow;
         let flow = &plan.flows[src.flow];
@@ -505,13 +759,10 @@ impl<'a> Node<'a> {
                 None => {
                     let frame = wire_bits(flow.lmax_bytes) as f64;
                     let free = ((flow.burst_bits / frame).floor() as u64).max(1);
-                    let start = self.cfg.run_start_ns as f64;
-                    let due = if src.sent < free {
-                        start
-                    } else {
-                        start + (src.sent + 1 - free) as f64 * frame / flow.rate_bps * 1e9
-                    };
-                    (due.ceil() as i64).max(t)
+                    if src.sent >= free {
+                        src.bucket_due += frame / flow.rate_bps * 1e9;
+                    }
+                    (src.bucket_due.ceil() as i64).max(t)
                 }
             };
             if src.next_ns < self.cfg.run_start_ns + self.cfg.duration_ns {
@@ -538,9 +789,11 @@ impl<'a> Node<'a> {
                 plane: plane as u8,
                 class: flow.dscp,
                 frame_bytes: bytes,
-                emit_ns: (emit + self.cfg.epoch_ns) as u64,
+                emit_ns: self.real(emit) as u64,
                 number,
-                start_offset_ns: (entry - emit) as u32,
+                // The latency reference, as the simulator's: the emission plus the plane skew
+                // (the source's technological latency is inside the latency).
+                start_offset_ns: (entry - emit - latency) as u32,
                 seq: sequence_number((number & !BASELINE_BIT) as u64),
             };
             let sent = frame::encode(&mut buf, &fields).to_vec();
@@ -551,7 +804,8 @@ impl<'a> Node<'a> {
                 frame_bits: bytes * 8,
                 class: flow.class.map_or(u16::MAX, |c| c as u16),
                 flow: src_flow as u32,
-                stamp_emit: (self.cfg.mode == Mode::Kernel).then_some(emit),
+                regulated: !baseline,
+                held: false,
             };
             self.pend(entry, port, stored);
         }
@@ -601,15 +855,17 @@ impl<'a> Node<'a> {
                 frame_bits: frame_bytes * 8,
                 class: flow.and_then(|f| f.class).map_or(u16::MAX, |c| c as u16),
                 flow: flow_index.map_or(u32::MAX, |f| f as u32),
-                stamp_emit: None,
+                regulated: false,
+                held: false,
             };
             self.pend(eligible, port, stored);
         }
     }
 
-    /// A frame reached this end system at model time `at` on `plane`: measured per route, then
-    /// integrity checking and redundancy management, as the simulator's destinations.
-    fn receive(&mut self, bytes: &[u8], at: i64, plane: usize) {
+    /// A frame reached this end system at model time `at` (wall clock `at_real`) on `plane`:
+    /// measured per route (classified once the stall board allows), then integrity checking
+    /// and redundancy management, as the simulator's destinations.
+    fn receive(&mut self, bytes: &[u8], at: i64, at_real: i64, plane: usize) {
         let Some(fields) = frame::decode(bytes) else {
             self.foreign += 1;
             return;
@@ -620,13 +876,19 @@ impl<'a> Node<'a> {
         };
         let flow = &self.plan.flows[f];
         let rx_latency = self.plan.nodes[self.node].receive_latency_ns;
-        let emit = fields.emit_ns as i64 - self.cfg.epoch_ns;
+        let emit = self.model(fields.emit_ns as i64);
+        // The copy's planned entry into its source port: the latency starts there in both
+        // modes, so a late sender's delay is inside it.
         let start = emit + fields.start_offset_ns as i64;
+        let start_real = self.real(start);
         let Some(route) = self.routes.get_mut(&(f, plane)) else {
             self.foreign += 1;
             return;
         };
-        let latency = at + rx_latency - start;
+        let added = (frame::wire_bits_of(bytes) as f64 * route.kernel_ns_per_bit + route.kernel_const_ns)
+            .round() as i64;
+        let latency = at + rx_latency - start + added;
+        let host = frame::host_delay_ns(bytes);
         if fields.number & BASELINE_BIT != 0 {
             route.baseline.record(latency);
             return;
@@ -638,9 +900,14 @@ impl<'a> Node<'a> {
             }
         }
         route.previous = Some((fields.number, latency));
-        let host = frame::host_delay_ns(bytes);
-        route.max_less_host = route.max_less_host.max(latency - host);
         route.max_host = route.max_host.max(host);
+        self.unclassified.push_back(RxFrame {
+            route: (f, plane),
+            start_real,
+            arrival_real: at_real,
+            latency,
+            host,
+        });
         let number = fields.number as u64;
         if flow.kind == "virtual_link" && !sequence_valid(&mut route.last_sn, number) {
             route.integrity_discards += 1;
@@ -648,55 +915,174 @@ impl<'a> Node<'a> {
         }
         let (rm, delivered) = self.rm.get_mut(&f).expect("a destination of the flow");
         if !rm.is_twin(number, at, flow.skew_max_ns, &mut self.work) {
-            delivered.record(at + rx_latency - emit);
+            delivered.record(at + rx_latency - emit + added);
         }
     }
 
-    fn send_due(&mut self, now: i64) {
+    /// Classifies the received frames every process has looked past (all of them with `all`):
+    /// disturbed when their senders were late by more than the threshold in all, or a stall of
+    /// any process of the run overlapped their flight; the others are the verdict's.
+    fn classify(&mut self, all: bool) {
+        if let Some(b) = self.board.as_mut() {
+            let new = b.new_stalls();
+            // Frames still to classify began their flights after the first one waiting, those
+            // still on their way within the drain (twice the largest bound) or 100 ms: older
+            // stalls are of no use, and the list stays short whatever the run's length.
+            let first = self.unclassified.front().map_or(i64::MAX, |f| f.start_real);
+            let flight = ((self.cfg.drain_ns as f64 * self.k) as i64).max(100_000_000);
+            self.stalls.add(new, first.min(sys::now_ns() - flight));
+        }
+        let horizon = self.board.as_ref().map_or(i64::MAX, |b| b.horizon());
+        let limit = self.cfg.disturbance_ns;
+        while let Some(fr) = self.unclassified.front() {
+            if !all && fr.arrival_real > horizon {
+                break;
+            }
+            let fr = self.unclassified.pop_front().expect("peeked");
+            if all && fr.arrival_real > horizon {
+                self.classified_late += 1;
+            }
+            let route = self.routes.get_mut(&fr.route).expect("measured route");
+            let less_host = fr.latency - (fr.host as f64 / self.k).round() as i64;
+            if fr.host > limit {
+                route.disturbed_late += 1;
+            } else if self.stalls.overlaps(fr.start_real, fr.arrival_real) {
+                route.disturbed_stall += 1;
+            } else {
+                route.undisturbed.record(fr.latency);
+                route.undisturbed_max_less_host =
+                    Some(route.undisturbed_max_less_host.map_or(less_host, |m| m.max(less_host)));
+            }
+        }
+    }
+
+    /// Sends what is due by wall-clock `now_real`, each source copy only once its flow's
+    /// contract allows (a frame held is late: the hold is in its host delay).
+    fn send_due(&mut self, now_real: i64) {
+        let epoch = self.cfg.epoch_ns;
+        let k = self.k;
         for port in &mut self.ports {
+            port.hold_until = None;
             while let Some(&(at, slot)) = port.in_flight.front() {
-                if at > now {
+                let planned = epoch + (at as f64 * k).round() as i64;
+                if planned > now_real {
                     break;
+                }
+                let (regulated, flow, bits) = {
+                    let s = port.slots[slot as usize].as_ref().expect("stored");
+                    (s.regulated, s.flow, s.wire_bits as f64)
+                };
+                let actual = sys::now_ns();
+                let key = (flow, port.result.port);
+                if regulated {
+                    if let Some(reg) = self.regulators.get(&key) {
+                        let ready = reg.ready(actual, bits);
+                        if ready > actual {
+                            let s = port.slots[slot as usize].as_mut().expect("stored");
+                            if !s.held {
+                                s.held = true;
+                                self.regulated_holds += 1;
+                                self.longest_hold_ns = self.longest_hold_ns.max(ready - actual);
+                            }
+                            port.hold_until = Some(ready);
+                            break;
+                        }
+                    }
                 }
                 port.in_flight.pop_front();
                 let mut s = port.slots[slot as usize].take().expect("stored");
                 port.free_slots.push(slot);
-                let actual = sys::now_ns() - self.cfg.epoch_ns;
-                if let Some(emit) = s.stamp_emit {
-                    // Kernel mode: the copy enters its port (the qdisc) now.
-                    let offset = (actual - emit).clamp(0, u32::MAX as i64) as u32;
-                    s.bytes[54..58].copy_from_slice(&offset.to_be_bytes());
+                let late = actual - planned;
+                if regulated {
+                    if let Some(reg) = self.regulators.get_mut(&key) {
+                        reg.sent(actual, bits);
+                        // The next frame at its planned instant would break the contract by this
+                        // much (a BAG: by this one's lateness; a token bucket: beyond what its
+                        // burst absorbs): the source's next release moves by as much, so that
+                        // it is not held (a hold would keep the port's later frames waiting).
+                        let short = reg.shortfall(planned + reg.interval(bits), bits);
+                        if short > 0 {
+                            if let Some(&src) = self.source_of.get(&flow) {
+                                let shift = &mut self.sources[src].shift_real;
+                                *shift = (*shift).max(short);
+                            }
+                        }
+                    }
                 }
-                self.lateness.record(actual - at);
-                frame::add_host_delay(&mut s.bytes, actual - at);
+                if !s.held && late > self.cfg.disturbance_ns {
+                    // Not held by a regulator: this process ran late.
+                    self.stall_count += 1;
+                    self.stalled_ns += late;
+                    self.longest_stall_ns = self.longest_stall_ns.max(late);
+                    if let Some(b) = &self.board {
+                        b.stall(planned, actual);
+                    }
+                }
+                self.lateness.record(late);
+                frame::add_host_delay(&mut s.bytes, late);
                 if self.ifaces[port.iface].send(&s.bytes).is_err() {
                     port.result.send_errors += 1;
+                }
+                // The send call carries the frame through the veth (and, in kernel mode, through
+                // the qdiscs and switches its way) when nothing else takes the processor: a
+                // long call is a stall the frame's host delay does not show.
+                let done = sys::now_ns();
+                if done - actual > self.cfg.disturbance_ns {
+                    self.stall_count += 1;
+                    self.stalled_ns += done - actual;
+                    self.longest_stall_ns = self.longest_stall_ns.max(done - actual);
+                    if let Some(b) = &self.board {
+                        b.stall(actual, done);
+                    }
                 }
             }
         }
     }
 
-    /// Runs until the end of the drain, then reports.
+    /// Runs until the end of the drain (or a `stop` on the control pipe), then reports.
     pub fn run(mut self) -> Result<NodeResult, String> {
-        let end = self.cfg.run_start_ns + self.cfg.duration_ns + self.cfg.drain_ns;
+        if self.cfg.epoch_ns == 0 {
+            eprintln!("ready");
+            self.cfg.epoch_ns =
+                sys::epoch(120_000_000_000).ok_or("no epoch from the front within 120 s of being ready")?;
+        }
+        let mut end = self.cfg.run_start_ns + self.cfg.duration_ns + self.cfg.drain_ns;
         let release_end = self.cfg.run_start_ns + self.cfg.duration_ns;
         let mut fds: Vec<libc::pollfd> =
             self.ifaces.iter().map(|i| libc::pollfd { fd: i.fd, events: libc::POLLIN, revents: 0 }).collect();
         let mut buf = vec![0u8; 2048];
         let end_system = self.plan.nodes[self.node].end_system;
+        // The wall-clock instant this process meant to wake at (a timer), when it slept for one.
+        let mut wake_at: Option<i64> = None;
+        let mut next_classify = 0i64;
         loop {
-            let now = self.now();
+            let now_real = sys::now_ns();
+            let now = self.model(now_real);
+            if let Some(w) = wake_at.take() {
+                self.stalled(w, now_real);
+            }
+            if sys::stop_requested() && self.stopped_at.is_none() {
+                // Interrupted: the run ends here, what was measured is reported.
+                self.stopped_at = Some(now);
+                end = now;
+            }
             if now >= end {
                 break;
             }
-            // Frames in: each at the kernel's arrival stamp.
+            // Frames in: each at the kernel's arrival stamp; the oldest one's wait in the ring
+            // is this process's stall when it is long.
             for i in 0..self.ifaces.len() {
+                let mut first = true;
                 while let Some(r) = self.ifaces[i].recv(&mut buf) {
-                    let at = r.at_ns - self.cfg.epoch_ns;
+                    if first {
+                        self.stalled(r.at_ns, now_real);
+                        first = false;
+                    }
+                    let at = self.model(r.at_ns);
                     let bytes = buf[..r.len].to_vec();
                     if end_system {
                         let plane = self.iface_plane[i];
-                        self.receive(&bytes, at, plane);
+                        self.receive(&bytes, at, r.at_ns, plane);
                     } else {
                         self.forward(&bytes, at);
                     }
@@ -734,23 +1120,65 @@ impl<'a> Node<'a> {
                     self.ports[dp].decide(td);
                 }
             }
-            self.send_due(now);
+            self.send_due(now_real);
+            if let Some(b) = &self.board {
+                b.heartbeat(now_real);
+            }
+            if end_system && now_real >= next_classify {
+                // Every 20 ms: the board's stalls merged and the frames the horizon passed
+                // classified, at a cost that does not grow with the frames' rate.
+                self.classify(false);
+                next_classify = now_real + 20_000_000;
+            }
             // Sleep until the next thing to do, or a frame.
             let next = [
                 self.pending.peek().map_or(i64::MAX, |p| p.0.at),
                 self.releases.peek().map_or(i64::MAX, |r| r.0 .0),
                 self.ports.iter().filter_map(|p| p.decide_at).min().unwrap_or(i64::MAX),
-                self.ports.iter().filter_map(|p| p.in_flight.front().map(|f| f.0)).min().unwrap_or(i64::MAX),
+                self.ports
+                    .iter()
+                    .filter(|p| p.hold_until.is_none())
+                    .filter_map(|p| p.in_flight.front().map(|f| f.0))
+                    .min()
+                    .unwrap_or(i64::MAX),
                 end,
             ]
             .into_iter()
             .min()
             .expect("non-empty");
-            let now = self.now();
-            let sleep = next - now - self.cfg.spin_ns;
-            if sleep > 0 {
-                sys::wait(&mut fds, sleep);
+            let mut next_real = self.real(next);
+            if let Some(h) = self.ports.iter().filter_map(|p| p.hold_until).min() {
+                next_real = next_real.min(h);
             }
+            let now_real = sys::now_ns();
+            let mut sleep = next_real - now_real - self.cfg.spin_ns;
+            if self.board.is_some() {
+                // The heartbeat moves at least every 10 ms, so receivers classify as they go.
+                sleep = sleep.min(10_000_000);
+            }
+            if sleep > 0 {
+                wake_at = Some(now_real + sleep);
+                sys::wait(&mut fds, sleep);
+                if fds.iter().any(|f| f.revents != 0) {
+                    // Woken by a frame, not by the timer: no lateness to account.
+                    wake_at = None;
+                }
+            }
+        }
+        if let Some(b) = &self.board {
+            b.finish();
+        }
+        if end_system {
+            // Every process reports its stalls before it stops: wait for them (up to 2 s).
+            let last = self.unclassified.back().map_or(i64::MIN, |f| f.arrival_real);
+            let deadline = sys::now_ns() + 2_000_000_000;
+            while let Some(b) = &self.board {
+                if b.horizon() >= last || sys::now_ns() > deadline {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            self.classify(true);
         }
         Ok(self.result())
     }
@@ -784,7 +1212,10 @@ impl<'a> Node<'a> {
                     histogram: hist(&r.latency),
                     integrity_discards: r.integrity_discards,
                     baseline: LatencySummary::from(&r.baseline),
-                    max_less_host_us: r.max_less_host as f64 / 1e3,
+                    undisturbed: LatencySummary::from(&r.undisturbed),
+                    disturbed_late: r.disturbed_late,
+                    disturbed_stall: r.disturbed_stall,
+                    undisturbed_max_less_host_us: r.undisturbed_max_less_host.map(|x| x as f64 / 1e3),
                     max_host_delay_us: r.max_host as f64 / 1e3,
                     isolated_us: isolated_ns(plan, f, self.node, plane) / 1e3,
                     interarrival: LatencySummary::from(&r.interarrival),
@@ -800,6 +1231,15 @@ impl<'a> Node<'a> {
                 .collect(),
             ports: self.ports.into_iter().map(|p| p.result).collect(),
             lateness: LatencySummary::from(&self.lateness),
+            stalls: self.stall_count,
+            stalled_us: self.stalled_ns as f64 / 1e3,
+            longest_stall_us: self.longest_stall_ns as f64 / 1e3,
+            regulated_holds: self.regulated_holds,
+            longest_hold_us: self.longest_hold_ns as f64 / 1e3,
+            release_shift_us: self.shifted_ns as f64 / 1e3,
+            classified_late: self.classified_late,
+            stopped_at_ns: self.stopped_at,
+
             foreign_frames: self.foreign,
             unrouted: self.unrouted,
         }

@@ -28,7 +28,7 @@ pub struct Plan {
     /// Why kernel mode cannot run this network as described (empty: it can); each names the
     /// place and what is missing.
     pub kernel_refusals: Vec<String>,
-    /// What kernel mode runs differently from the model (technological latency, propagation).
+    /// What kernel mode runs differently from the model (cut-through).
     pub kernel_warnings: Vec<String>,
     pub sending_skew_ns: i64,
     pub skew_max_ns: i64,
@@ -105,6 +105,10 @@ pub struct PlanFlow {
     /// BAG or period, ns (token buckets: none).
     pub period_ns: Option<i64>,
     pub offset_ns: i64,
+    /// Whether even synchronised releases keep the offset (a time-triggered stream, bounded by
+    /// its schedule: `Network::bound_offset`).
+    #[serde(default)]
+    pub keeps_offset: bool,
     pub lmin_bytes: u32,
     pub lmax_bytes: u32,
     /// Token bucket flows: burst (bits, on the wire) and rate (bit/s, on the wire).
@@ -220,28 +224,12 @@ impl Plan {
                 }
             })
             .collect();
-        for (n, node) in net.nodes.iter().enumerate() {
-            if node.kind == NodeKind::Switch && node.technological_latency > 0.0 {
-                kernel_warnings.push(format!(
-                    "switches.{}: technological latency {} us not realised by kernel ports (frames \
-                     leave as soon as their port lets them; the user-space switch realises it)",
-                    node.name,
-                    node.technological_latency * 1e6
-                ));
-            }
+        for node in &net.nodes {
             if node.kind == NodeKind::Switch && node.switching == rtnetlab_core::model::Switching::CutThrough
             {
                 kernel_warnings
                     .push(format!("switches.{}: cut-through is run as store-and-forward", node.name));
             }
-            let _ = n;
-        }
-        if net.ports.iter().any(|p| p.propagation_delay > 0.0) {
-            kernel_warnings.push(
-                "links: propagation delays are not realised by kernel ports (the user-space switch \
-                 realises them)"
-                    .into(),
-            );
         }
         if net.spec.defaults.policing_jitter.is_some() {
             kernel_refusals.push(
@@ -288,6 +276,7 @@ impl Plan {
                         Traffic::Periodic { offset, .. } => ns(offset.secs()),
                         _ => 0,
                     },
+                    keeps_offset: net.bound_offset(f).is_some(),
                     lmin_bytes: clamp(lmin),
                     lmax_bytes: clamp(lmax),
                     burst_bits: flow.burst,

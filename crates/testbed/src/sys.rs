@@ -112,6 +112,11 @@ impl Iface {
             .map_err(close_on_err)?;
         setsockopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")
             .map_err(close_on_err)?;
+        // Asking for timestamps turns on the kernel's stamping of frames as they are queued for
+        // reception (netdev_tstamp_prequeue): the ring's stamp is then when the frame left the
+        // veth's other end, not when this namespace's receive softirq got round to it.
+        setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1i32, "SO_TIMESTAMPNS")
+            .map_err(close_on_err)?;
         if bypass_qdisc {
             setsockopt(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")
                 .map_err(close_on_err)?;
@@ -264,14 +269,95 @@ pub fn wait(fds: &mut [libc::pollfd], timeout_ns: i64) {
     unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
 }
 
+/// Dies with the process that started this one: when the front set `RTNETLAB_PARENT_PID`, the
+/// parent-death signal is SIGKILL (a node at `SCHED_FIFO` must not outlive its run), and if the
+/// parent is already gone (it died before the signal was set) the process exits at once.
+pub fn die_with_parent() {
+    let Some(parent) = std::env::var("RTNETLAB_PARENT_PID").ok().and_then(|p| p.parse::<libc::pid_t>().ok())
+    else {
+        return;
+    };
+    // SAFETY: plain calls.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+    }
+}
+
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static EPOCH: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// The run's epoch (`CLOCK_REALTIME` ns) once the front has sent it (`epoch N` on the control
+/// pipe), after every node said it was ready; waits for it, up to `timeout_ns`.
+pub fn epoch(timeout_ns: i64) -> Option<i64> {
+    let deadline = now_ns() + timeout_ns;
+    loop {
+        let e = EPOCH.load(std::sync::atomic::Ordering::Acquire);
+        if e != 0 {
+            return Some(e);
+        }
+        if now_ns() > deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// Whether the front asked the run to end now (`stop` on the control pipe): the node then
+/// reports what it measured so far.
+pub fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Stops the process when its standard input is a pipe and that pipe closes: the front holds
+/// its end for the whole run, so an end of file means the run is over, whatever the schedule
+/// says. A line `stop` ends the run early, with its report (an interrupted run); `epoch N` gives
+/// the run's epoch. A terminal or /dev/null is not a control pipe and is left alone.
+pub fn stop_when_stdin_closes() {
+    // SAFETY: fstat on fd 0 into a zeroed struct.
+    let is_pipe = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(0, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO
+    };
+    if !is_pipe {
+        return;
+    }
+    std::thread::spawn(|| {
+        let mut buf = [0u8; 64];
+        let mut line = Vec::new();
+        loop {
+            // SAFETY: reads into a valid buffer.
+            let n = unsafe { libc::read(0, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n == 0 || (n < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+                // SAFETY: ends the process without unwinding the main thread.
+                unsafe { libc::_exit(3) };
+            }
+            for &b in &buf[..n.max(0) as usize] {
+                if b == b'\n' {
+                    if line == b"stop" {
+                        STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+                    } else if let Some(n) = line.strip_prefix(b"epoch ") {
+                        if let Some(e) = std::str::from_utf8(n).ok().and_then(|t| t.parse::<i64>().ok()) {
+                            EPOCH.store(e, std::sync::atomic::Ordering::Release);
+                        }
+                    }
+                    line.clear();
+                } else if line.len() < 32 {
+                    line.push(b);
+                }
+            }
+        }
+    });
+}
+
 /// The scheduling the process got: `SCHED_FIFO` at `priority` when allowed (the host's noise
 /// then reaches it less), else the default, said in the result.
 pub fn realtime_scheduling(priority: i32) -> String {
     // SAFETY: plain calls; failures are reported, not fatal.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-        // Killed with the orchestrator, whatever way it ends.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
         libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE);
         if priority <= 0 {
             return "SCHED_OTHER".into();

@@ -92,3 +92,75 @@ def solver() -> Callable[[list[float], list[Row]], float] | None:
     import importlib.util
 
     return maximise if importlib.util.find_spec("highspy") is not None else None
+
+
+def solve_milp(program_json: str) -> tuple[str, list[float] | None, float | None, float | None]:
+    """The engine's mixed-integer programs (configure tsn's offsets,
+    crates/core/src/synthesis/tsn/schedule.rs `Milp`): minimise c·x, lo <= A·x <= hi, bounds and
+    integrality per column, within the program's time limit, from its start when it has one.
+    Returns (status, x, objective, bound): status `optimal`, `infeasible`, `time_limit` or HiGHS's
+    word; x the best solution found (None without one); bound the best proved lower bound."""
+    import json
+
+    import highspy
+    import numpy as np
+
+    p = json.loads(program_json)
+    with quiet_highs():
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", max(float(p["time_limit"]), 0.01))
+    # One thread: the machine's other core stays with the rest of the run.
+    h.setOptionValue("threads", 1)
+    inf = highspy.kHighsInf
+    n = len(p["cost"])
+
+    def bound(values: list[float | None], default: float) -> np.ndarray:
+        return np.array([default if v is None else v for v in values], dtype=float)
+
+    # serde writes infinite bounds as null.
+    h.addVars(n, bound(p["lower"], -inf), bound(p["upper"], inf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(p["cost"], dtype=float))
+    integer = np.array([i for i, b in enumerate(p["integer"]) if b], dtype=np.int32)
+    if len(integer):
+        h.changeColsIntegrality(
+            len(integer), integer, np.full(len(integer), highspy.HighsVarType.kInteger, dtype=np.uint8)
+        )
+    rows = p["rows"]
+    m = len(rows)
+    if m:
+        starts = np.zeros(m, dtype=np.int32)
+        nz = 0
+        for k, (cols, _, _, _) in enumerate(rows):
+            starts[k] = nz
+            nz += len(cols)
+        idx = np.fromiter((c for cols, _, _, _ in rows for c in cols), dtype=np.int32, count=nz)
+        val = np.fromiter((a for _, coef, _, _ in rows for a in coef), dtype=float, count=nz)
+        lo = np.array([-inf if r[2] is None else r[2] for r in rows], dtype=float)
+        hi = np.array([inf if r[3] is None else r[3] for r in rows], dtype=float)
+        h.addRows(m, lo, hi, nz, starts, idx, val)
+    if p.get("start") is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = list(p["start"])
+        sol.value_valid = True
+        h.setSolution(sol)
+    h.run()
+    status = h.getModelStatus()
+    word = {
+        highspy.HighsModelStatus.kOptimal: "optimal",
+        highspy.HighsModelStatus.kInfeasible: "infeasible",
+        highspy.HighsModelStatus.kTimeLimit: "time_limit",
+    }.get(status, h.modelStatusToString(status))
+    info = h.getInfo()
+    has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = list(h.getSolution().col_value) if has_x else None
+    objective = float(info.objective_function_value) if has_x else None
+    lower = float(info.mip_dual_bound) if np.isfinite(info.mip_dual_bound) else None
+    return word, x, objective, lower
+
+
+def milp_solver() -> Callable[[str], tuple[str, list[float] | None, float | None, float | None]] | None:
+    """``solve_milp`` when HiGHS is installed, else None (first fit alone then)."""
+    import importlib.util
+
+    return solve_milp if importlib.util.find_spec("highspy") is not None else None

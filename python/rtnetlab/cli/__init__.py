@@ -15,11 +15,11 @@ Exit codes, one rule for every command:
 
 * 0: done (and, with ``--fail-on-miss``, every deadline met);
 * 1: a verdict failed: ``--fail-on-miss`` found a deadline missed (or a bound infinite where a
-  deadline exists, or a simulated maximum above its bound), or ``configure`` found no feasible
-  configuration; the results are still printed or written;
+  deadline exists, or a simulated maximum above its bound), ``configure`` found no feasible
+  configuration, or a row of a ``sweep`` failed; the results are still printed or written;
 * 2: a user error (unreadable file, bad description, wrong option): one line per problem on
-  stderr, or with ``--json`` the JSON document ``{"errors": [{"place", "message"}], "warnings"}``
-  on stdout; nothing is written;
+  stderr (an option parsed wrong too, ``cli.usage``), or with ``--json`` the JSON document
+  ``{"errors": [{"place", "message"}], "warnings"}`` on stdout; nothing is written;
 * 3: an internal error (a bug), with its traceback;
 * 130: interrupted by Ctrl-C (SIGINT), 143: terminated (SIGTERM); a simulation still reports
   what it measured, and no file is left half-written.
@@ -122,9 +122,10 @@ def _options(
         typer.Option(
             "--limit",
             metavar="NAME=VALUE",
-            help="Raise (or lower) a limit on what a description may cost before it is validated: "
-            "size, depth, values, aliases, nodes, flows, paths, errors (see docs/MODEL.md). "
-            "Also RTNETLAB_LIMITS=NAME=VALUE,...; may follow the command.",
+            help="Raise (or lower) a limit on what a description may cost before it is validated "
+            "(size, depth, values, aliases, nodes, flows, paths, errors: docs/MODEL.md) or on what "
+            "an option or a sweep SPEC may ask for (rows, workers, vls, messages, requests, duration: "
+            "docs/SECURITY.md). Also RTNETLAB_LIMITS=NAME=VALUE,...; may follow the command.",
         ),
     ] = None,
 ) -> None:
@@ -152,7 +153,11 @@ def _hoist_limits(argv: list[str]) -> list[str]:
     return front + rest
 
 
+_terminated: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
+    _terminated.append(signum)
     raise Terminated()
 
 
@@ -162,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _hoist_limits(sys.argv[1:] if argv is None else list(argv))
     as_json = "--json" in (args[: args.index("--")] if "--" in args else args)
     outfiles.created_directories.clear()
+    _terminated.clear()
 
     def fail(code: int, errors: list[str], warnings: list[str] | None = None) -> int:
         if as_json:
@@ -180,12 +186,22 @@ def main(argv: list[str] | None = None) -> int:
         previous = None
     try:
         rc = app(args=args, prog_name="rtnetlab", standalone_mode=False)
+        if rc == EXIT_SIGINT and _terminated:
+            # typer turns any KeyboardInterrupt, SIGTERM's Terminated too, into exit 130.
+            return fail(EXIT_SIGTERM, ["terminated"])
         return rc if isinstance(rc, int) else 0
     except ModelError as e:
         return fail(EXIT_USER, e.lines, e.warnings)
     except UserError as e:
-        return fail(EXIT_USER, [str(e)])
+        line = str(e)
+        if line.partition(": ")[0] in COMMANDS:
+            from rtnetlab.cli import usage
+
+            line = usage.named_after_command(line, args)
+        return fail(EXIT_USER, [line])
     except typer.Exit as e:
+        if e.exit_code == EXIT_SIGINT and _terminated:
+            return fail(EXIT_SIGTERM, ["terminated"])
         return e.exit_code
     except Terminated:
         return fail(EXIT_SIGTERM, ["terminated"])
@@ -198,13 +214,21 @@ def main(argv: list[str] | None = None) -> int:
             from click.exceptions import ClickException
 
         if isinstance(e, ClickException):
+            try:
+                from typer._click.exceptions import NoArgsIsHelpError
+            except ImportError:
+                from click.exceptions import NoArgsIsHelpError
+            if isinstance(e, NoArgsIsHelpError) and not as_json:
+                e.show()  # the help itself, asked for by giving nothing
+                return e.exit_code
+            from rtnetlab.cli import usage
+
+            place, message = usage.one_line(e, args)
             if as_json:
-                hint = getattr(e, "param_hint", None) or getattr(getattr(e, "param", None), "opts", None)
-                place = (hint if isinstance(hint, str) else " / ".join(hint)) if hint else None
-                emit_json({"errors": [{"place": place, "message": e.format_message()}], "warnings": []})
+                emit_json({"errors": [{"place": place, "message": message}], "warnings": []})
             else:
-                e.show()
-            return e.exit_code
+                err.print(f"{place}: {message}" if place else message, markup=False)
+            return EXIT_USER
         if isinstance(e, typer.Abort):
             return fail(EXIT_SIGINT, ["interrupted"])
         traceback.print_exc()

@@ -236,6 +236,151 @@ def _print_partition(report: dict) -> None:
         )
 
 
+@app.command("tsn")
+def configure_tsn(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the configured description here.")],
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            help="bandwidth (most time usable by the unscheduled classes), slack (widest margin between "
+            "scheduled windows) or cycle (each port's cycle the least common multiple of its periods)",
+        ),
+    ] = "bandwidth",
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds the search may take.")] = 60.0,
+    solver: Annotated[
+        str,
+        typer.Option("--solver", help="auto (first fit, then the MILP when small), exact or heuristic"),
+    ] = "auto",
+    exact_limit: Annotated[
+        int, typer.Option("--exact-limit", help="Most stream pairs given to the MILP under --solver auto.")
+    ] = 5000,
+    verify: Annotated[
+        str,
+        typer.Option(
+            "--verify",
+            help="Checks of the written description, comma-separated: analysis, simulation, testbed "
+            "(root; the user-space switch), or none",
+        ),
+    ] = "analysis,simulation,testbed",
+    sim_duration: Annotated[
+        str, typer.Option("--sim-duration", help="Simulated time of the check.")
+    ] = "100ms",
+    testbed_duration: Annotated[
+        str, typer.Option("--testbed-duration", help="Real time of the testbed check.")
+    ] = "2s",
+    as_json: JsonOpt = False,
+) -> None:
+    """Gate control lists, stream offsets and idle slopes that meet every deadline (802.1Qbv, 802.1Qav)."""
+    from rtnetlab import configure, model
+    from rtnetlab.cli.common import comma_list, quantity
+
+    check_description_output("-o", output)
+    check_outputs({"-o": output}, [file])
+    checks = () if verify == "none" else tuple(comma_list("--verify", verify))
+    for c in checks:
+        if c not in configure.TSN_CHECKS:
+            raise UserError(f"--verify: expected analysis, simulation, testbed or none, got '{c}'")
+    sim_s = quantity("duration", sim_duration, "--sim-duration")
+    tb_s = quantity("duration", testbed_duration, "--testbed-duration")
+    for option, value in (("--sim-duration", sim_s), ("--testbed-duration", tb_s)):
+        if not value > 0:
+            raise UserError(f"{option}: must be positive")
+    from rtnetlab import limits
+
+    limits.check("duration", sim_s, "--sim-duration")
+    limits.check("duration", tb_s, "--testbed-duration")
+    report, configured = configure.tsn(Path(file), objective, time_limit, solver, exact_limit)
+    verdict_failed = not report["feasible"] or bool(report["misses"]) or bool(report["unconfirmed"])
+    if configured is not None and not verdict_failed:
+        report["verification"] = configure.verify_tsn(configured, report, checks, sim_s, tb_s, str(file))
+        # The testbed measures the host as much as the schedule: reported, never a verdict.
+        checked = report["verification"].items()
+        verdict_failed = any(v["passed"] is False for k, v in checked if k != "testbed")
+        if not verdict_failed:
+            model.write(configured, output)
+    if as_json:
+        report["output"] = str(output) if configured is not None and not verdict_failed else None
+        emit_json(report)
+    else:
+        _print_tsn(report)
+        if configured is not None and not verdict_failed:
+            wrote(output)
+    if not report["feasible"]:
+        if not as_json:
+            err.print(f"{file}: no feasible configuration; nothing written", markup=False)
+            for r in report["reasons"]:
+                err.print(f"  {r}", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+    if verdict_failed:
+        if not as_json:
+            err.print(f"{file}: the configuration failed its checks; nothing written", markup=False)
+        raise typer.Exit(EXIT_VERDICT)
+
+
+def _print_tsn(report: dict) -> None:
+    if not report["feasible"]:
+        return
+    streams = table(
+        f"Streams (no-wait; {report['method']})",
+        ["stream", "period (us)", "offset (us)", "hops", "chain (us)", "deadline (us)"],
+        left=("stream",),
+    )
+    for s in report["streams"]:
+        streams.add_row(s["flow"], fmt_us(s["period_ns"] / 1e3), fmt_us(s["offset_ns"] / 1e3), str(s["hops"]),
+                        fmt_us(s["chain_us"]), fmt_us(s["deadline_us"]))
+    if report["streams"]:
+        out.print(streams)
+    ports = table(
+        "Gate control lists",
+        ["port", "scheduler", "cycle (us)", "streams", "windows", "entries", "scheduled", "usable by others"],
+        left=("port", "scheduler"),
+    )
+    for p in report["ports"]:
+        ports.add_row(
+            p["port"], p["scheduler"], fmt_us(p["cycle_ns"] / 1e3), str(p["streams"]), str(p["windows"]),
+            str(p["entries"]), f"{100 * p['scheduled_share']:.2f} %", f"{100 * p['usable_share']:.2f} %",
+        )
+    if report["ports"]:
+        out.print(ports)
+    for scheduler, slopes in report["idle_slopes"].items():
+        for c, bps in slopes.items():
+            out.print(
+                f"idle slope {scheduler}.{c}: {bps / 1e6:,.6f} Mb/s (the smallest that meets its deadlines)",
+                markup=False,
+            )
+    if report["value"] is not None and report["streams"]:
+        unit = report["value_unit"]
+        show = (lambda v: f"{100 * v:.3f} %") if unit == "share" else (lambda v: f"{v / 1e3:,.3f} us")
+        out.print(
+            f"objective {report['objective']}: {show(report['value'])}, bound {show(report['bound'])}, "
+            f"gap {100 * report['gap']:.2f} % (first fit {report['heuristic_s']:.3f} s, exact "
+            f"{report['exact_s']:.3f} s{', ' + report['solver_status'] if report['solver_status'] else ''})",
+            markup=False,
+        )
+    if report.get("solver_note"):
+        out.print(report["solver_note"], markup=False)
+    for m in report["misses"]:
+        err.print(f"deadline missed in the analysis: {m}", markup=False)
+    for u in report["unconfirmed"]:
+        err.print(f"not confirmed time-triggered: {u}", markup=False)
+    for name, v in (report.get("verification") or {}).items():
+        word = {True: "passed", False: "FAILED", None: "not decided"}[v["passed"]]
+        out.print(f"check {name}: {word}: {v['detail']}", markup=False)
+        for k in ("failures", "late", "queued"):
+            for line in v.get(k, []):
+                out.print(f"  {line}", markup=False)
+        for s in v.get("streams", []):
+            out.print(
+                f"  {s['flow']} -> {s['destination']}: {s['count']} frames, chain {s['chain_us']:.3f} us, "
+                f"measured {s['min_us']:.1f}..{s['max_us']:.1f} us (mean {s['mean_us']:.1f}), "
+                f"jitter {s['jitter_us']:.1f} us"
+                f"{'' if s['within_noise'] else ' (above the host noise)'}",
+                markup=False,
+            )
+
+
 @app.command("dtable")
 def configure_dtable(
     file: FileArg,

@@ -37,8 +37,8 @@ def experiment_dopa(
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Where the CSV and PNG files go.")] = Path(
         "out/dopa"
     ),
-    sets: Annotated[int, typer.Option("--sets", help="Random systems per point.")] = 100,
-    points: Annotated[int, typer.Option("--points", help="Points per curve.")] = 10,
+    sets: Annotated[int, typer.Option("--sets", min=1, help="Random systems per point.")] = 100,
+    points: Annotated[int, typer.Option("--points", min=1, help="Points per curve.")] = 10,
     seed: Annotated[int, typer.Option("--seed")] = 1,
     dm_key: Annotated[
         str, typer.Option("--dm-key", help="DM baseline key: local-window, end-to-end or absolute.")
@@ -49,11 +49,12 @@ def experiment_dopa(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001E Fig. 6: acceptance of DOPA's PARTITION with OPA and with DM (three panels)."""
+    from rtnetlab import limits
     from rtnetlab.experiments import seed001e_fig6
     from rtnetlab.io import output as outfiles
 
-    if sets < 1 or points < 1:
-        raise UserError("--sets and --points: must be at least 1")
+    # Each task set is drawn and partitioned, one row of the figure's data: within `rows`.
+    limits.check_product("rows", {"--sets": sets, "--points": points}, "task sets", 3, "panels")
     stems = [stem for _, stem, _ in seed001e_fig6.DOPA_PANELS.values()]
     files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
     check_outputs({f"--out-dir ({f.name})": f for f in files}, [])
@@ -75,14 +76,17 @@ def experiment_dopa(
 
 @app.command("nss-overhead")
 def experiment_nss_overhead(
-    seeds: Annotated[int, typer.Option("--seeds", help="Runs averaged per cell.")] = 20,
-    packets: Annotated[int, typer.Option("--packets", help="Aperiodic packets per run.")] = 1000,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Runs averaged per cell.")] = 20,
+    packets: Annotated[int, typer.Option("--packets", min=1, help="Aperiodic packets per run.")] = 1000,
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 004 Table 4: CPU overhead (%) of the network sporadic server, by simulation."""
+    from rtnetlab import limits
     from rtnetlab.experiments import seed004_table4
 
     gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
+    limits.check("messages", packets, "--packets")
+    limits.check_product("rows", {"--seeds": seeds}, "runs", len(gaps) * len(budgets), "cells")
     rows = seed004_table4.nss_overhead(gaps, budgets, packets, seeds)
     if as_json:
         emit_json(rows)

@@ -134,6 +134,9 @@ def simulate(
         if value not in allowed:
             raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
     trace_sizes: list[int] = []
+    if size_trace is not None and sizes != "trace":
+        # Ignored until now: the sizes the user gave were silently not the ones simulated.
+        raise UserError(f"--size-trace: used only with --sizes trace, got --sizes {sizes}")
     if sizes == "trace":
         if size_trace is None:
             raise UserError("--sizes trace: give the frame sizes with --size-trace FILE")
@@ -334,7 +337,8 @@ def _read_sizes(path: Path) -> list[int]:
     for n, line in enumerate(text.splitlines(), 1):
         for word in line.split("#")[0].replace(",", " ").split():
             if not word.isdigit() or not 0 < int(word) < 65536:
-                raise UserError(f"{path}:{n}: expected frame sizes in bytes, got '{word}'")
+                column = line.index(word) + 1
+                raise UserError(f"{path}:{n}:{column}: expected frame sizes in bytes, got '{word}'")
             sizes.append(int(word))
     if not sizes:
         raise UserError(f"{path}: no frame sizes")

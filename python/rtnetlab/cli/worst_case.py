@@ -19,7 +19,7 @@ def worst_case_command(
         Path, typer.Argument(help="Network description (.yaml, .yml, .json, WOPANet .xml or DNC .java)")
     ],
     budget: Annotated[
-        str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 2min.")
+        str, typer.Option("--budget", help="Wall-clock time for the whole search, e.g. 60s or 500ms.")
     ] = "60s",
     evaluations: Annotated[
         int | None,
@@ -35,7 +35,10 @@ def worst_case_command(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the search's random moves.")] = 1,
     workers: Annotated[
-        int | None, typer.Option("--workers", min=1, help="Rows searched in parallel (default: the cores).")
+        int | None,
+        typer.Option(
+            "--workers", min=1, help="Rows searched in parallel (default: the cores; at most the limit)."
+        ),
     ] = None,
     output: Annotated[
         Path | None,
@@ -63,6 +66,10 @@ def worst_case_command(
     from rtnetlab.worst_case import KIND
 
     limit = parse_limit(rows)
+    if workers is not None:
+        from rtnetlab import limits
+
+        limits.check("workers", workers, "--workers", f"{workers:,} search threads")
     seconds = None
     if evaluations is None:
         seconds = cli.quantity("duration", budget, "--budget")

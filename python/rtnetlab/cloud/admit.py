@@ -36,9 +36,14 @@ def read_infrastructure(path: Path) -> dict:
 
 
 def read_requests(path: Path) -> dict:
+    """The requests file; its number of requests within the `requests` limit."""
+    from rtnetlab import limits
+
     data = _read(path, "a requests file")
     if not isinstance(data, dict):
         raise UserError(f"{path}: a requests file is a mapping with a list `requests`")
+    if isinstance(data.get("requests"), list):
+        limits.check("requests", len(data["requests"]), f"{path}: requests")
     return data
 
 
@@ -71,22 +76,111 @@ def timeline_csv(report: dict) -> str:
     return out.getvalue()
 
 
+#: The script's own part: where each component runs, then SCHED_DEADLINE as Linux accepts it.
+_DEADLINE_TAIL = r"""shift
+case "${EDF:-partitioned}" in
+partitioned)
+    # Linux admits a SCHED_DEADLINE task only when its CPUs are a whole root domain: the
+    # component's core alone, an exclusive cpuset of its own.
+    if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpuset /sys/fs/cgroup/cgroup.controllers; then
+        # cgroup v2: a partition root is a root domain of its own.
+        dir="/sys/fs/cgroup/edf-core$core"
+        [ -d "$dir" ] || mkdir "$dir"
+        echo "+cpuset" > /sys/fs/cgroup/cgroup.subtree_control
+        echo "$core" > "$dir/cpuset.cpus"
+        echo root > "$dir/cpuset.cpus.partition"
+        echo $$ > "$dir/cgroup.procs"
+    elif [ -d /sys/fs/cgroup/cpuset ]; then
+        # cgroup v1: a cpuset is a root domain of its own only when the top cpuset does not
+        # balance load across all CPUs.
+        top=/sys/fs/cgroup/cpuset
+        if [ "$(cat "$top/cpuset.sched_load_balance")" != 0 ]; then
+            if [ "${CPUSET_PREPARE:-0}" != 1 ]; then
+                why="the top cpuset balances load over every CPU (one root domain)"
+                echo "partitioned EDF: $why: CPUSET_PREPARE=1 turns that off for the whole host," \
+                    "EDF=global runs under global EDF" >&2
+                exit 3
+            fi
+            echo 0 > "$top/cpuset.sched_load_balance"
+        fi
+        dir="$top/edf-core$core"
+        [ -d "$dir" ] || mkdir "$dir"
+        echo "$core" > "$dir/cpuset.cpus"
+        cat "$top/cpuset.mems" > "$dir/cpuset.mems"
+        echo 1 > "$dir/cpuset.cpu_exclusive"
+        echo $$ > "$dir/tasks"
+    else
+        echo "partitioned EDF: no cpuset controller here; EDF=global runs under global EDF" >&2
+        exit 3
+    fi
+    ;;
+global)
+    # Every CPU, one root domain: accepted while the host's deadline bandwidth holds; global
+    # EDF bounds tardiness, it does not keep the partitioned admission's deadlines.
+    ;;
+*)
+    echo "EDF: partitioned or global" >&2
+    exit 2
+    ;;
+esac
+# A SCHED_DEADLINE task may not fork: COMMAND runs in this process.
+exec chrt --deadline --sched-runtime "$runtime" --sched-deadline "$deadline" --sched-period "$period" 0 "$@"
+"""
+
+
 def sched_deadline_text(report: dict) -> str:
-    """Per host, the `chrt`-style parameters of each component (runtime, deadline, period in ns,
-    and the core it is pinned to), as a shell script that documents them."""
-    lines = ["# SCHED_DEADLINE parameters of the admitted components, per host (ns; deadline = period)."]
-    for h in report["sched_deadline"]:
-        lines.append(
-            f"# host {h['host']}: {h['cores']} cores, utilisation "
-            + " ".join(f"{u:.3f}" for u in h["utilisation"])
+    """A script running a command as one admitted component under SCHED_DEADLINE, as Linux
+    accepts it: `HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]`, root.
+    Partitioned EDF (the admission's: each component on its core) in an exclusive cpuset of that
+    core (cgroup v2's partition root, or cgroup v1's exclusive cpuset, which needs the top
+    cpuset's load balancing off: CPUSET_PREPARE=1); EDF=global under global EDF on every CPU.
+    Every name that reaches the shell is quoted, and written in comments escaped."""
+    import shlex
+
+    from rtnetlab.testbed.tc import comment
+
+    hosts = report["sched_deadline"]
+    out = [
+        "#!/bin/sh",
+        "# SCHED_DEADLINE for the admitted components (runtime, deadline and period in ns).",
+        "# As root on a host: HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]",
+        "# runs COMMAND as that component. EDF=partitioned (the default: the admission's partitioned",
+        "# EDF, each component on its core) puts it in an exclusive cpuset of its core; EDF=global runs",
+        "# it under global EDF on every CPU.",
+        "set -eu",
+        "if [ $# -lt 2 ]; then",
+        '    echo "usage: HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]" >&2',
+        "    exit 2",
+        "fi",
+        'case "${HOST:-}" in',
+    ]
+    for h in hosts:
+        out.append(
+            f"# host {comment(h['host'])}: {int(h['cores'])} cores, utilisation "
+            + " ".join(f"{float(u):.3f}" for u in h["utilisation"])
         )
+        out.append(f"{shlex.quote(h['host'])})")
+        out.append('    case "$1" in')
+        names = []
         for c in h["components"]:
-            lines.append(
-                f"taskset -c {c['core']} chrt --deadline --sched-runtime {c['runtime_ns']} "
-                f"--sched-deadline {c['deadline_ns']} --sched-period {c['period_ns']} 0 "
-                f"COMMAND  # {h['host']}: {c['vsn']}.{c['component']}"
+            name = f"{c['vsn']}.{c['component']}"
+            names.append(name)
+            out.append(
+                f"    {shlex.quote(name)}) core={int(c['core'])} runtime={int(c['runtime_ns'])} "
+                f"deadline={int(c['deadline_ns'])} period={int(c['period_ns'])} ;;"
             )
-    return "\n".join(lines) + "\n"
+        known = shlex.quote(" ".join(names))
+        out.append(f'    *) echo "COMPONENT: one of "{known}" on this host" >&2; exit 2 ;;')
+        out.append("    esac")
+        out.append("    ;;")
+    all_hosts = shlex.quote(" ".join(h["host"] for h in hosts))
+    out.append(f'*) echo "HOST: one of "{all_hosts} >&2; exit 2 ;;')
+    out.append("esac")
+    names = [h["host"] for h in hosts]
+    names += [f"{c['vsn']}.{c['component']}" for h in hosts for c in h["components"]]
+    if any(ch in x for x in names for ch in "$`"):
+        out.insert(1, "# shellcheck disable=SC2016  # names are quoted literals, never expanded")
+    return "\n".join(out) + "\n" + _DEADLINE_TAIL
 
 
 def policing(report: dict) -> list[dict]:
@@ -117,12 +211,17 @@ def tc_policing_text(report: dict, dev: str = "eth0") -> str:
     """The `export tc` script of every source host of an admitted VSN's virtual links, in one file
     (`HOST=H DEV=eth0 sh tc_policing.sh` on host H): the host's port as an HTB tree with one class
     per virtual link at its contract (rate, burst), chosen by the flow's destination address. Each
-    class is named after its flow, `<vsn>.<link>`. The exporter's own notes follow each host."""
+    class is named after its flow, `<vsn>.<link>`. The exporter's own notes follow each host. The
+    interface and the host names are shell-quoted, every name in a comment escaped."""
+    import shlex
     import tempfile
 
     from rtnetlab.testbed import run as tb
     from rtnetlab.testbed import tc
 
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"'{tc.comment(dev)}' is not a network interface name ({problem})")
     vsns = policing(report)
     hosts = sorted({link["host"] for v in vsns for link in v["links"]})
     head = [
@@ -130,12 +229,14 @@ def tc_policing_text(report: dict, dev: str = "eth0") -> str:
         "# Policing of the admitted VSNs' virtual links at their source hosts (the `rtnetlab export tc`",
         "# exporter on the admitted state): run as root on each host, HOST=<host> DEV=<interface>.",
         "# VSNs per host: "
-        + "; ".join(
-            f"{h}: " + ", ".join(v["vsn"] for v in vsns if any(x["host"] == h for x in v["links"]))
-            for h in hosts
+        + tc.comment(
+            "; ".join(
+                f"{h}: " + ", ".join(v["vsn"] for v in vsns if any(x["host"] == h for x in v["links"]))
+                for h in hosts
+            )
         ),
         "set -e",
-        f'DEV="${{DEV:-{dev}}}"',
+        f"DEV=${{DEV:-{shlex.quote(dev)}}}",
         'case "${HOST:-}" in',
     ]
     if not hosts:
@@ -149,10 +250,16 @@ def tc_policing_text(report: dict, dev: str = "eth0") -> str:
         script, _ = tc.export_script(plan, h, dev, None, "admitted.yaml")
         lines = script.splitlines()
         # The exporter's header and settings are the file's own; its commands go under the host.
-        keep = [x for x in lines[3:] if not x.startswith(("set -e", "DEV=", "# Run as root"))]
-        body += [f"{h})", *(f"    {x}" for x in keep), "    ;;"]
-    body += [f'*) echo "HOST: one of {" ".join(hosts)}" >&2; exit 2 ;;', "esac"]
-    return "\n".join(head + body) + "\n"
+        keep = [
+            x
+            for x in lines[3:]
+            if not x.startswith(("set -e", "DEV=", "# Run as root", "# shellcheck disable=SC2016"))
+        ]
+        body += [f"{shlex.quote(h)})", *(f"    {x}" for x in keep), "    ;;"]
+    known = shlex.quote(" ".join(hosts))
+    body += [f'*) echo "HOST: one of "{known} >&2; exit 2 ;;', "esac"]
+    literal = ["# shellcheck disable=SC2016  # the name is literal"] if "$" in dev or "`" in dev else []
+    return "\n".join(head[:5] + literal + head[5:] + body) + "\n"
 
 
 def plot_png(report: dict, title: str) -> bytes:

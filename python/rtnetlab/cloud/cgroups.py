@@ -1,14 +1,16 @@
 """CPU caps on Linux control groups for `rtnetlab slrm run`: cgroup v2's `cpu.max` where the
 unified hierarchy has the cpu controller, else cgroup v1's `cpu.cfs_quota_us` /
 `cpu.cfs_period_us`. One group per run (`rtnl-<id>`), one child per application
-(`rtnl-<id>-<k>`); `remove()` deletes only the run's own groups."""
+(`rtnl-<id>-<k>`), each recorded in the run's record before it is made (`rtnetlab.ownership`: a
+group of that name that exists already is not the run's, and is refused); `remove()` deletes
+only the run's own groups."""
 
 from __future__ import annotations
 
-import errno
 import os
-import time
 from pathlib import Path
+
+from rtnetlab import ownership
 
 ROOT = Path("/sys/fs/cgroup")
 #: The bandwidth period of every application's group (the kernel's default, 100 ms).
@@ -52,23 +54,22 @@ def quotas(caps: list[float], period_us: int = PERIOD_US) -> list[int]:
 
 
 class RunGroups:
-    """The run's groups. `create` makes them, `set_quota`/`read_quota` cap one application,
-    `attach` moves a process in, `remove` deletes them (the processes must be gone)."""
+    """The groups of run `own`. `create` makes them, `set_quota`/`read_quota` cap one
+    application, `attach` moves a process in, `remove` deletes them (the processes must be gone)."""
 
-    def __init__(self, kind: str, base: Path, prefix: str, count: int):
+    def __init__(self, kind: str, base: Path, own: ownership.Run, count: int):
         self.kind = kind
-        self.parent = base / prefix
-        self.children = [self.parent / f"{prefix}-{k}" for k in range(count)]
-        self.created: list[Path] = []
+        self.own = own
+        self.parent = base / own.name
+        self.children = [self.parent / f"{own.name}-{k}" for k in range(count)]
+        self.created: list[dict] = []
 
     def create(self) -> None:
-        self.parent.mkdir()
-        self.created.append(self.parent)
+        self.created.append(self.own.make_cgroup(self.parent))
         if self.kind == "v2":
             (self.parent / "cgroup.subtree_control").write_text("+cpu")
         for c in self.children:
-            c.mkdir()
-            self.created.append(c)
+            self.created.append(self.own.make_cgroup(c))
             if self.kind == "v1":
                 (c / "cpu.cfs_period_us").write_text(str(PERIOD_US))
 
@@ -91,23 +92,11 @@ class RunGroups:
     def attach(self, k: int, pid: int) -> None:
         (self.children[k] / "cgroup.procs").write_text(str(pid))
 
-    def remove(self, wait: float = 3.0) -> list[str]:
-        """Deletes the groups, children first; retries while the kernel still counts exiting
-        tasks. Returns the groups that could not be removed (with why)."""
-        left: list[str] = []
-        for g in reversed(self.created):
-            deadline = time.monotonic() + wait
-            while True:
-                try:
-                    g.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as e:
-                    if e.errno == errno.EBUSY and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                        continue
-                    left.append(f"{g}: {e.strerror}")
-                    break
+    def remove(self) -> list[str]:
+        """Deletes the groups, children first (waiting while the kernel still counts exiting
+        tasks). Returns the groups that could not be removed (with why)."""
+        left, _ = ownership.remove_objects(self.created)
+        if not left:
+            self.own.forget(*self.created)
         self.created.clear()
         return left

@@ -133,7 +133,10 @@ def slrm_simulate(
             {f"--out ({k})": v for k, v in law.outputs(out_dir).items()},
             [scenario_file] if scenario_file else [],
         )
-    report = law.simulate(sc, str(scenario_file) if scenario_file else "scenario")
+    try:
+        report = law.simulate(sc, str(scenario_file) if scenario_file else "scenario")
+    except UserError as e:
+        raise UserError(_in_user_files(str(e), *([scenario_file] if scenario_file else []))) from None
     title = f"experiment {experiment}" if experiment else str(scenario_file)
     files = law.write(out_dir, report, f"SL-aware RM: {title}") if out_dir is not None else []
     s = law.summary(report)
@@ -158,7 +161,10 @@ def slrm_run(
             "overload (two identical overloaded apps from shares 0.8/0.2), pair (one app's users triple).",
         ),
     ],
-    duration: Annotated[float, typer.Option("--duration", help="Seconds of the run (2 to 3600).")] = 20.0,
+    duration: Annotated[
+        str,
+        typer.Option("--duration", help="Length of the run with its unit, as every --duration (2s to 3600s)"),
+    ] = "20s",
     capacity: Annotated[
         float | None, typer.Option("--capacity", help="Cores shared by the apps (default: the scenario's).")
     ] = None,
@@ -167,13 +173,20 @@ def slrm_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Real SL-aware HTTP services on this machine, capped by cgroups, under the RM (needs root)."""
+    from rtnetlab import limits
+    from rtnetlab.cli.common import quantity
     from rtnetlab.cloud import slrm as law
     from rtnetlab.cloud import slrmrun
     from rtnetlab.io import output as outfiles
 
+    seconds = quantity("duration", duration, "--duration")
+    limits.check("duration", seconds, "--duration")
     _check_seed(seed)
     _check_capacity(capacity)
-    sc, source = slrmrun.scenario(apps, duration, capacity)
+    try:
+        sc, source = slrmrun.scenario(apps, seconds, capacity)
+    except UserError as e:
+        raise UserError(_in_user_files(str(e), Path(apps))) from None
     if out_dir is not None:
         outfiles.check({f"--out ({k})": v for k, v in law.outputs(out_dir).items()})
 
@@ -221,6 +234,38 @@ def _decisions_table(report: dict, limit: int = 40) -> None:
         out.print(f"... {len(report['decisions']) - limit} more decisions (--json or --out for all)")
 
 
+def _in_user_files(message: str, *files: Path, infra: Path | None = None) -> str:
+    """An error of the engine reading a user's file turned into JSON (`FILE: place: rule`) as
+    `FILE:line:column: place: rule` in the user's own file: the position of the JSON text it came
+    with (`at line 1 column 246`) said nothing of it. A problem in the network description an
+    infrastructure (`infra`) names by path is placed in that file."""
+    import re
+
+    from rtnetlab.io import formats, locate
+
+    for path in [*files, *([infra] if infra is not None else [])]:
+        head = f"{path}: "
+        if not message.startswith(head):
+            continue
+        place, sep, rule = message.removeprefix(head).partition(": ")
+        if not sep or not locate.looks_like_place(place):
+            return message
+        rule = re.sub(r" at line \d+ column \d+$", "", rule)
+        if path == infra and place == "network":
+            inner, sep, why = rule.partition(": ")
+            try:
+                named = formats.read(infra).get("network") if sep else None
+            except (UserError, AttributeError):
+                named = None
+            if isinstance(named, str) and locate.looks_like_place(inner):
+                where = infra.parent / named
+                return f"{locate.at(where, inner)}: {inner}: {why}"
+            if isinstance(named, dict) and locate.looks_like_place(inner):
+                return f"{locate.at(infra, f'network.{inner}')}: network.{inner}: {why}"
+        return f"{locate.at(path, place)}: {place}: {rule}"
+    return message
+
+
 def admit_command(
     infra: Annotated[
         Path, typer.Argument(help="Infrastructure: network description + hosts (docs/CLOUD.md).")
@@ -241,9 +286,11 @@ def admit_command(
 
     if out_dir is not None:
         outfiles.check({f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, [infra, requests_file])
-    report = adm.admit(
-        adm.read_infrastructure(infra), adm.read_requests(requests_file), str(infra), str(requests_file)
-    )
+    infrastructure = adm.read_infrastructure(infra)
+    try:
+        report = adm.admit(infrastructure, adm.read_requests(requests_file), str(infra), str(requests_file))
+    except UserError as e:
+        raise UserError(_in_user_files(str(e), requests_file, infra=infra)) from None
     written: list[Path] = []
     if out_dir is not None:
         data = adm.files(out_dir, report, f"admission: {requests_file.name} on {infra.name}")

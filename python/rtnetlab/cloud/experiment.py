@@ -40,7 +40,10 @@ def requests(n: int, seed: int, mean_gap: float = 1.0, mean_lifetime: float = 20
     """`n` VSN requests, Poisson arrivals (mean gap `mean_gap` s), exponential lifetimes; 2 to 4
     components in a chain, utilisation 0.05 to 0.5 each; links of 1 to 30 Mbps with a latency
     limit of 0.2 to 2 ms (jitter limit the same) and a class drawn 40 % control, 40 % video,
-    20 % bulk."""
+    20 % bulk. `n` within the `requests` limit (`--requests`)."""
+    from rtnetlab import limits
+
+    limits.check("requests", n, "--requests")
     rng = random.Random(seed)
     out = []
     t = 0.0

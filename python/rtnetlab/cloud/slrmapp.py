@@ -10,12 +10,12 @@ application's private SL controller g_i (the PI rule of `cloud::sl`) moves s (a 
 than the last one applied is ignored), and the answer is the new s. One thread per request, so that
 requests in progress share the process's CPU (its cgroup's cap) as in processor sharing.
 
-The process dies with its parent (PR_SET_PDEATHSIG, and a watchdog on the parent's pid), so
-that a runner killed by SIGKILL leaves no application behind."""
+The process dies with its parent (PR_SET_PDEATHSIG, set before anything else and checked
+against the pid the runner gave), and ends when its stdin, the runner's control pipe, closes: a
+runner killed by SIGKILL leaves no application behind."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import random
@@ -26,17 +26,15 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def _die_with_parent(parent: int) -> None:
-    try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+def _die_with_parent() -> None:
+    from rtnetlab.ownership import die_with_parent
+
+    die_with_parent()
 
     def watch() -> None:
-        while True:
-            if os.getppid() != parent:
-                os._exit(0)
-            time.sleep(0.5)
+        for _ in sys.stdin:
+            pass
+        os._exit(0)  # the control pipe closed: the runner is gone or done with us
 
     threading.Thread(target=watch, daemon=True).start()
 
@@ -82,8 +80,7 @@ class App:
 
 
 def main(argv: list[str]) -> int:
-    parent = os.getppid()
-    _die_with_parent(parent)
+    _die_with_parent()
     spec = json.loads(argv[1])
     app = App(spec, int(spec.get("seed", 0)))
 

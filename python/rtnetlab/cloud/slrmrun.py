@@ -13,9 +13,11 @@ scenario's `rm`) and the new caps written to the groups and read back.
 
 The scenario is the simulation's (`cloud::slsim::Scenario`, checked by the engine); `capacity`
 is in cores of this machine. Everything the run creates carries its prefix `rtnl-<id>` (the
-control groups, the applications' command lines) and is removed on every exit path: normal end,
-error, Ctrl-C and SIGTERM (the CLI turns it into an interrupt); the applications also die with
-this process if it is killed outright.
+control groups, the applications' command lines), is recorded in the run's record
+(`rtnetlab.ownership`) and is removed on every exit path: normal end, error, Ctrl-C and SIGTERM
+(the CLI turns it into an interrupt); the applications also die with this process if it is
+killed outright (parent-death signal; their stdin, the control pipe, closes too), and
+`rtnetlab testbed down --all` removes the groups of a killed run.
 
 The host's noise is measured and reported: the CPU share a spinner gets alone just before the
 run, the load average, every control tick's lateness, and per period the CPU each application
@@ -28,14 +30,14 @@ import io
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
-from rtnetlab import _core
+from rtnetlab import _core, ownership
 from rtnetlab.cloud import cgroups
 from rtnetlab.cloud import slrm as law
 from rtnetlab.errors import UserError
@@ -124,13 +126,18 @@ def _spinner_share(prefix: str, seconds: float = 0.5) -> float | None:
         "while time.monotonic()-t<float(sys.argv[1]): pass\n"
         "print((time.process_time()-c)/(time.monotonic()-t))"
     )
-    p = subprocess.run(
+    p = ownership.spawn(
         [sys.executable, "-c", code, str(seconds), f"{prefix}-noise"],
-        capture_output=True,
+        what="noise spinner",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=30,
     )
-    return float(p.stdout.strip()) if p.returncode == 0 else None
+    try:
+        out, _ = p.communicate(timeout=30)
+    finally:
+        ownership.stop(p, timeout=0)
+    return float(out.strip()) if p.returncode == 0 else None
 
 
 class _Measure:
@@ -307,8 +314,12 @@ def _start_apps(sc: dict, prefix: str, groups: cgroups.RunGroups, seed: int, pro
     ports = []
     for k, a in enumerate(sc["apps"]):
         spec = {**a, "seed": seed * 1000 + 500 + k}
-        p = subprocess.Popen(
+        # It dies with this process, and ends when its stdin (held here) closes.
+        p = ownership.spawn(
             [sys.executable, "-m", "rtnetlab.cloud.slrmapp", f"{prefix}-{k}", json.dumps(spec)],
+            what=f"application {a['name']}",
+            guarded=True,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -329,11 +340,8 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         if p.poll() is None:
             p.kill()
     for p in procs:
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        for stream in (p.stdout, p.stderr):
+        ownership.stop(p, timeout=5, sig=signal.SIGKILL)
+        for stream in (p.stdin, p.stdout, p.stderr):
             if stream is not None:
                 stream.close()
 
@@ -345,22 +353,23 @@ def run(sc: dict, seed: int = 1, on_start=None) -> dict:
     if found is None:
         raise UserError("slrm run: no writable cgroup CPU controller (needs root and cgroup v1 or v2 cpu)")
     kind, base = found
-    prefix = f"rtnl-{uuid.uuid4().hex[:8]}"
-    groups = cgroups.RunGroups(kind, base, prefix, len(sc["apps"]))
-    procs: list[subprocess.Popen] = []
     noise: dict[str, Any] = {"loadavg_1min_before": os.getloadavg()[0]}
-    try:
-        noise["spinner_share_alone"] = _spinner_share(prefix)
-        groups.create()
-        if on_start is not None:
-            on_start(prefix, cgroups.describe(kind))
-        ports = _start_apps(sc, prefix, groups, seed, procs)
-        wall0 = time.monotonic()
-        result = asyncio.run(_control(sc, ports, [p.pid for p in procs], groups, seed))
-        wall = time.monotonic() - wall0
-    finally:
-        _stop(procs)
-        left = groups.remove()
+    with ownership.Run("slrm run") as own:
+        prefix = own.name
+        groups = cgroups.RunGroups(kind, base, own, len(sc["apps"]))
+        procs: list[subprocess.Popen] = []
+        try:
+            noise["spinner_share_alone"] = _spinner_share(prefix)
+            groups.create()
+            if on_start is not None:
+                on_start(prefix, cgroups.describe(kind))
+            ports = _start_apps(sc, prefix, groups, seed, procs)
+            wall0 = time.monotonic()
+            result = asyncio.run(_control(sc, ports, [p.pid for p in procs], groups, seed))
+            wall = time.monotonic() - wall0
+        finally:
+            _stop(procs)
+            left = groups.remove()
     if left:
         raise RuntimeError("could not remove " + "; ".join(left))
     periods = result["periods"]

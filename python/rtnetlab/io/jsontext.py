@@ -66,6 +66,14 @@ def loads(text: str) -> Any:
         return json.loads(text)
 
 
+def not_json(path: Any, e: ValueError) -> str:
+    """A file that is not JSON, as one line naming where it stops being JSON:
+    `FILE:line:column: not JSON (Expecting value)` (a text that does not decode: `FILE: ...`)."""
+    if isinstance(e, json.JSONDecodeError):
+        return f"{path}:{e.lineno}:{e.colno}: not JSON ({e.msg})"
+    return f"{path}: not JSON ({e})"
+
+
 def _orjson_dumps(data: Any) -> str | None:
     try:
         import orjson

@@ -1,14 +1,15 @@
 """A per-run CPU cap (the "virtualised" server's share of a core): a cgroup named
 ``rtnl-<token>-vm``, with cgroup v2's cpu.max where the unified hierarchy has the cpu controller,
-else cgroup v1's cpu.cfs_quota_us. Removed on every exit path; the caps of runs whose process is
-gone (a crash, a kill) are removed by the next run."""
+else cgroup v1's cpu.cfs_quota_us. It is recorded in the run's record before it is made (a group
+of that name that exists already is not the run's: refused), and removed on every exit path of
+the run; a killed run's by `rtnetlab testbed down --all`."""
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from rtnetlab import ownership
 from rtnetlab.errors import UserError
 
 PERIOD_US = 100_000
@@ -25,40 +26,18 @@ def _root() -> tuple[Path, int]:
     raise UserError("--cpu-cap: no cgroup cpu controller (v2 cpu.max or v1 cpu.cfs_quota_us) on this host")
 
 
-def _remove(path: Path) -> None:
-    for _ in range(100):
-        try:
-            path.rmdir()
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.05)  # its last processes are still exiting
-
-
-def sweep_leftovers() -> None:
-    """Removes the caps of runs whose process is gone."""
-    from rtnetlab.testbed.netns import PREFIX, _owner_alive
-
-    try:
-        root, _ = _root()
-    except UserError:
-        return
-    for d in root.glob(f"{PREFIX}*-vm"):
-        token = d.name[len(PREFIX) :].rsplit("-", 1)[0]
-        if not _owner_alive(token):
-            _remove(d)
-
-
 @contextmanager
-def cpu_cap(prefix: str, share: float):
-    """A cgroup capped at `share` of one CPU for the block; yields the path of its cgroup.procs
-    (a process writes its pid there before it execs the worker)."""
+def cpu_cap(own: ownership.Run, share: float):
+    """A cgroup of run `own` capped at `share` of one CPU for the block; yields the path of its
+    cgroup.procs (a process writes its pid there before it execs the worker)."""
     root, version = _root()
-    path = root / f"{prefix}-vm"
+    path = root / f"{own.name}-vm"
     quota = max(1000, round(share * PERIOD_US))
     try:
-        path.mkdir(exist_ok=True)
+        entry = own.make_cgroup(path)
+    except UserError as e:
+        raise UserError(f"--cpu-cap: {e}") from None
+    try:
         if version == 2:
             (path / "cpu.max").write_text(f"{quota} {PERIOD_US}\n")
         else:
@@ -66,6 +45,10 @@ def cpu_cap(prefix: str, share: float):
             (path / "cpu.cfs_quota_us").write_text(f"{quota}\n")
         yield path / "cgroup.procs"
     except PermissionError as e:
-        raise UserError(f"--cpu-cap: cannot create a cgroup ({e.strerror}); needs root") from None
+        raise UserError(f"--cpu-cap: cannot configure a cgroup ({e.strerror}); needs root") from None
     finally:
-        _remove(path)
+        # Its processes (the run's workers) are stopped by then; the run removes it if it cannot
+        # be removed yet.
+        left, _ = ownership.remove_objects([entry])
+        if not left:
+            own.forget(entry)

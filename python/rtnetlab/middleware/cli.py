@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from rtnetlab import limits
 from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
 
@@ -55,6 +56,18 @@ def _emit(data: dict) -> None:
 
 def _f(x) -> str:
     return "-" if x is None else f"{x:,.1f}"
+
+
+def row_name(r: dict) -> str:
+    """A row as its table names it."""
+    parts = [r.get("backend") or r.get("scenario") or ""]
+    if "subscribers" in r:
+        parts.append(f"{r['subscribers']} sub, {r['payload_bytes']} B")
+    if "mapping" in r:
+        parts.append(f"M{r['mapping']}")
+    if "server" in r:
+        parts.append(f"{r['server']}, {r['payload_bytes']} B, busy {r['busy_us']:g} us")
+    return " ".join(p for p in parts if p)
 
 
 def host_line(h: dict) -> str:
@@ -130,11 +143,16 @@ def progress_printer(as_json: bool, line):
 
 def finish(kind: str, report: dict, as_json: bool, paths: dict[str, Path] | None, print_tables) -> None:
     """What every command does with its results: the skipped lines on stderr, the JSON or the
-    tables on stdout, the files of --out (written whole, the page with its plots), and exit code 1
-    when no row was measured."""
+    tables on stdout, the files of --out (written whole, the page with its plots). Nothing
+    measured because every backend was skipped is one line, exit 2 (nothing written)."""
     report = {**report, "experiment": kind}
+    if not report["rows"] and report["skipped"]:
+        raise UserError(f"middleware {kind}: nothing measured: " + "; ".join(report["skipped"]))
     for line in report["skipped"]:
         err.print(line, markup=False)
+    for r in report["rows"]:
+        for w in r.get("warnings", []):
+            err.print(f"warning: {row_name(r)}: {w}", markup=False, style="bold red" if "OVER" in w else None)
     if as_json:
         _emit(report)
     else:
@@ -200,6 +218,7 @@ def pubsub_cmd(
     if max(sizes) > 60000:
         raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
     at_least("--messages", messages, 1)
+    limits.check("messages", messages, "--messages")
     at_least("--warmup", warmup, 0)
     period_us = duration_us("--period", period)
     if not period_us >= 10:
@@ -237,6 +256,8 @@ def pubsub_cmd(
         t = Table(
             title=f"publish/subscribe latency ({placement}), us, generation to arrival at each subscriber"
         )
+        link = any("link_mbps" in r for r in report["rows"])
+        extra = ("offered Mbit/s", "link Mbit/s", "link") if link else ()
         for c in (
             "backend",
             "subscribers",
@@ -248,9 +269,15 @@ def pubsub_cmd(
             "stdev",
             "p99",
             "max",
+            *extra,
         ):
-            t.add_column(c, justify="left" if c == "backend" else "right")
+            t.add_column(c, justify="left" if c in ("backend", "link") else "right")
         for r in report["rows"]:
+            flags = []
+            if r.get("overloaded"):
+                flags.append("OVERLOADED")
+            if r.get("bypassed"):
+                flags.append("BYPASSED")
             t.add_row(
                 r["backend"],
                 str(r["subscribers"]),
@@ -258,6 +285,9 @@ def pubsub_cmd(
                 str(r["count"]),
                 str(r["lost"]),
                 *(_f(r[k]) for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")),
+                *((_f(r.get("offered_mbps")), _f(r.get("link_mbps")), ", ".join(flags) or "ok")
+                  if link else ()),  # fmt: skip
+                style="bold white on red" if flags else None,
             )
         out.print(t)
         for c in (cross or {}).get("rows", []):
@@ -307,6 +337,21 @@ def partitions_cmd(
     rt: Annotated[bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO and CPU pinning when allowed.")] = True,
     noise: NoiseOpt = "1s",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the requests' random gaps.")] = 1,
+    time_scale: Annotated[
+        float,
+        typer.Option(
+            "--time-scale",
+            help="Run the windows and the major frame K times longer; latencies given back in model time.",
+        ),
+    ] = 1.0,
+    disturbance: Annotated[
+        str,
+        typer.Option(
+            "--disturbance",
+            help="A request during whose flight a window change (or the client) was later than this "
+            "(wall clock) is disturbed by the host.",
+        ),
+    ] = "200us",
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
 ) -> None:
@@ -325,12 +370,18 @@ def partitions_cmd(
             f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
         )
     at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
     if not 16 <= payload <= 1400:
         raise UserError(
             f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
         )
     at_least("--warmup", warmup, 0)
     noise_us = duration_us("--noise", noise)
+    if not 1 <= time_scale <= 1000:
+        raise UserError(f"--time-scale: between 1 and 1000, got {time_scale:g}")
+    threshold_us = duration_us("--disturbance", disturbance)
+    if not 0 < threshold_us <= 1e6:
+        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
     paths = out_paths(out_dir, "partitions")
     netns.check_privileges()
     progress = progress_printer(
@@ -347,10 +398,13 @@ def partitions_cmd(
         noise_s=noise_us / 1e6,
         seed=seed,
         progress=progress,
+        time_scale=time_scale,
+        disturbance_ns=round(threshold_us * 1000),
     )
 
     def tables(report):
-        t = Table(title="request/response round trip (us), measured | paper's Tables 1-2")
+        scale = f", time scale {time_scale:g}: model time" if time_scale != 1 else ""
+        t = Table(title=f"request/response round trip (us{scale}), measured | paper's Tables 1-2")
         for c in (
             "scenario",
             "count",
@@ -360,10 +414,14 @@ def partitions_cmd(
             "max",
             "std",
             "per99",
+            "disturbed",
+            "undist. max",
             "bound",
+            "verdict",
             "paper min/avg/max/std/per99",
         ):
-            t.add_column(c, justify="left" if c in ("scenario", "paper min/avg/max/std/per99") else "right")
+            left = c in ("scenario", "verdict", "paper min/avg/max/std/per99")
+            t.add_column(c, justify="left" if left else "right")
         for r in report["rows"]:
             p = r["paper"]
             t.add_row(
@@ -371,10 +429,23 @@ def partitions_cmd(
                 str(r["count"]),
                 str(r["lost"]),
                 *(_f(r[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+                str(r.get("disturbed", "-")),
+                _f(r.get("undisturbed_max_us")),
                 _f(r.get("bound_us")),
+                r.get("verdict", ""),
                 "/".join(str(p[k]) for k in ("min_us", "mean_us", "max_us", "stdev_us", "p99_us")),
+                style="bold white on red" if r.get("verdict") == "ABOVE BOUND" else None,
             )
         out.print(t)
+        part = next((r for r in report["rows"] if r.get("verdict")), None)
+        if part:
+            out.print(
+                f"verdict: the {part['undisturbed']:,} undisturbed requests (no window change and no client "
+                f"wake-up later than {disturbance} during their flight; {part['disturbed']:,} disturbed) "
+                f"against the bound + {_f(part['allowance_us'])} us (three window changes); host noise "
+                f"{_f(part['noise_us'])} us beside",
+                markup=False,
+            )
         d, a = report.get("dispatcher"), report.get("analysis")
         if d:
             out.print(
@@ -445,6 +516,7 @@ def reqresp_cmd(
 
     busy_us = comma_list("--busy", busy, busy_time, "durations")
     at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
     if not 0 < cpu_cap <= 1:
         raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
     at_least("--warmup", warmup, 0)
@@ -556,6 +628,7 @@ def cwalker_cmd(
     rt: Annotated[
         bool, typer.Option("--rt/--no-rt", help="SCHED_FIFO at maximum priority and pinning when allowed.")
     ] = True,
+    noise: NoiseOpt = "1s",
     as_json: JsonOpt = False,
     out_dir: OutOpt = None,
 ) -> None:
@@ -569,9 +642,13 @@ def cwalker_cmd(
     if any(m not in cwalker.MAPPINGS for m in maps):
         raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
     seconds = duration_us("--duration", duration) / 1e6
+    limits.check("duration", seconds, "--duration", f"{duration}")
     if seconds < 2:
         raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
     check_placement(placement)
+    noise_us = duration_us("--noise", noise)
+    if noise_us < 0:
+        raise UserError(f"--noise: must not be negative, got {noise}")
     paths = out_paths(out_dir, "cwalker")
     progress = progress_printer(
         as_json,
@@ -580,7 +657,9 @@ def cwalker_cmd(
             f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us"
         ),
     )
-    report = cwalker.run(names, maps, seconds, placement=placement, rt=rt, progress=progress)
+    report = cwalker.run(
+        names, maps, seconds, placement=placement, rt=rt, progress=progress, noise_s=noise_us / 1e6
+    )
 
     def tables(report):
         t = Table(title=f"cWalker latency at AVI (us), {placement}; Table I format")

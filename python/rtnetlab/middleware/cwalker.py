@@ -21,14 +21,15 @@ loop); the latency of a message is its arrival at AVI minus its generation stamp
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import Workers, measure_cases
+from rtnetlab.middleware.pubsub import measure_noise
 from rtnetlab.middleware.stats import quantile_sketch, summary
 
 #: name: (period ms, published topic, subscribed topics)
@@ -116,11 +117,14 @@ def run(
     placement: str = "two-boards",
     rt: bool = True,
     progress=None,
+    noise_s: float = 1.0,
 ) -> dict:
     host = describe()
     rows, skipped = [], []
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
-        tmp = Path(tmpname)
+    with ownership.Run("middleware cwalker") as own, placed(placement, own) as place:
+        tmp = own.folder()
+        # The host's timer noise, first, as the other commands measure it.
+        host.update(measure_noise(tmp, noise_s, rt))
         for backend in backends:
             measure_cases(
                 tmp,

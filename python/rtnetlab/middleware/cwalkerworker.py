@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 
-from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup, _sleep_until
+from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup, _sleep_until, command, follow_control
 
 WARMUP_S = 1.0
 
@@ -40,10 +40,10 @@ def module(spec: dict) -> None:
         _say({"error": f"{spec['backend']}: {spec['name']} failed to subscribe: {e}"})
         os._exit(1)
     _say({"ready": True, "endpoints": endpoints, **sched})
-    peers = json.loads(sys.stdin.readline())
+    peers = json.loads(command())
     pub = be.publisher(spec["topic"], peers)
     _say({"publishing": True})
-    sys.stdin.readline()
+    command()
     buf = bytearray(spec["payload"])
     period = spec["period_ns"]
     start = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
@@ -68,4 +68,8 @@ def module(spec: dict) -> None:
 
 
 if __name__ == "__main__":
+    from rtnetlab.ownership import die_with_parent
+
+    die_with_parent()
+    follow_control()
     module(json.loads(sys.argv[1]))

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 
+from rtnetlab import ownership
 from rtnetlab.middleware.backends.dds import config_xml
 
 LINE = re.compile(
@@ -47,14 +48,17 @@ def cross_check(settings: dict, payloads: list[int], seconds: float = 3.0, rate_
     rows = []
     for size in payloads:
         dur = str(max(1, round(seconds)))
-        pong = subprocess.Popen(
+        # Both die with this process and are recorded in its run.
+        pong = ownership.spawn(
             [exe, "-i", domain, "-D", str(int(dur) + 3), "pong"],
+            what="ddsperf pong",
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        ping = None
         try:
-            p = subprocess.run(
+            ping = ownership.spawn(
                 [
                     exe,
                     "-i",
@@ -68,23 +72,26 @@ def cross_check(settings: dict, payloads: list[int], seconds: float = 3.0, rate_
                     "size",
                     str(size),
                 ],
+                what="ddsperf ping",
                 env=env,
-                capture_output=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
-                timeout=seconds + 30,
             )
-        finally:
-            pong.terminate()
             try:
-                pong.wait(timeout=3)
+                out, err = ping.communicate(timeout=seconds + 30)
             except subprocess.TimeoutExpired:
-                pong.kill()
-                pong.wait()
-        stats = parse(p.stdout)
+                ping.kill()
+                out, err = ping.communicate()
+        finally:
+            for q in (pong, ping):
+                if q is not None:
+                    ownership.stop(q)
+        stats = parse(out)
         if stats is None:
             return {
                 "available": False,
-                "reason": f"ddsperf gave no round trip ({(p.stderr or p.stdout).strip()[-200:]})",
+                "reason": f"ddsperf gave no round trip ({(err or out).strip()[-200:]})",
             }
         rows.append({"payload_bytes": size, **stats, "one_way_mean_us": stats["rtt_mean_us"] / 2})
     return {"available": True, "rows": rows}

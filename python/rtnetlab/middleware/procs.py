@@ -1,5 +1,7 @@
 """The harness's worker processes: started with a JSON spec (in a board's namespace when placed
-there), talked to in JSON lines, and always stopped (terminate, then kill) when the block ends."""
+there), talked to in JSON lines, and always stopped (terminate, then kill) when the block ends.
+Each is recorded in the run's record (`rtnetlab.ownership`) as soon as it has a pid, dies with
+the harness (parent-death signal) and stops when its stdin, the control pipe, closes."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from rtnetlab import ownership
 from rtnetlab.middleware.backends import BackendUnavailable
 
 
@@ -20,8 +23,10 @@ class Worker:
         self.log = logdir / f"{label}-{time.monotonic_ns()}.err"
         self.lines: queue.Queue = queue.Queue()
         with open(self.log, "w") as errf:
-            self.p = subprocess.Popen(
+            self.p = ownership.spawn(
                 [*prefix, sys.executable, "-m", f"rtnetlab.middleware.{module}", json.dumps(spec)],
+                what=f"{module} {label}",
+                guarded=True,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errf,
@@ -81,6 +86,9 @@ class Worker:
                 f.close()
             except OSError:
                 pass
+        run = ownership.current()
+        if run is not None:
+            run.ended(self.p.pid)
 
 
 class Workers:
@@ -99,9 +107,7 @@ class Workers:
         return self
 
     def __exit__(self, *exc):
-        from rtnetlab.testbed.netns import held_signals
-
-        with held_signals():
+        with ownership.held_signals():
             for w in self.all:
                 w.stop()
         return False

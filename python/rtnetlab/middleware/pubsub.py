@@ -6,14 +6,15 @@ subscriber's samples pooled in the row."""
 from __future__ import annotations
 
 import os
-import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.backends import NAMES
 from rtnetlab.middleware.host import describe
-from rtnetlab.middleware.placement import placed
+from rtnetlab.middleware.placement import LINK_BPS, placed
 from rtnetlab.middleware.procs import Workers, measure_cases
 from rtnetlab.middleware.stats import quantile_sketch, summary
 
@@ -94,8 +95,12 @@ def run_one(
     granted.append(pub.expect("ready", 60, what))
     for w in subs_w:
         w.expect("warm", 60, f"{what}: subscribers never matched the publisher")
+    before = place.link_bytes()
+    started = time.monotonic()
     pub.send("go")
     pub.expect("done", (messages + warmup) * period_ns / 1e9 * 3 + 30, what)
+    after = place.link_bytes()
+    elapsed = time.monotonic() - started
     samples = []
     for i, w in enumerate(subs_w):
         w.expect("done", 30, what)
@@ -109,7 +114,35 @@ def run_one(
     row.update({k: s[k] for k in ("min_us", "mean_us", "stdev_us", "p99_us", "max_us")})
     row["period_us"] = period_ns / 1000
     row["quantiles_us"] = quantile_sketch(pooled.tolist())
+    if before is not None and after is not None:
+        link_checks(row, after - before, elapsed, messages + warmup, subs, payload, period_ns)
     return row
+
+
+def link_checks(
+    row: dict, link_bytes: int, elapsed_s: float, messages: int, subs: int, payload: int, period_ns: int
+) -> None:
+    """Two boards: what crossed the link during the row, against what the row had to carry.
+    `bypassed`: fewer bytes on the link than the payloads alone (shared memory or another way
+    round the modelled link); `overloaded`: the payloads alone ask more than the link's rate."""
+    needed = messages * subs * payload
+    offered_bps = subs * payload * 8 / (period_ns / 1e9)
+    row["link_bytes"] = link_bytes
+    row["link_mbps"] = link_bytes * 8 / elapsed_s / 1e6 if elapsed_s > 0 else None
+    row["offered_mbps"] = offered_bps / 1e6
+    row["bypassed"] = link_bytes < needed
+    row["overloaded"] = offered_bps > LINK_BPS
+    warnings = []
+    if row["overloaded"]:
+        warnings.append(
+            f"OVERLOADED: the payloads alone offer {offered_bps / 1e6:,.1f} Mbit/s on the "
+            f"{LINK_BPS / 1e6:g} Mbit/s link: latencies grow with the run, not the middleware"
+        )
+    if row["bypassed"]:
+        warnings.append(
+            f"the link carried {link_bytes:,} B for {needed:,} B of payloads: samples went round it"
+        )
+    row["warnings"] = warnings
 
 
 def measure_noise(tmp: Path, seconds: float, rt: bool) -> dict:
@@ -143,8 +176,8 @@ def run(
     `skipped` (one line naming it) and the others run."""
     rows, skipped, sched = [], [], []
     host = describe()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname, placed(placement) as place:
-        tmp = Path(tmpname)
+    with ownership.Run("middleware pubsub") as own, placed(placement, own) as place:
+        tmp = own.folder()
         host.update(measure_noise(tmp, noise_s, rt))
         for backend in backends:
             if backend == "zeromq-ipc" and placement == "two-boards":

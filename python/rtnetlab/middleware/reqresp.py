@@ -14,11 +14,10 @@ payload and busy time."""
 from __future__ import annotations
 
 import socket
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
+from rtnetlab import ownership
 from rtnetlab.middleware.host import describe
 from rtnetlab.middleware.placement import placed
 from rtnetlab.middleware.procs import measure_cases
@@ -148,14 +147,10 @@ def run(
     if "icmp-echo" in backends and not raw_sockets_allowed():
         skipped.append("icmp-echo: raw sockets are not allowed (needs CAP_NET_RAW: root); not run")
         backends = [b for b in backends if b != "icmp-echo"]
-    cgroup.sweep_leftovers()
-    with (
-        tempfile.TemporaryDirectory(prefix="rtnetlab-mw-") as tmpname,
-        placed("two-boards", guest=True) as place,
-    ):
-        tmp = Path(tmpname)
+    with ownership.Run("middleware reqresp") as own, placed("two-boards", own, guest=True) as place:
+        tmp = own.folder()
         host.update(measure_noise(tmp, noise_s, rt))
-        with cgroup.cpu_cap(f"rtnl-{place.token}", cpu_cap) as procs_file:
+        with cgroup.cpu_cap(own, cpu_cap) as procs_file:
             for backend in backends:
                 # The kernel's echo does no busy work: one row per payload and server.
                 busy_times = busy_list if backend != "icmp-echo" else [0.0]

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup
+from rtnetlab.middleware.worker import HEADER, _backend, _say, _setup, command, follow_control
 
 WARM = -1
 CLOCK = time.CLOCK_MONOTONIC
@@ -196,9 +196,16 @@ def client(spec: dict) -> None:
     rtt = np.full(n, -1, dtype=np.int64)
     sent = np.zeros(n, dtype=np.int64)  # each request's send stamp (its phase in the windows)
     gap_ns = spec.get("gap_ns", 0)
+    # This process's stalls: woken later than its gap asked, by more than the threshold.
+    threshold = spec.get("disturbance_ns", 200_000)
+    stalls = []
     for seq in range(-spec["warmup"], n):
-        time.sleep((spec.get("min_gap_ns", 200_000) + rng.random() * gap_ns) / 1e9)
+        pause = (spec.get("min_gap_ns", 200_000) + rng.random() * gap_ns) / 1e9
+        due = _now() + int(pause * 1e9)
+        time.sleep(pause)
         stamp = _now()
+        if stamp - due > threshold:
+            stalls.append((due, stamp))
         if seq >= 0:
             sent[seq] = stamp
         HEADER.pack_into(buf, 0, seq, stamp)
@@ -217,6 +224,8 @@ def client(spec: dict) -> None:
     np.save(spec["out"], rtt)
     if spec.get("out_sent"):
         np.save(spec["out_sent"], sent)
+    if spec.get("out_stalls"):
+        np.save(spec["out_stalls"], np.array(stalls, dtype=np.int64).reshape(-1, 2))
     _say({"done": True})
     os._exit(0)
 
@@ -225,8 +234,6 @@ def dispatcher(spec: dict) -> None:
     """A cyclic window schedule by SIGSTOP/SIGCONT: at each window's start the other partitions'
     processes are stopped and its own continued. Runs until "stop" on stdin, then continues
     everyone; reports how late each switch was (its precision)."""
-    import selectors
-
     sched = _setup(spec)
     frame = spec["major_frame_ns"]
     groups = {name: pids for name, pids in spec["groups"].items()}
@@ -245,9 +252,10 @@ def dispatcher(spec: dict) -> None:
             except ProcessLookupError:
                 pass
 
-    sel = selectors.DefaultSelector()
-    sel.register(sys.stdin, selectors.EVENT_READ)
     late = []
+    # Switches later than the threshold: the windows were not where the schedule says (stalls).
+    threshold = spec.get("disturbance_ns", 200_000)
+    stalls = []
     start = _now() + 5_000_000
     cycle = 0
     _say({"ready": True, **sched})
@@ -260,14 +268,21 @@ def dispatcher(spec: dict) -> None:
                     time.sleep(d / 1e9)
                 signal_all([p for p in everyone if p not in groups.get(name, [])], signal.SIGSTOP)
                 signal_all(groups.get(name, []), signal.SIGCONT)
-                late.append(_now() - target)
+                done = _now()
+                late.append(done - target)
+                if done - target > threshold:
+                    stalls.append((target, done))
             cycle += 1
-            if cycle % 16 == 0 and sel.select(timeout=0):
+            if cycle % 16 == 0 and command(0) is not None:
                 break
     finally:
         signal_all(everyone, signal.SIGCONT)
     from rtnetlab.middleware.stats import summary
 
+    if spec.get("out_stalls"):
+        import numpy as np
+
+        np.save(spec["out_stalls"], np.array(stalls[1:], dtype=np.int64).reshape(-1, 2))
     s = summary(late[1:])
     _say(
         {
@@ -284,7 +299,32 @@ def dispatcher(spec: dict) -> None:
     os._exit(0)
 
 
+def watch(spec: dict) -> None:
+    """The host's stalls on one CPU while a scenario runs: at the highest priority, a wake-up
+    every 200 us; one later than the threshold means the CPU was taken (by an interrupt, another
+    highest-priority task, the hypervisor), and the interval is written down. Until "stop"."""
+    import numpy as np
+
+    sched = _setup(spec)
+    threshold = spec.get("disturbance_ns", 200_000)
+    stalls = []
+    _say({"ready": True, **sched})
+    while command(0) is None:
+        due = _now() + 200_000
+        time.sleep(200e-6)
+        now = _now()
+        if now - due > threshold:
+            stalls.append((due, now))
+    np.save(spec["out_stalls"], np.array(stalls, dtype=np.int64).reshape(-1, 2))
+    _say({"watched": len(stalls)})
+    os._exit(0)
+
+
 def main() -> None:
+    from rtnetlab.ownership import die_with_parent
+
+    die_with_parent()
+    follow_control()
     spec = json.loads(sys.argv[1])
     roles = {
         "echo_server": echo_server,
@@ -292,6 +332,7 @@ def main() -> None:
         "router": router,
         "client": client,
         "dispatcher": dispatcher,
+        "watch": watch,
     }
     roles[spec["role"]](spec)
 

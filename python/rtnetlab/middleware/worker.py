@@ -1,6 +1,8 @@
 """One process of a measurement (`python -m rtnetlab.middleware.worker SPEC`): a subscriber, the
 publisher, or the timer-noise probe. It speaks JSON lines on stdout to the harness (ready,
-warm, done) and takes "go" on stdin; a subscriber writes its latencies to a file.
+warm, done) and takes "go" on stdin; a subscriber writes its latencies to a file. Every worker
+dies with the harness (parent-death signal) and stops as soon as its stdin, the harness's control
+pipe, closes, whatever it was doing.
 
 The payload starts with the message's sequence number and its CLOCK_MONOTONIC send stamp (16
 bytes, little-endian); warm-up messages carry sequence -1 and the end markers -2."""
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import queue
 import struct
 import sys
 import threading
@@ -18,6 +20,30 @@ import time
 HEADER = struct.Struct("<qQ")
 WARM = -1
 STOP = -2
+
+
+_commands: queue.Queue[str] = queue.Queue()
+
+
+def follow_control() -> None:
+    """Called first by every worker program (after `die_with_parent`): the lines of stdin (the
+    harness's control pipe) queue up for `command`; its end means the harness is gone or done
+    with us, and ends this process at once (a publisher must not run its schedule alone)."""
+
+    def read() -> None:
+        for line in sys.stdin:
+            _commands.put(line.rstrip("\n"))
+        os._exit(3)
+
+    threading.Thread(target=read, daemon=True, name="control").start()
+
+
+def command(timeout: float | None = None) -> str | None:
+    """The next line from the harness; None after `timeout` seconds (0: do not wait)."""
+    try:
+        return _commands.get_nowait() if timeout == 0 else _commands.get(timeout=timeout)
+    except queue.Empty:
+        return None
 
 
 def _say(obj: dict) -> None:
@@ -101,11 +127,8 @@ def publisher(spec: dict) -> None:
 
     # Warm-up until the harness says every subscriber has one (discovery, slow joiners), then
     # `warmup` more, all discarded.
-    sel = selectors.DefaultSelector()
-    sel.register(sys.stdin, selectors.EVENT_READ)
-    while not sel.select(timeout=max(period / 1e9, 0.002)):
+    while command(timeout=max(period / 1e9, 0.002)) is None:
         send(WARM)
-    sys.stdin.readline()
     nxt = time.clock_gettime_ns(clock)
     for _ in range(spec["warmup"]):
         send(WARM)
@@ -137,6 +160,10 @@ def noise(spec: dict) -> None:
 
 
 def main() -> None:
+    from rtnetlab.ownership import die_with_parent
+
+    die_with_parent()
+    follow_control()
     spec = json.loads(sys.argv[1])
     {"sub": subscriber, "pub": publisher, "noise": noise}[spec["role"]](spec)
     # Other roles (request/response, partitions) register in their own modules.

@@ -78,6 +78,10 @@ def generate(
     `measured` report, the measured figures beside bound and simulated; with `worst_case` (a
     worst-case search's results), the pessimism interval per flow too."""
     check_output(output, inputs)
+    if measured is not None:
+        from rtnetlab.testbed import compare
+
+        compare.check_network(measured, net.info()["name"])  # before the simulation
     found = read_results(worst_case, net) if worst_case is not None else None
     data = build(net, method, duration_ns, seed, analysis, simulation, progress)
     if measured is not None:
@@ -118,8 +122,9 @@ def render_json(data: dict) -> str:
     if "measured" in data:
         doc["measured"] = {**data["measured"], "rows": [
             {k: r.get(k) for k in ("flow", "destination", "plane", "bound_us", "sim_max_us",
-                                   "measured_mean_us", "measured_max_us", "measured_max_less_host_us",
-                                   "measured_count")}
+                                   "measured_mean_us", "measured_max_us", "measured_undisturbed_max_us",
+                                   "measured_undisturbed_less_host_us", "measured_allowance_us",
+                                   "measured_disturbed", "measured_verdict", "measured_count")}
             for r in data["rows"]]}
     if data.get("worst_case") is not None:
         doc["worst_case"] = data["worst_case"]

@@ -135,6 +135,82 @@ def _figures(kind: str, result: dict) -> list[dict]:
     return figs
 
 
+def _pct(x) -> str:
+    return "–" if x is None else f"{100 * x:.1f} %"
+
+
+def _tables(kind: str, result: dict) -> list[dict]:
+    """What the terminal and the JSON show beside the results' table: reqresp's derived ratios,
+    pubsub's ddsperf cross-check, every row's warnings."""
+    tables = []
+    if kind == "reqresp" and result.get("ratios"):
+        cols = [
+            ("payload_bytes", "payload B", _cell),
+            ("busy_us", "busy µs", _cell),
+            ("dds_overhead", "dds overhead", _pct),
+            ("udp-echo_overhead", "udp-echo overhead", _pct),
+            ("icmp-echo_overhead", "icmp-echo overhead", _pct),
+            ("middleware_share_native", "middleware share, native", _pct),
+            ("middleware_share_virtualised", "middleware share, virtualised", _pct),
+            ("dds_deadline_share_10ms", "dds deadline share, 10 ms", _pct),
+            ("dds_deadline_share_100ms", "100 ms", _pct),
+            ("dds_deadline_share_1000ms", "1 s", _pct),
+        ]
+        tables.append(
+            {
+                "id": "ratios",
+                "title": "Derived ratios (on the means)",
+                "columns": [c[1] for c in cols],
+                "rows": [[f(d.get(k)) for k, _, f in cols] for d in result["ratios"]],
+                "note": "overhead = (T_virt − T_native) / T_native; middleware share = (T_mw − T_ideal) / "
+                "T_mw; deadline share = (T_virt − T_native) / D.",
+            }
+        )
+    cross = result.get("ddsperf")
+    if kind == "pubsub" and cross is not None:
+        if cross.get("available"):
+            rows = [
+                [_cell(c["payload_bytes"]), _cell(c["rtt_mean_us"]), _cell(c["one_way_mean_us"]),
+                 _cell(c.get("rtt_p99_us")), _cell(c.get("rtt_max_us"))]
+                for c in cross.get("rows", [])
+            ]  # fmt: skip
+            note = "Cyclone's own C ping/pong with the same configuration: half its round trip is " \
+                "comparable to the dds rows' one-way latency."
+        else:
+            rows, note = [], f"ddsperf not run: {cross.get('reason')}"
+        tables.append(
+            {
+                "id": "ddsperf",
+                "title": "Native cross-check: ddsperf (µs)",
+                "columns": ["payload B", "round trip mean", "one way mean", "round trip p99",
+                            "round trip max"],  # fmt: skip
+                "rows": rows,
+                "note": note,
+            }
+        )
+    warned = [(r, w) for r in result["rows"] for w in r.get("warnings", [])]
+    if warned:
+        from rtnetlab.middleware.cli import row_name
+
+        tables.append(
+            {
+                "id": "warnings",
+                "title": "Warnings per row",
+                "columns": ["row", "warning"],
+                "rows": [[row_name(r), w] for r, w in warned],
+                "note": "",
+            }
+        )
+    return tables
+
+
+#: Columns a row has only in some runs (two boards, the verdict of the partitioned scenario).
+OPTIONAL = {
+    "pubsub": ("offered_mbps", "link_mbps", "overloaded", "bypassed"),
+    "partitions": ("bound_us", "undisturbed", "undisturbed_max_us", "allowance_us", "verdict"),
+}
+
+
 def render(result: dict, where: str = "results") -> str:
     """The page of one experiment's results."""
     from rtnetlab.middleware.cli import host_line
@@ -142,7 +218,10 @@ def render(result: dict, where: str = "results") -> str:
 
     kind = kind_of(result, where)
     labels = LABELS[kind]
-    columns = [*labels, *STATS, *(("bound_us",) if kind == "partitions" else ())]
+    optional = [c for c in OPTIONAL.get(kind, ()) if any(c in r for r in result["rows"])]
+    if kind == "partitions" and "bound_us" not in optional:
+        optional.insert(0, "bound_us")
+    columns = [*labels, *STATS, *optional]
     rows = [[_cell(r.get(c)) for c in columns] for r in result["rows"]]
     return (
         _environment()
@@ -154,6 +233,7 @@ def render(result: dict, where: str = "results") -> str:
             figures=_figures(kind, result),
             columns=columns,
             rows=rows,
+            tables=_tables(kind, result),
             source=f"Source: {where}.",
         )
     )

@@ -1,5 +1,6 @@
 """Parameter sweeps on Dask (`rtnetlab sweep`): a SPEC names what varies, the seeds, what runs per
-point and what is kept; points run in batches on an embedded LocalCluster or a remote scheduler,
-rows stream to Parquet (one per point and seed), a killed sweep resumes where it stopped, and the
-rows aggregate into means with t-based confidence intervals and plots. The seeds' figures
-(`rtnetlab experiment ...`) and the soundness campaign are sweeps too."""
+point and what is kept; points run in batches on an embedded cluster that admits no one else or on
+a remote scheduler chosen by its credentials (`cluster`), rows stream to Parquet (one per point
+and seed), a killed sweep resumes where it stopped, and the rows aggregate into means with
+t-based confidence intervals and plots. The seeds' figures (`rtnetlab experiment ...`) and the
+soundness campaign are sweeps too."""

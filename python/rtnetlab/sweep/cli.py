@@ -12,17 +12,48 @@ from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.errors import UserError
+from rtnetlab import limits
 
 OutOpt = Annotated[Path, typer.Option("--out", help="Directory of the rows (Parquet), summary and plots.")]
 WorkersOpt = Annotated[
     int | None,
     typer.Option(
-        "--workers", min=1, help="Worker processes of the embedded cluster (default: one per core)."
+        "--workers",
+        min=1,
+        callback=limits.option("workers"),
+        help="Worker processes of the embedded cluster (default: one per core; at most the limit "
+        "`workers`, the cores).",
     ),
 ]
 SchedulerOpt = Annotated[
-    str | None, typer.Option("--scheduler", help="Run on this Dask scheduler (tcp://HOST:8786) instead.")
+    str | None,
+    typer.Option(
+        "--scheduler",
+        help="Run on this Dask scheduler instead: tls://HOST:8786 with --tls-ca, --tls-cert and "
+        "--tls-key, or tcp://HOST:8786 with --trust-scheduler. Its workers run code in this process "
+        "(their results are unpickled here): see docs/SWEEPS.md.",
+    ),
+]
+TlsCaOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-ca", help="The tls:// cluster's CA certificate (PEM): the scheduler's must be signed by it."
+    ),
+]
+TlsCertOpt = Annotated[
+    Path | None, typer.Option("--tls-cert", help="This client's certificate for the tls:// cluster (PEM).")
+]
+TlsKeyOpt = Annotated[
+    Path | None,
+    typer.Option("--tls-key", help="This client's private key (PEM; default: in --tls-cert's file)."),
+]
+TrustOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust-scheduler",
+        help="Accept a tcp:// scheduler, which nothing authenticates: whoever answers at that address "
+        "runs code in this process. Needed for 127.0.0.1 too: any local user can bind a loopback port.",
+    ),
 ]
 ResumeOpt = Annotated[
     bool, typer.Option("--resume", help="Go on with the sweep in --out: finished rows are kept.")
@@ -32,7 +63,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 OutDirOpt = Annotated[
     Path, typer.Option("--out", help="Directory of the rows (Parquet), figures and tables.")
 ]
-RunsOpt = Annotated[int, typer.Option("--runs", min=2, help="Runs (seeds) per point.")]
+RunsOpt = Annotated[
+    int, typer.Option("--runs", min=2, callback=limits.option("rows"), help="Runs (seeds) per point.")
+]
 
 
 def _json_default(x: Any) -> Any:
@@ -54,9 +87,18 @@ def emit(data: Any) -> None:
     sys.stdout.write(json.dumps(_clean(data), indent=2, default=_json_default) + "\n")
 
 
-def check_scheduler(scheduler: str | None) -> None:
-    if scheduler is not None and not scheduler.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
-        raise UserError(f"--scheduler: '{scheduler}' is not a scheduler address (tcp://HOST:8786)")
+def check_scheduler(
+    scheduler: str | None,
+    tls_ca: Path | None = None,
+    tls_cert: Path | None = None,
+    tls_key: Path | None = None,
+    trust: bool = False,
+):
+    """The `--scheduler` options checked before anything starts: a `cluster.Remote`, or None
+    for the embedded cluster."""
+    from rtnetlab.sweep import cluster
+
+    return cluster.remote(scheduler, tls_ca, tls_cert, tls_key, trust)
 
 
 def write_summary(spec, out: Path) -> dict:
@@ -92,16 +134,25 @@ def sweep(
     out: OutOpt,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Run a parameter sweep on Dask: rows to Parquet, means with confidence intervals, plots."""
+    """Run a parameter sweep on Dask: rows to Parquet, means with confidence intervals, plots.
+
+    A wrong SPEC stops before anything runs (one line naming its place, exit 2): every
+    `network.*` value is applied to the networks the rows start from and validated first. A row
+    that fails still (its error kept in the rows) makes the exit code 1, the files written.
+    """
     from rtnetlab.sweep import runner
     from rtnetlab.sweep import spec as spec_mod
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     spec, _ = spec_mod.load(spec_file)
-    outcome = runner.run_sweep(spec, out, workers, scheduler, resume, progress=None if not as_json else False)
+    outcome = runner.run_sweep(spec, out, workers, remote, resume, progress=None if not as_json else False)
     result = write_summary(spec, out)
     rows = result["rows"]
     doc = {
@@ -120,41 +171,94 @@ def sweep(
     }
     if as_json:
         emit(doc)
-        return
-    from rich.console import Console
-    from rich.table import Table
+    else:
+        from rtnetlab.cli.common import err
+        from rtnetlab.cli.common import out as con
 
-    con = Console(emoji=False, highlight=False, soft_wrap=True)
-    table = Table(title=f"{spec.name}: means over seeds ({round(spec.confidence * 100)} % CI)")
-    for p in spec.param_names:
-        table.add_column(p)
-    table.add_column("rows", justify="right")
-    for m in spec.keep:
-        table.add_column(m, justify="right")
-    for e in result["summary"][:50]:
-        cells = [str(e[p]) for p in spec.param_names] + [f"{e['rows'] - e['failed']}/{e['rows']}"]
-        for m in spec.keep:
-            s = e[m]
-            if s["mean"] is None:
-                cells.append("-")
-            elif s["half_width"] is None:
-                cells.append(f"{s['mean']:.4g}")
-            else:
-                cells.append(f"{s['mean']:.4g} ± {s['half_width']:.2g}")
-        table.add_row(*cells)
-    con.print(table)
-    failed = doc["failed"]
-    con.print(
-        f"{doc['rows']} rows ({outcome.ran} run now, {outcome.skipped} already done, {failed} failed) "
-        f"in {outcome.wall_s:.1f} s; rows in {out / runner.ROWS}, summary in {out / 'summary.csv'}"
-    )
-    if failed:
-        first = next(r for r in rows if r["error"])
-        Console(emoji=False, stderr=True, highlight=False).print(
-            f"warning: {failed} rows failed; first: point {first['index']} "
-            f"seed {first['seed']}: {first['error']}",
+        title = f"{spec.name}: means over seeds ({round(spec.confidence * 100)} % CI)"
+        for table in summary_tables(title, spec, result["summary"][:50], con.width):
+            con.print(table)
+        con.print(
+            f"{doc['rows']} rows ({outcome.ran} run now, {outcome.skipped} already done, "
+            f"{doc['failed']} failed) in {outcome.wall_s:.1f} s; rows in {out / runner.ROWS}, "
+            f"summary in {out / 'summary.csv'}",
             markup=False,
         )
+        if doc["failed"]:
+            first = next(r for r in rows if r["error"])
+            err.print(
+                f"{doc['failed']} of {doc['rows']} rows failed; the first: point {first['index']} seed "
+                f"{first['seed']}: {first['error']}",
+                markup=False,
+            )
+    if doc["failed"]:
+        # The files are written, the failures counted in them: a verdict, as --fail-on-miss's.
+        raise typer.Exit(1)
+
+
+def number(x: float, digits: int | None = None) -> str:
+    """A mean as people read it: four significant digits without an exponent (with thousands
+    separators) from 0.001 to 10^9, else in scientific notation; `digits` forces the decimals."""
+    if not math.isfinite(x):
+        return "inf" if x > 0 else ("-inf" if x < 0 else "nan")
+    if digits is None:
+        if x == 0 or not 1e-3 <= abs(x) < 1e9:
+            return "0" if x == 0 else f"{x:.3e}"
+        digits = max(0, 3 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{digits}f}"
+
+
+def _cell(stats: dict) -> str:
+    mean, half = stats["mean"], stats["half_width"]
+    if mean is None:
+        return "-"
+    if half is None or not math.isfinite(mean) or not 1e-3 <= abs(mean) < 1e9:
+        return number(mean) + ("" if half is None else f" ± {half:.2g}")
+    digits = max(0, 3 - math.floor(math.log10(abs(mean))))
+    return f"{number(mean, digits)} ± {number(half, digits)}"
+
+
+def summary_tables(title: str, spec, summary: list[dict], width: int | None) -> list:
+    """The summary as tables that fit `width` columns without cutting a value: a header breaks
+    at its dots, and the metrics are split over as many tables as needed, each repeating the
+    varied keys and the row counts."""
+    from rich.table import Table
+
+    def head(name: str) -> str:
+        return name.replace(".", ".\n") if len(name) > 12 else name
+
+    left = [
+        [str(e[p]) for p in spec.param_names] + [f"{e['rows'] - e['failed']}/{e['rows']}"] for e in summary
+    ]
+    left_names = [*spec.param_names, "rows"]
+    metrics = {m: [_cell(e[m]) for e in summary] for m in spec.keep}
+
+    def need(name: str, cells: list[str]) -> int:
+        # A column: its widest cell or header line, one space each side, one border.
+        return max([len(line) for line in head(name).splitlines()] + [len(c) for c in cells]) + 3
+
+    base = 1 + sum(need(n, [row[k] for row in left]) for k, n in enumerate(left_names))
+    groups: list[list[str]] = [[]]
+    used = base
+    for m, cells in metrics.items():
+        w = need(m, cells)
+        if groups[-1] and width is not None and used + w > width:
+            groups.append([])
+            used = base
+        groups[-1].append(m)
+        used += w
+    tables = []
+    for g, group in enumerate(groups):
+        part = f" ({g + 1}/{len(groups)})" if len(groups) > 1 else ""
+        t = Table(title=title + part, title_justify="left")
+        for n in left_names:
+            t.add_column(head(n), justify="right" if n == "rows" else "left", no_wrap=True)
+        for m in group:
+            t.add_column(head(m), justify="right", no_wrap=True)
+        for k, row in enumerate(left):
+            t.add_row(*row, *[metrics[m][k] for m in group])
+        tables.append(t)
+    return tables
 
 
 def register_experiments(experiment_app: typer.Typer) -> None:

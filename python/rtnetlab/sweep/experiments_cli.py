@@ -8,18 +8,38 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler, emit
+from rtnetlab import limits
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
+    WorkersOpt,
+    check_scheduler,
+    emit,
+)
 
 
 def soundness(
     out: OutDirOpt,
-    networks: Annotated[int, typer.Option("--networks", min=1, help="Random networks to check.")] = 1000,
+    networks: Annotated[
+        int,
+        typer.Option("--networks", min=1, callback=limits.option("rows"), help="Random networks to check."),
+    ] = 1000,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the campaign.")] = 1,
     duration_ms: Annotated[
         float, typer.Option("--duration-ms", min=1.0, help="Simulated time per network, ms.")
     ] = 300.0,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -29,9 +49,9 @@ def soundness(
     from rtnetlab.sweep import soundness as sound
     from rtnetlab.sweep.figures import sweep_figure
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     spec = sound.campaign_spec(networks, seed, duration_ms)
-    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, sound.run_batch, (seed, duration_ms))
+    swept = sweep_figure(spec, out, workers, remote, resume, as_json, sound.run_batch, (seed, duration_ms))
     rows, outcome = swept.rows, swept.outcome
     doc = sound.summarise(rows, networks)
     doc["reproducer"] = sound.write_reproducer(rows, seed, duration_ms, out)
@@ -44,7 +64,7 @@ def soundness(
             "duration_ms": duration_ms,
             "ran": outcome.ran,
             "skipped": outcome.skipped,
-            "workers": outcome.workers if scheduler is None else None,
+            "workers": outcome.workers if remote is None else None,
             "wall_s": time.perf_counter() - swept.t0,
             "rows_dir": str(out / runner.ROWS),
         }

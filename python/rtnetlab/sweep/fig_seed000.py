@@ -29,12 +29,17 @@ from typing import Annotated, Any
 
 import typer
 
+from rtnetlab import limits
 from rtnetlab.sweep.cli import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
     RunsOpt,
     SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
     WorkersOpt,
     check_scheduler,
 )
@@ -381,7 +386,6 @@ def _sweep(kind: str, name: str, axes: list[Axis], runs: int, cfg: dict, out: Pa
     """Runs the rows of `kind` (resumable) into `out`."""
     from rtnetlab.sweep.points import engine_version
 
-    check_scheduler(opts["scheduler"])
     spec = SweepSpec(
         source=f"seed000-{kind}",
         name=name,
@@ -487,6 +491,10 @@ def seed000_omega(
     ] = 0.9,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -497,7 +505,8 @@ def seed000_omega(
     av, mm = _numbers(omega_av, "--omega-av"), _numbers(omega_mm, "--omega-mm")
     cfg = {"duration_ns": _duration_ns(duration, "--duration"), "load": load}
     axes = [Axis(["tag.omega_av"], [[v] for v in av]), Axis(["tag.omega_mm"], [[v] for v in mm])]
-    opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
+    opts = {"workers": workers, "scheduler": remote, "resume": resume, "as_json": as_json}
     swept = _sweep("omega", "seed 000 omega search", axes, runs, cfg, out, opts)
     rows, summary = swept.rows, swept.summary()
     table = [
@@ -582,6 +591,10 @@ def seed000_fig9(
     link_rate: LinkRateOpt = "10Mbps",
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -591,6 +604,8 @@ def seed000_fig9(
     from rtnetlab.sweep import aggregate
 
     counts = _numbers(vls, "--vls", int)
+    for v in counts:
+        limits.check("vls", v, "--vls")
     try:
         _quantity("rate", link_rate)
     except ValueError as e:
@@ -600,7 +615,8 @@ def seed000_fig9(
         Axis(["generate.virtual_links"], [[v] for v in counts]),
         Axis(["tag.scheduler"], [[s[0]] for s in FIG8_SCHEDULERS]),
     ]
-    opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
+    opts = {"workers": workers, "scheduler": remote, "resume": resume, "as_json": as_json}
     swept = _sweep("fig9", "seed 000 Fig. 9", axes, runs, cfg, out, opts)
     rows, summary = swept.rows, swept.summary()
     plots = [
@@ -687,6 +703,10 @@ def seed000_fig11(
     skew_max: Annotated[str, typer.Option("--skew-max", help="SkewMax of every VL.")] = "2ms",
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -704,7 +724,8 @@ def seed000_fig11(
         "skew_max": f"{_duration_ns(skew_max, '--skew-max')}ns",
     }
     axes = [Axis(["tag.counters"], [[m] for m in sizes])]
-    opts = {"workers": workers, "scheduler": scheduler, "resume": resume, "as_json": as_json}
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
+    opts = {"workers": workers, "scheduler": remote, "resume": resume, "as_json": as_json}
     swept = _sweep("fig11", "seed 000 Fig. 11", axes, runs, cfg, out, opts)
     spec, summary = swept.spec, swept.summary()
     fp_plot = [

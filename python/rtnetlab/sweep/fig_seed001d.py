@@ -22,7 +22,18 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import JsonOpt, OutDirOpt, ResumeOpt, SchedulerOpt, WorkersOpt, check_scheduler
+from rtnetlab.sweep.cli import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
+    WorkersOpt,
+    check_scheduler,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 #: Table II's MTC intervals (ms) and feasible sets (%) among 5000 random sets of 5 VLs.
@@ -242,19 +253,28 @@ def seed001d_table2(
     ),
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001D Table II / Fig. 6: branch and bound vs exhaustive search at growing sizes."""
+    from rtnetlab import limits
     from rtnetlab.errors import UserError
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate, runner
     from rtnetlab.sweep.figures import _finish
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     if max_vls < min_vls:
         raise UserError(f"--max-vls: {max_vls} is below --min-vls {min_vls}")
+    limits.check("vls", max_vls, "--max-vls")
     intervals = parse_intervals(mtc)
+    # Counted before the sizes and seeds are listed.
+    counts = {"--sets": sets, "--max-vls": (max_vls - min_vls + 1, "sizes")}
+    limits.check_product("rows", counts, "rows", len(intervals), "intervals")
     sizes = list(range(min_vls, max_vls + 1))
     spec = table2_spec(sizes, intervals, sets, cap)
     t0 = time.perf_counter()
@@ -269,7 +289,7 @@ def seed001d_table2(
             spec,
             out,
             workers,
-            scheduler,
+            remote,
             resume or k > 0,
             progress=None if not as_json else False,
             batch_fn=table2_batch,

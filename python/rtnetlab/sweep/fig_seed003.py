@@ -27,6 +27,10 @@ from rtnetlab.sweep.cli import (
     ResumeOpt,
     RunsOpt,
     SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
     WorkersOpt,
     check_scheduler,
 )
@@ -393,10 +397,15 @@ def seed003_fabric(
     ] = None,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
+    from rtnetlab import limits
     from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
@@ -406,7 +415,8 @@ def seed003_fabric(
     from rtnetlab.sweep.figures import _finish, sweep_figure
     from rtnetlab.sweep.points import engine_version
 
-    check_scheduler(scheduler)
+    limits.check("nodes", endpoints, "--endpoints", f"{endpoints:,} end points")
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     bad = "{option}: '{text}' is not a comma-separated list of numbers"
     xs = comma_list("--loads", loads, float, bad=bad)
     floor = sum(QOS_INJECTION.values())
@@ -450,7 +460,7 @@ def seed003_fabric(
         points_per_task=1,
     )
     batch_args = (base, report["schedulers"])
-    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, fabric_batch, batch_args)
+    swept = sweep_figure(spec, out, workers, remote, resume, as_json, fabric_batch, batch_args)
     rows = swept.rows
     summary = swept.summary([m for m in keep_names() if not m.startswith("cdf.")])
     plots = []

@@ -19,16 +19,22 @@ from typing import Annotated, Any
 
 import typer
 
+from rtnetlab import limits
 from rtnetlab.sweep.cli import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
     RunsOpt,
     SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
     WorkersOpt,
     check_scheduler,
     emit,
 )
+from rtnetlab.sweep.cluster import Remote
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 # Seed 000's simulated figures (Fig. 8, Fig. 9, the ω search, Fig. 11) share these.
@@ -72,7 +78,7 @@ def sweep_figure(
     spec: SweepSpec,
     out: Path,
     workers: int | None,
-    scheduler: str | None,
+    scheduler: Remote | None,
     resume: bool,
     as_json: bool,
     batch_fn: Any = None,
@@ -145,6 +151,10 @@ def seed000_fig8(
     link_rate: LinkRateOpt = "10Mbps",
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -154,12 +164,12 @@ def seed000_fig8(
     from rtnetlab.sweep import aggregate
     from rtnetlab.sweep import spec as spec_mod
 
-    check_scheduler(scheduler)
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     bad = "{option}: '{text}' is not a comma-separated list of whole numbers"
     counts = comma_list("--vls", vls, int, bad=bad)
     data = fig8_spec_data(counts, runs, duration, link_rate)
     spec = spec_mod.parse(data, "seed000-fig8", Path.cwd())
-    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json)
+    swept = sweep_figure(spec, out, workers, remote, resume, as_json)
     summary = swept.summary()
     plots = []
     for c in FACTORS:
@@ -241,12 +251,22 @@ def fig6_keep(points: int) -> list[str]:
 def seed001e_fig6(
     out: OutDirOpt,
     seeds: Annotated[
-        int, typer.Option("--seeds", min=2, help="Seeds per panel (the interval is over them).")
+        int,
+        typer.Option(
+            "--seeds",
+            min=2,
+            callback=limits.option("rows"),
+            help="Seeds per panel (the interval is over them).",
+        ),
     ] = 20,
     sets: Annotated[int, typer.Option("--sets", min=1, help="Task sets per point and seed.")] = 50,
     points: Annotated[int, typer.Option("--points", min=2, help="Points per panel.")] = 10,
     workers: WorkersOpt = None,
     scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -255,7 +275,11 @@ def seed001e_fig6(
     from rtnetlab.sweep import aggregate
     from rtnetlab.sweep.points import engine_version
 
-    check_scheduler(scheduler)
+    # Every task set of every point, panel and seed is drawn and partitioned; the points are
+    # columns of the rows: all within `rows`, before anything is built.
+    counts = {"--seeds": seeds, "--sets": sets, "--points": points}
+    limits.check_product("rows", counts, "task sets", 3, "panels")
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     spec = SweepSpec(
         source="seed001e-fig6",
         name="seed 001E Fig. 6",
@@ -267,7 +291,7 @@ def seed001e_fig6(
         confidence=0.95,
         points_per_task=1,
     )
-    swept = sweep_figure(spec, out, workers, scheduler, resume, as_json, fig6_batch, (points, sets))
+    swept = sweep_figure(spec, out, workers, remote, resume, as_json, fig6_batch, (points, sets))
     rows = swept.rows
     table, plots = [], []
     for panel, (label, (px, popa, pdm)) in FIG6_PANELS.items():

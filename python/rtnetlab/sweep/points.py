@@ -220,7 +220,7 @@ def _kept(spec: SweepSpec, params: dict, seed: int) -> dict[str, float]:
     for name in spec.keep:
         if name not in metrics:
             cls = name.rsplit(".", 1)[-1]
-            raise ValueError(f"keep: {name}: the network has no traffic class '{cls}'")
+            raise ValueError(f"keep: {name}: no flow of this network is of traffic class '{cls}'")
     return metrics
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rtnetlab.errors import UserError
+from rtnetlab.sweep.cluster import Remote
 from rtnetlab.sweep.spec import Point, SweepSpec, canonical, is_number
 
 ROWS = "rows"
@@ -91,19 +91,20 @@ def to_table(spec: SweepSpec, rows: list[dict]):
 
 
 def write_part(out: Path, table) -> Path:
-    """Writes one part file whole or not at all (temporary name, fsync, rename)."""
+    """Writes one part file whole or not at all (temporary name, fsync, rename: the rule of every
+    output, `rtnetlab.io.output`)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows_dir = out / ROWS
-    rows_dir.mkdir(parents=True, exist_ok=True)
+    from rtnetlab.io import output as outfiles
+
     first = min(table.column("index").to_pylist()) if table.num_rows else 0
     name = f"part-{first:08d}-{table.column('point')[0].as_py() if table.num_rows else 'empty'}.parquet"
-    final = rows_dir / name
-    tmp = rows_dir / f".{name}.{os.getpid()}.tmp"
-    pq.write_table(table, tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
+    final = out / ROWS / name
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    with outfiles.OutputFile(final, fsync=True) as f:
+        f.write(buf.getvalue().to_pybytes())
     return final
 
 
@@ -149,8 +150,13 @@ class Outcome:
     compute_s: float = 0.0  # from the first task submitted to the last row written (no cluster start)
 
 
-def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out") -> None:
-    """Checks DIR: a new or empty directory, or with `resume` the same sweep's."""
+def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out", write: bool = True) -> None:
+    """Checks DIR: a new or empty directory, or with `resume` the same sweep's (and no other
+    user's symbolic link on its way, `rtnetlab.io.output`'s rule); then, with `write`, makes it
+    a sweep's directory (its manifest)."""
+    from rtnetlab.io import output as outfiles
+
+    outfiles.resolve(out, f"{option}: {out}")
     if out.exists() and not out.is_dir():
         raise UserError(f"{option}: {out}: is not a directory")
     manifest = out / MANIFEST
@@ -178,48 +184,20 @@ def prepare_out(out: Path, spec: SweepSpec, resume: bool, option: str = "--out")
         return
     if out.is_dir() and any(out.iterdir()) and not resume:
         raise UserError(f"{option}: {out}: is not empty")
-    from rtnetlab.io import output as outfiles
-
-    out.mkdir(parents=True, exist_ok=True)
+    if not write:
+        return
+    outfiles.directory(out, f"{option}: {out}")
     outfiles.atomic_write(manifest, json.dumps(ident, indent=1, sort_keys=True) + "\n")
     # Temporary files of a killed run are never parts.
     for tmp in (out / ROWS).glob(".*.tmp") if (out / ROWS).is_dir() else []:
         tmp.unlink(missing_ok=True)
 
 
-def client_for(workers: int, scheduler: str | None):
-    """A Dask client: on the scheduler at `scheduler`, or on an embedded LocalCluster of
-    `workers` processes with one thread each (the engine releases the GIL, but points are
-    mostly Python between engine calls, so processes scale and threads would not)."""
-    import logging
-    import warnings
-
-    from dask.distributed import Client, LocalCluster
-
-    # Another cluster on this host holds the dashboard's default port: Dask takes another one.
-    warnings.filterwarnings("ignore", message="Port .* is already in use")
-
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    if scheduler:
-        try:
-            return Client(scheduler, timeout="10s"), None
-        except (OSError, TimeoutError) as e:
-            raise UserError(f"--scheduler: {scheduler}: cannot connect ({e})") from None
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
-    return Client(cluster), cluster
-
-
 def run_sweep(
     spec: SweepSpec,
     out: Path,
     workers: int | None = None,
-    scheduler: str | None = None,
+    scheduler: Remote | None = None,
     resume: bool = False,
     progress: bool | None = None,
     on_rows: Callable[[list[dict]], None] | None = None,
@@ -227,11 +205,22 @@ def run_sweep(
     batch_args: Iterable[Any] = (),
 ) -> Outcome:
     """Runs every row of `spec` not yet in `out` on Dask; each finished batch becomes a part file.
-    `batch_fn(*batch_args, batch)` computes a batch's rows (default: the SPEC's own steps)."""
+    `batch_fn(*batch_args, batch)` computes a batch's rows (default: the SPEC's own steps);
+    `scheduler` is checked by `cluster.remote` (None: the embedded cluster)."""
+    from rtnetlab import limits
+    from rtnetlab.sweep import cluster
     from rtnetlab.sweep import points as points_mod
+    from rtnetlab.sweep.spec import check_rows
 
-    prepare_out(out, spec, resume)
-    workers = workers or os.cpu_count() or 1
+    # Before anything is written or started (a SPEC built by a command, not read by spec.parse,
+    # is counted here).
+    check_rows(f"{spec.source}:" if spec.source else "", spec.rows() // len(spec.seeds), len(spec.seeds))
+    if workers is not None:
+        limits.check("workers", workers, "--workers")
+    workers = workers or min(limits.cores(), limits.limit("workers"))
+    # Checked now, written once the cluster answers: a scheduler that cannot be reached leaves
+    # nothing behind.
+    prepare_out(out, spec, resume, write=False)
     pts = spec.points()
     done = done_keys(out) if resume else set()
     todo = [p for p in pts if p.key not in done]
@@ -243,11 +232,13 @@ def run_sweep(
     if batch_fn is None:
         batch_fn = points_mod.run_batch
         batch_args = (spec,)
-    if chunks:
-        client, cluster = client_for(workers, scheduler)
-        try:
+    if not chunks:
+        prepare_out(out, spec, resume)
+    else:
+        with cluster.connect(workers, scheduler) as client:
             from dask.distributed import as_completed
 
+            prepare_out(out, spec, resume)
             payloads = [[(p.index, p.seed, p.params, p.key) for p in c] for c in chunks]
             # The arguments every task shares (the checked SPEC) go to the workers once.
             t_submit = time.perf_counter()
@@ -271,10 +262,6 @@ def run_sweep(
                     advance(len(rows))
                     fut.release()
             compute = time.perf_counter() - t_submit
-        finally:
-            client.close(timeout=10)
-            if cluster is not None:
-                cluster.close(timeout=10)
     return Outcome(len(pts), ran, skipped, failed, time.perf_counter() - t0, workers, len(chunks), compute)
 
 

@@ -12,9 +12,10 @@ A SPEC (YAML or JSON)::
     vary:                             # axes; product across axes, zipped within one
       generate.virtual_links: [50, 100, 200]
       network.defaults.link_rate: [10Mbps, 100Mbps]
-    # or a list of axes, one mapping each, whose keys are varied together:
+    # or a list of axes, one mapping each, whose keys are varied together (a key holding [*]
+    # is quoted inside {...}, where YAML would read *scheduler as an alias):
     # vary:
-    #   - {tag.scheduler: [FIFO, SP], network.switches[*].scheduler: [fifo, static_priority]}
+    #   - {tag.scheduler: [FIFO, SP], "network.switches[*].scheduler": [fifo, static_priority]}
     seeds: 5                          # 1..5, or a list of seeds (generator and simulation seed)
     run:
       analyze: {methods: [best, tfa], grouping: false, blind: false}
@@ -84,6 +85,7 @@ class Axis:
 
     keys: list[str]
     values: list[list[Any]]  # values[i][k]: the i-th value of keys[k]
+    where: str = ""  # its place in the SPEC (`vary`, or `vary[n]` in a list of axes)
 
 
 @dataclass
@@ -114,6 +116,10 @@ class SweepSpec:
     def param_names(self) -> list[str]:
         return [k for a in self.axes for k in a.keys]
 
+    def rows(self) -> int:
+        """Rows of the sweep (grid points x seeds), counted without building them."""
+        return math.prod(len(a.values) for a in self.axes) * len(self.seeds)
+
     def grid(self) -> list[dict[str, Any]]:
         """Every point of the grid, in a fixed order (the first axis varies slowest)."""
         out = []
@@ -141,6 +147,27 @@ class SweepSpec:
                 key = hashlib.sha256(f"{ident}|{canonical(params)}|{seed}".encode()).hexdigest()[:24]
                 pts.append(Point(index, seed, params, key))
         return pts
+
+
+def check_generator(place: str, name: str, value: int) -> None:
+    """A generator parameter within the limits (`vls`, the engine's `nodes`): a SPEC must not
+    ask a worker for a network that exhausts it."""
+    from rtnetlab import limits
+
+    if name == "virtual_links":
+        limits.check("vls", value, place)
+    elif name in ("switches", "end_systems"):
+        limits.check("nodes", value, place)
+
+
+def check_rows(prefix: str, points: int, seeds: int) -> None:
+    """The sweep's rows (points x seeds) within the limit `rows`, before any is built; the place
+    named is `vary` when the grid alone is too large, else `seeds`."""
+    from rtnetlab import limits
+
+    place = f"{prefix}vary" if points > limits.limit("rows") else f"{prefix}seeds"
+    what = f"{points * seeds:,} rows ({points:,} points x {seeds:,} seeds)"
+    limits.check("rows", points * seeds, place, what)
 
 
 def canonical(value: Any) -> str:
@@ -179,7 +206,9 @@ def set_path(doc: Any, path: str, value: Any) -> None:
             return
         if isinstance(step, int):
             if not isinstance(node, list) or step >= len(node):
-                raise UserError(f"network.{path}: {where or 'the description'} has no element {step}")
+                what = where or "the description"
+                size = f" (it has {len(node)})" if isinstance(node, list) else " (it is not a list)"
+                raise UserError(f"network.{path}: {what} has no element {step}{size}")
             if last:
                 node[step] = copy.deepcopy(value)
             else:
@@ -411,12 +440,13 @@ def _check_axes(place: str, vary: Any, network: dict) -> list[Axis]:
                             f"{v!r} is not a whole number >= {lo}"
                             + (" and <= 2" if rest == "planes" else ""),
                         )
+                    check_generator(kp, rest, v)
             keys.append(key)
             columns.append(values)
         lengths = {len(c) for c in columns}
         if len(lengths) != 1:
             raise _bad(where, "keys varied together need lists of the same length")
-        axes.append(Axis(keys, [list(row) for row in zip(*columns, strict=True)]))
+        axes.append(Axis(keys, [list(row) for row in zip(*columns, strict=True)], where))
     return axes
 
 
@@ -435,6 +465,7 @@ def _check_network(place: str, network: Any, base_dir: Path) -> tuple[dict, Any]
                 )
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise _bad(f"{place}.generate.{k}", "a whole number")
+            check_generator(f"{place}.generate.{k}", k, v)
         return {"generate": {**GENERATOR_PARAMS, **value}}, None
     if kind == "base":
         if not isinstance(value, str):
@@ -473,7 +504,10 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
     network, base = _check_network(f"{p}network", data["network"], base_dir)
     axes = _check_axes(f"{p}vary", data.get("vary"), network)
     seeds = data.get("seeds", 1)
+    points = math.prod(len(a.values) for a in axes)
     if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+        # Counted before the list is built: `seeds: 100000000` must not take the host's memory.
+        check_rows(p, points, seeds)
         seeds = list(range(1, seeds + 1))
     elif not (
         isinstance(seeds, list)
@@ -482,6 +516,8 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
         and len(set(seeds)) == len(seeds)
     ):
         raise _bad(f"{p}seeds", "a count >= 1 or a list of distinct seeds >= 0")
+    else:
+        check_rows(p, points, len(seeds))
     run = _check_run(f"{p}run", data["run"], base_dir)
     keep = data.get("keep")
     if keep is None:
@@ -502,7 +538,7 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
     name = data.get("name", Path(source).stem if source else "sweep")
     if not isinstance(name, str):
         raise _bad(f"{p}name", "a text")
-    return SweepSpec(
+    spec = SweepSpec(
         source,
         name,
         network,
@@ -515,6 +551,137 @@ def parse(data: Any, source: str, base_dir: Path) -> SweepSpec:
         base_dir,
         base,
     )
+    check_network_axes(spec, f"{p}vary")
+    return spec
+
+
+#: Defaults the engine resolves into the ports and nodes (and reads nowhere else), and what
+#: gives its own value instead: a varied default that no element takes changes nothing.
+RESOLVED_DEFAULTS = {
+    "link_rate": "every link gives its own rate (vary network.links[*].rate)",
+    "propagation_delay": "every link gives its own propagation_delay "
+    "(vary network.links[*].propagation_delay)",
+    "technological_latency": "every switch gives its own technological_latency "
+    "(vary network.switches[*].technological_latency)",
+    "switching": "every switch gives its own switching (vary network.switches[*].switching)",
+    "scheduler": "every port gives its own scheduler (vary it where it is set)",
+    "buffer": "every port gives its own buffer (vary it where it is set)",
+}
+#: Networks checked per SPEC at most: random networks differ by seed, generated ones by size.
+PROBE_SEEDS = 20
+#: Combinations of network values checked together at most (beyond: each value alone).
+PROBE_COMBINATIONS = 64
+
+
+def _probes(spec: SweepSpec) -> list[tuple[str, dict]]:
+    """(what, description) of the networks the `network.*` keys are checked on before anything
+    runs: the generator's smallest network of the grid (the fewest switches, links and flows: an
+    index that fits it fits every row), the first seeds' random networks, or the base."""
+    import json
+
+    from rtnetlab import _core
+
+    if "generate" in spec.network:
+        g = dict(spec.network["generate"])
+        for a in spec.axes:
+            for k, key in enumerate(a.keys):
+                if key.startswith("generate."):
+                    g[key.split(".", 1)[1]] = min(row[k] for row in a.values)
+        seed = g.get("seed", spec.seeds[0])
+        what = (
+            f"the generated network ({g['virtual_links']} virtual links, {g['switches']} switches, "
+            f"{g['planes']} plane(s), seed {seed})"
+        )
+        doc = _core.generate_afdx(g["virtual_links"], g["switches"], seed, g["planes"], g["end_systems"])
+        return [(what, json.loads(doc))]
+    if "random" in spec.network:
+        return [
+            (f"the random network of seed {s}", json.loads(_core.random_network(s, spec.network["random"])))
+            for s in spec.seeds[:PROBE_SEEDS]
+        ]
+    return [(f"the description {spec.network['base']}", spec.base)]
+
+
+def _with(doc: dict, params: dict[str, Any]) -> dict:
+    """A copy of `doc` with the `network.*` values of `params` set (UserError: a path it lacks)."""
+    doc = copy.deepcopy(doc)
+    for key, value in params.items():
+        set_path(doc, key.split(".", 1)[1], value)
+    return doc
+
+
+def _invalid(doc: dict) -> tuple[Any, str | None]:
+    """(the network of `doc`, None), or (None, the first reason it is not one)."""
+    from rtnetlab import model
+    from rtnetlab.errors import ModelError
+
+    try:
+        return model.load_data(doc), None
+    except ModelError as e:
+        more = f" (and {len(e.lines) - 1} more)" if len(e.lines) > 1 else ""
+        return None, f"{e.lines[0]}{more}"
+
+
+def _resolved(net: Any) -> str:
+    """The resolved model without the description it came from (what the engines read)."""
+    import json
+
+    doc = net.resolved()
+    doc.pop("spec", None)
+    return json.dumps(doc, sort_keys=True)
+
+
+def check_network_axes(spec: SweepSpec, place: str) -> None:
+    """Every `network.*` value of the grid applied to the networks the rows start from and
+    validated, before anything runs: a misspelt field, an index out of range or a value the
+    description refuses is one line naming the SPEC's place (the key, or the value's own `[k]`),
+    not a sweep whose every row fails. Keys varied together are set together (a scheduler's
+    name and its configuration); axes together too, while their combinations are few. A varied
+    default that no element takes (it changes nothing) is refused as well."""
+    # Per axis with network keys: [(key, its place, its column)].
+    axes = {}
+    for n, a in enumerate(spec.axes):
+        where = a.where or place
+        keys = [(key, f"{where}.{key}", k) for k, key in enumerate(a.keys) if key.startswith("network.")]
+        if keys:
+            axes[n] = keys
+    if not axes:
+        return
+    for what, doc in _probes(spec):
+        for n, keys in axes.items():
+            rows = spec.axes[n].values
+            for key, kp, k in keys:  # the paths first: a wrong one is the key's, whatever the value
+                try:
+                    _with(doc, {key: rows[0][k]})
+                except UserError as e:
+                    raise _bad(kp, f"{str(e).split(': ', 1)[1]}, in {what}") from None
+            seen: set[str] = set()
+            for i, row in enumerate(rows):
+                net, why = _invalid(_with(doc, {key: row[k] for key, _, k in keys}))
+                if why is not None:
+                    unknown = [kp for key, kp, _ in keys if f"unknown field `{key.split('.')[-1]}`" in why]
+                    if unknown:
+                        raise _bad(unknown[0], f"{why}, in {what}")
+                    key, kp, k = keys[0]
+                    together = "".join(f", with {key2}={row[k2]!r}" for key2, _, k2 in keys[1:])
+                    raise _bad(f"{kp}[{i}]", f"{row[k]!r}{together} makes {what} invalid: {why}")
+                seen.add(_resolved(net))
+            for key, kp, k in keys:
+                default = key.removeprefix("network.defaults.")
+                distinct = {canonical(row[k]) for row in rows}
+                if default in RESOLVED_DEFAULTS and len(distinct) > 1 and len(seen) == 1:
+                    raise _bad(kp, f"changes nothing in {what}: {RESOLVED_DEFAULTS[default]}")
+        # Axes that pass alone may not pass together (a scheduler on one, its ports on another).
+        per_axis = [
+            [{key: row[k] for key, _, k in keys} for row in spec.axes[n].values] for n, keys in axes.items()
+        ]
+        if len(per_axis) > 1 and math.prod(len(c) for c in per_axis) <= PROBE_COMBINATIONS:
+            for combo in itertools.product(*per_axis):
+                params = {key: v for part in combo for key, v in part.items()}
+                _, why = _invalid(_with(doc, params))
+                if why is not None:
+                    said = ", ".join(f"{key}={v!r}" for key, v in params.items())
+                    raise _bad(place, f"the point {said} makes {what} invalid: {why}")
 
 
 def load(path: Path) -> tuple[SweepSpec, Any]:
@@ -525,11 +692,31 @@ def load(path: Path) -> tuple[SweepSpec, Any]:
         raise UserError(f"{path}: no such file")
     try:
         data = formats.read(path)
-    except UserError:
+    except UserError as e:
+        if "anchor or alias" in str(e) and "[*]" in path.read_text(errors="replace"):
+            # `{network.switches[*].scheduler: [...]}`: in a flow mapping `*` starts an alias.
+            raise UserError(
+                f"{e} (a key holding [*] inside {{...}} must be quoted: \"network.links[*].rate\")"
+            ) from None
         raise
     except Exception as e:  # a reader's own error, as one line
         raise UserError(f"{path}: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    return parse(data, str(path), path.resolve().parent), data
+    try:
+        return parse(data, str(path), path.resolve().parent), data
+    except UserError as e:
+        raise UserError(in_file(path, str(e))) from None
+
+
+def in_file(path: Path, message: str) -> str:
+    """`SPEC:place: rule` as `SPEC:line:column: place: rule`, the line and column of that place in
+    the SPEC (what an editor jumps to); unchanged when the place is not in the file."""
+    head = f"{path}:"
+    place, sep, rule = message.removeprefix(head).partition(": ")
+    if not message.startswith(head) or not sep:
+        return message
+    from rtnetlab.io import locate
+
+    return f"{locate.at(path, place)}: {place}: {rule}"
 
 
 def is_number(v: Any) -> bool:

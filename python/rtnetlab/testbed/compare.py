@@ -23,24 +23,49 @@ def load(path: Path) -> dict:
     return m
 
 
+def check_network(measured: dict, name: str | None) -> None:
+    """Refuses, in one line and before any work, a measurement of another network."""
+    if measured.get("network") is not None and name is not None and measured["network"] != name:
+        raise UserError(
+            f"--measured: a measurement of network {measured['network']!r}, not of {name!r} "
+            "(this description)"
+        )
+
+
 def attach(data: dict, measured: dict) -> None:
-    """Sets the measured figures beside each (flow, destination, plane) row of the report."""
+    """Sets the measured figures beside each (flow, destination, plane) row of the report. A
+    measurement of another network (another name, or none of its routes in this description)
+    is refused in one line."""
     rows = {(f["flow"], f["destination"], f["plane"]): f for f in measured["flows"]}
+    check_network(measured, data.get("network"))
+    keys = {(r["flow"], r["destination"], r["plane"]) for r in data["rows"]}
+    if rows and not keys & set(rows):
+        raise UserError(f"--measured: none of the measurement's {len(rows)} routes is in this description")
     noise = (measured.get("host") or {}).get("noise_us")
     matched = set()
     for r in data["rows"]:
         key = (r["flow"], r["destination"], r["plane"])
         m = rows.get(key)
         matched.add(key)
-        r["measured_mean_us"] = m["mean_us"] if m and m["count"] else None
-        r["measured_max_us"] = m["max_us"] if m and m["count"] else None
-        r["measured_max_less_host_us"] = m.get("max_less_host_us") if m and m["count"] else None
+        seen = bool(m and m["count"])
+        r["measured_mean_us"] = m["mean_us"] if seen else None
+        r["measured_max_us"] = m["max_us"] if seen else None
+        r["measured_undisturbed_max_us"] = m.get("undisturbed_max_us") if seen else None
+        r["measured_undisturbed_less_host_us"] = m.get("undisturbed_max_less_host_us") if seen else None
+        r["measured_disturbed"] = (m.get("disturbed_late", 0) + m.get("disturbed_stall", 0)) if m else 0
+        r["measured_allowance_us"] = m.get("allowance_us") if m else None
+        r["measured_verdict"] = m.get("verdict") if m else None
         r["measured_count"] = m["count"] if m else 0
         r["measured_above"] = bool(m and m.get("above_bound"))
+    host = measured.get("host") or {}
     data["measured"] = {
         "mode": measured.get("mode"),
         "network": measured.get("network"),
         "noise_us": noise,
+        "time_scale": measured.get("time_scale", 1),
+        "send_lateness_us": host.get("send_lateness_us"),
+        "stalls": host.get("stalls"),
+        "rule": (measured.get("bounds") or {}).get("rule"),
         "duration_s": (measured.get("stats") or {}).get("duration_s"),
         "not_in_model": sorted(f"{k[0]} -> {k[1]} ({k[2]})" for k in set(rows) - matched),
     }
@@ -56,11 +81,20 @@ def section(data: dict) -> str:
     if not m:
         return ""
     e = html.escape
+    k = m.get("time_scale") or 1
+    late = m.get("send_lateness_us") or {}
+    stalls = m.get("stalls") or {}
+    host = (
+        f"host noise {_us(m['noise_us'])} µs (idle baseline, model time); send lateness p99 "
+        f"{_us(late.get('p99_us'))} µs, max {_us(late.get('max_us'))} µs and {stalls.get('count', 0)} "
+        f"stall(s) over {_us(stalls.get('threshold_us'))} µs (wall clock)"
+    )
     out = [
         '<section id="measured" data-section="measured"><h2>Bound, simulated and measured</h2>',
-        f'<p class="muted">Testbed run ({e(str(m["mode"]))} mode, {_us(m["duration_s"] or 0)} s) of network '
-        f"{e(str(m['network']))}; host noise {_us(m['noise_us'])} µs (idle baseline). A measured maximum, "
-        "less the delay the host added to each frame, above bound + noise is flagged.</p>",
+        f'<p class="muted">Testbed run ({e(str(m["mode"]))} mode, {_us(m["duration_s"] or 0)} s of model '
+        f"time, time scale {k:g}: the network ran {k:g} times slower and its latencies are given back in "
+        f"model time) of network {e(str(m['network']))}; {e(host)}.</p>",
+        f'<p class="muted">Verdict: {e(str(m.get("rule") or ""))}.</p>',
         '<div class="tablewrap"><table class="sortable" id="measured-table"><thead><tr>',
     ]
     head = [
@@ -71,8 +105,12 @@ def section(data: dict) -> str:
         "sim. max (µs)",
         "measured mean (µs)",
         "measured max (µs)",
-        "max less host delay (µs)",
+        "undisturbed max (µs)",
+        "less host delay (µs)",
+        "allowance (µs)",
+        "disturbed",
         "frames",
+        "verdict",
     ]
     out += [f"<th>{e(h)}</th>" for h in head]
     out.append("</tr></thead><tbody>")
@@ -82,7 +120,10 @@ def section(data: dict) -> str:
             f"<tr{cls}><td>{e(r['flow'])}</td><td>{e(r['destination'])}</td><td>{e(r['plane'])}</td>"
             f"<td>{_us(r['bound_us'])}</td><td>{_us(r['sim_max_us'])}</td>"
             f"<td>{_us(r.get('measured_mean_us'))}</td><td>{_us(r.get('measured_max_us'))}</td>"
-            f"<td>{_us(r.get('measured_max_less_host_us'))}</td><td>{r.get('measured_count', 0):,}</td></tr>"
+            f"<td>{_us(r.get('measured_undisturbed_max_us'))}</td>"
+            f"<td>{_us(r.get('measured_undisturbed_less_host_us'))}</td>"
+            f"<td>{_us(r.get('measured_allowance_us'))}</td><td>{r.get('measured_disturbed', 0):,}</td>"
+            f"<td>{r.get('measured_count', 0):,}</td><td>{e(str(r.get('measured_verdict') or '–'))}</td></tr>"
         )
     out.append("</tbody></table></div>")
     if m["not_in_model"]:

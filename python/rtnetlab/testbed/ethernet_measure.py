@@ -67,7 +67,7 @@ FIGURES = {
         "scenario": "both",
         "policies": ["tc-shaping"],
         # 100-byte datagrams at 80 % from two senders would be 270,000 frame transmissions per
-        # second, over what this host's kernel ports forward (run.MAX_KERNEL_FRAMES_PER_S).
+        # second, about what this host's kernel ports forward (testbed/capacity.py measures it).
         "sizes": [500, 1000, 1500, 5000, 10000, 25000],
         "loads": [0.8],
     },
@@ -98,6 +98,8 @@ ROW_KEYS = (
     "jitter_mean_us",
     "jitter_max_us",
     "noise_us",
+    "load_achieved",
+    "release_shift_us",
 )
 
 
@@ -179,6 +181,28 @@ def _route(report: dict, flow: str) -> dict | None:
     return next((r for r in report["flows"] if r["flow"] == flow), None)
 
 
+def achieved_load(point: Point, report: dict) -> float | None:
+    """The background load the senders achieved, a fraction of the link per sender: a sender late
+    on this host moves its later releases so as to keep each flow's period (docs/TESTBED.md), so
+    it may offer less than `point.load`."""
+    if point.load <= 0:
+        return 0.0
+    frames = fragments(point.size)
+    sent = {p["node"]: p for p in report["ports"]}
+    senders = [src for src, _ in SCENARIOS[point.scenario]]
+    bits = 0.0
+    for src in senders:
+        # The sender's port carries its background and, for B2 and B4, the message or its echo.
+        p = sent.get(src)
+        if p is None:
+            return None
+        bits += p["utilisation"] * LINK_BPS * report["stats"]["duration_s"]
+    own = sum(RT_BYTES + WIRE_OVERHEAD for src in senders if src in ("B2", "B4")) * 8
+    own *= report["stats"]["duration_s"] * 1e6 / RT_PERIOD_US
+    del frames
+    return round(max(0.0, bits - own) / (LINK_BPS * report["stats"]["duration_s"] * len(senders)), 4)
+
+
 def row(point: Point, report: dict) -> dict:
     """One point's figures from a testbed report."""
     fwd, back = _route(report, "rt"), _route(report, "echo")
@@ -206,6 +230,8 @@ def row(point: Point, report: dict) -> dict:
         "jitter_mean_us": one("interarrival_mean_us"),
         "jitter_max_us": one("interarrival_max_us"),
         "noise_us": None if report["host"]["noise_us"] is None else round(report["host"]["noise_us"], 3),
+        "load_achieved": achieved_load(point, report),
+        "release_shift_us": round(report["host"]["release_shift_us"], 1),
     }
 
 

@@ -2,29 +2,23 @@
 
 Every name a run creates carries its prefix, ``rtnl-<token>``: the namespaces
 ``rtnl-<token>-<node index>``, and inside them the interfaces ``rt<port id>`` (created straight in
-their namespaces, so nothing ever appears in the host's). A run records itself in
-``/run/rtnetlab/<token>.json`` (its process and namespaces); ``testbed down --all`` removes the
-namespaces of every run whose process is gone (a crash, a kill, a setup kept with ``--keep`` or
-made by ``testbed up``), and leaves alone those of runs still going. Nothing outside the run's
-namespaces is touched: no host interface, route or firewall rule.
+their namespaces, so nothing ever appears in the host's). The namespaces are recorded in the run's
+record (`rtnetlab.ownership`) before they are made; ``testbed down --all`` removes those of every
+run whose process is gone (a crash, a kill, a setup kept with ``--keep`` or made by ``testbed
+up``), leaves alone those of runs still going, and only lists ``rtnl-*`` namespaces no record
+names. Nothing outside the run's namespaces is touched: no host interface, route or firewall rule.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import secrets
-import signal
 import subprocess
-import time
-from contextlib import contextmanager
-from pathlib import Path
 
+from rtnetlab import ownership
 from rtnetlab.errors import UserError
+from rtnetlab.ownership import NETNS_DIR, PREFIX, held_signals, list_namespaces
 
-PREFIX = "rtnl-"
-STATE_DIR = Path("/run/rtnetlab")
-NETNS_DIR = Path("/run/netns")
+__all__ = ["NETNS_DIR", "PREFIX", "Run", "batch", "check_privileges", "held_signals", "list_namespaces"]
 
 
 def check_privileges() -> None:
@@ -58,56 +52,31 @@ def batch(tool: str, lines: list[str], ns: str | None = None) -> None:
         raise UserError(f"testbed: {tool}: {errors[0] if errors else p.returncode}")
 
 
-def _start_time(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def list_namespaces() -> list[str]:
-    try:
-        return sorted(p.name for p in NETNS_DIR.iterdir())
-    except FileNotFoundError:
-        return []
-
-
 class Run:
-    """One run's names and state file. `create` records it before making anything, so that an
-    interruption at any point leaves nothing `remove` (or `down --all`) does not find."""
+    """One run's namespaces and links, recorded in the ownership run `own` before they are made
+    (the namespaces are named after it: ``<own.name>-<node index>``)."""
 
-    def __init__(self, token: str | None = None):
-        self.token = token or secrets.token_hex(3)
-        self.prefix = f"{PREFIX}{self.token}"
-        self.namespaces: list[str] = []
-        self.processes: list[subprocess.Popen] = []
+    def __init__(self, own: ownership.Run):
+        self.own = own
+        self.token = own.token
+        self.prefix = own.name
 
     def netns(self, node: int) -> str:
         return f"{self.prefix}-{node}"
 
-    @property
-    def state_file(self) -> Path:
-        return STATE_DIR / f"{self.token}.json"
-
-    def record(self, kept: bool = False) -> None:
-        STATE_DIR.mkdir(parents=True, exist_ok=True)
-        state = {
-            "pid": os.getpid(),
-            "start": _start_time(os.getpid()),
-            "kept": kept,
-            "namespaces": self.namespaces,
-        }
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        tmp.replace(self.state_file)
-
     def create(self, plan: dict) -> None:
         """Namespaces (loopback up, IPv6 off so no router solicitation or MLD frame joins the
         measurement) and one veth pair per link, each end in its node's namespace."""
-        self.namespaces = [self.netns(i) for i in range(len(plan["nodes"]))]
-        self.record()
-        for ns in self.namespaces:
-            _run(["ip", "netns", "add", ns])
+        names = [self.netns(i) for i in range(len(plan["nodes"]))]
+        entries = [{"kind": "netns", "name": ns} for ns in names]
+        self.own.record(*entries)
+        for k, ns in enumerate(names):
+            p = _run(["ip", "netns", "add", ns], check=False)
+            if p.returncode != 0:
+                # Not made: this one (its name may be someone else's) and those after it.
+                self.own.forget(*entries[k:])
+                what = (p.stderr or p.stdout).strip().splitlines()
+                raise UserError(f"testbed: namespace {ns}: {what[-1] if what else 'not created'}")
         lines = []
         ports = plan["ports"]
         for a, b in plan["links"]:
@@ -118,116 +87,36 @@ class Run:
                 "txqueuelen 10000"
             )
         batch("ip", lines)
-        for ns in self.namespaces:
+        for ns in names:
             for key in ("net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"):
                 _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{key}=1"], check=False)
-        for k, ns in enumerate(self.namespaces):
+        for k, ns in enumerate(names):
             batch(
                 "ip",
                 ["link set lo up"] + [f"link set {ports[p]['ifname']} up" for p in plan["nodes"][k]["ports"]],
                 ns,
             )
 
-    def stop_processes(self) -> None:
-        for p in self.processes:
-            if p.poll() is None:
-                p.terminate()
-        deadline = time.monotonic() + 3
-        for p in self.processes:
-            try:
-                p.wait(timeout=max(0.05, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        self.processes = []
-
-    def remove(self) -> None:
-        """Stops the run's processes and removes its namespaces (their interfaces and qdiscs go
-        with them) and its state file. Signals are held meanwhile, so a second Ctrl-C cannot
-        leave half of it."""
-        with held_signals():
-            self.stop_processes()
-            remove_namespaces(n for n in list_namespaces() if n.startswith(self.prefix + "-"))
-            self.state_file.unlink(missing_ok=True)
-
 
 def remove_namespaces(names) -> list[str]:
-    """Kills what still runs in each namespace, then deletes it."""
+    """Deletes namespaces by name (what still runs inside keeps its namespace until it ends:
+    processes are killed only from a run's record)."""
     removed = []
     for ns in names:
-        pids = _run(["ip", "netns", "pids", ns], check=False).stdout.split()
-        for pid in pids:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except (ProcessLookupError, ValueError):
-                pass
-        for _ in range(50):
-            if _run(["ip", "netns", "del", ns], check=False).returncode == 0 or not (NETNS_DIR / ns).exists():
-                removed.append(ns)
-                break
-            time.sleep(0.05)
+        if ownership.remove_netns(ns) is None:
+            removed.append(ns)
     return removed
-
-
-@contextmanager
-def held_signals():
-    """SIGINT and SIGTERM wait until the block is done (then act as usual)."""
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except (ValueError, OSError):
-        old = None
-    try:
-        yield
-    finally:
-        if old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def _owner_alive(token: str) -> bool:
-    path = STATE_DIR / f"{token}.json"
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    if state.get("kept"):
-        return False
-    pid = state.get("pid")
-    return isinstance(pid, int) and _start_time(pid) is not None and _start_time(pid) == state.get("start")
 
 
 def leftovers() -> dict[str, list[str]]:
-    """Namespaces of runs whose process is gone (or kept), by token."""
+    """Namespaces of runs whose process is gone (or that were kept), as their records list them,
+    by token; ``rtnl-*`` namespaces no record names are someone else's and not among them."""
     out: dict[str, list[str]] = {}
-    for ns in list_namespaces():
-        if not ns.startswith(PREFIX):
+    present = set(list_namespaces())
+    for d in ownership.records():
+        if ownership.owner_alive(d):
             continue
-        token = ns[len(PREFIX) :].split("-", 1)[0]
-        if not _owner_alive(token):
-            out.setdefault(token, []).append(ns)
+        names = [o["name"] for o in d["objects"] if o["kind"] == "netns" and o["name"] in present]
+        if names:
+            out[d["run"][len(PREFIX) :]] = names
     return out
-
-
-def down(token: str | None = None) -> list[str]:
-    """Removes one run's namespaces (by token or prefix), or every leftover when `token` is None."""
-    if token is not None:
-        token = token.removeprefix(PREFIX)
-        names = [n for n in list_namespaces() if n.startswith(f"{PREFIX}{token}-")]
-        if not names:
-            raise UserError(f"testbed down: no namespace of run {PREFIX}{token}")
-        with held_signals():
-            removed = remove_namespaces(names)
-            (STATE_DIR / f"{token}.json").unlink(missing_ok=True)
-        return removed
-    removed = []
-    with held_signals():
-        for tok, names in leftovers().items():
-            removed += remove_namespaces(names)
-            (STATE_DIR / f"{tok}.json").unlink(missing_ok=True)
-        # State files of runs whose namespaces are all gone.
-        if STATE_DIR.is_dir():
-            for f in STATE_DIR.glob("*.json"):
-                if not _owner_alive(f.stem) and not any(
-                    n.startswith(f"{PREFIX}{f.stem}-") for n in list_namespaces()
-                ):
-                    f.unlink(missing_ok=True)
-    return removed

@@ -2,39 +2,46 @@
 end systems (and switches) started on one shared clock, an idle baseline then the measured run,
 the measurements assembled into the simulator's result contract with ``"source": "testbed"``,
 the host's noise, the bounds and the simulated values beside them; everything removed on every
-exit path."""
+exit path.
+
+The verdict (`attach_bounds_and_simulation`): every measured frame carries its own host
+disturbance (how late its senders were, and whether a stall of any process of the run overlapped
+its flight: `crates/testbed/src/board.rs`); a route's undisturbed frames are compared with its
+bound, the disturbed ones counted apart, and a route with too few undisturbed frames is
+"undecided on this host". Nothing is subtracted from a latency.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
-import select
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
+from rtnetlab import ownership
 from rtnetlab.errors import UserError
 from rtnetlab.model import Network
 from rtnetlab.testbed import netns, tc
 
-#: Namespaces one run may create: each holds a process and a few interfaces, and this host is
-#: shared.
-MAX_NODES = 64
-#: Processes a run starts per core (end systems, and switches in user mode): beyond it their
-#: wake-ups queue behind each other and the noise is the host's, not the network's.
-MAX_PROCESSES_PER_CORE = 16
-#: Frame transmissions per second (frames x hops) the user-space ports of one run can pace on this
-#: kind of host (one send call per frame at its planned instant): benchmarks/testbed_switch.py
-#: measured no loss at 74,000 frames/s through one switch (148,000 transmissions) on 2 cores.
-MAX_USER_FRAMES_PER_S = 150_000
-#: The same for kernel ports (qdiscs and tc filters): the senders stop near 130,000-145,000
-#: frames/s through one switch (about 260,000 transmissions), with losses from 250,000 on.
-MAX_KERNEL_FRAMES_PER_S = 250_000
+#: Namespaces one run may create: each holds a process (or the kernel's ports) and a few
+#: interfaces (a 265-VL avionics network has 66 nodes).
+MAX_NODES = 128
+#: Processes a run starts per core (end systems, and switches in user mode): what their frames
+#: cost is the measured capacity's business (`capacity`); this bounds the processes themselves
+#: (each locks an 8 MB receive ring per interface).
+MAX_PROCESSES_PER_CORE = 64
 #: The shortest frame time a port can pace (a 64-byte frame at 10 Gbit/s takes 67 ns).
 MIN_FRAME_TIME_NS = 60
+#: Wall-clock time dilation a run accepts (`--time-scale`).
+MAX_TIME_SCALE = 1000.0
+#: A route's verdict needs at least this many undisturbed frames, and this share of its frames.
+MIN_UNDISTURBED = 50
+MIN_UNDISTURBED_SHARE = 0.25
+#: The default disturbance threshold, wall-clock ns (`--disturbance`).
+DISTURBANCE_NS = 100_000
 
 
 def binary() -> Path:
@@ -53,6 +60,22 @@ def binary() -> Path:
     )
 
 
+def gate_aligned(t_ns: int, net: Network) -> int:
+    """The first time from `t_ns` on that is a whole number of every gate control list's cycle.
+    Gates run on the model's time from the run's epoch, releases from the run's start; the
+    simulator starts both at 0, so the run's start must fall where every list's cycle does, or a
+    time-triggered frame would reach its gate out of its window."""
+    from rtnetlab import _core
+
+    cycle = 1
+    for p in net.resolved()["ports"]:
+        d = p["discipline"]
+        g = d if d["kind"] == "tas" else d.get("gates") if d["kind"] == "cbs" else None
+        if g and g.get("cycle"):
+            cycle = math.lcm(cycle, round(_core.parse_quantity("duration", g["cycle"]) * 1e9))
+    return -(-t_ns // cycle) * cycle
+
+
 def plan_of(description: Path) -> dict:
     p = subprocess.run([str(binary()), "plan", str(description)], capture_output=True, text=True)
     if p.returncode != 0:
@@ -62,17 +85,9 @@ def plan_of(description: Path) -> dict:
     return json.loads(p.stdout)
 
 
-def _offered_frames_per_s(plan: dict) -> float:
-    """Frames per second all egress ports together send at the flows' contracts."""
-    total = 0.0
-    for f in plan["flows"]:
-        per_s = f["rate_bps"] / ((f["lmin_bytes"] + 20) * 8)
-        total += per_s * sum(len(r["ports"]) for r in f["routes"])
-    return total
-
-
-def check_limits(plan: dict, mode: str) -> None:
-    """Refuses a model this host cannot run, naming the limit."""
+def check_limits(plan: dict, mode: str, time_scale: float = 1.0, capacity: dict | None = None) -> None:
+    """Refuses a model this host cannot run, naming the limit (`capacity`: what this host was
+    measured to pace in `mode`, `rtnetlab.testbed.capacity`)."""
     nodes = len(plan["nodes"])
     if nodes > MAX_NODES:
         raise UserError(f"testbed: {nodes} nodes, over the limit of {MAX_NODES} namespaces per run")
@@ -84,29 +99,36 @@ def check_limits(plan: dict, mode: str) -> None:
             f"{MAX_PROCESSES_PER_CORE} per core"
         )
     for p in plan["ports"]:
-        t = 84 * 8 / p["rate_bps"] * 1e9
+        t = 84 * 8 / p["rate_bps"] * 1e9 * time_scale
         if t < MIN_FRAME_TIME_NS:
             raise UserError(
                 f"testbed: port {p['label']}: {p['rate_bps'] / 1e9:g} Gbit/s, a smallest frame in "
                 f"{t:.0f} ns, below the {MIN_FRAME_TIME_NS} ns a port can pace"
             )
-    limit = MAX_USER_FRAMES_PER_S if mode == "user" else MAX_KERNEL_FRAMES_PER_S
-    offered = _offered_frames_per_s(plan)
-    if offered > limit:
-        raise UserError(
-            f"testbed: the flows' contracts make {offered:,.0f} frame transmissions per second, over "
-            f"the {limit:,} this host can pace in {mode} mode"
-        )
     if mode == "kernel" and plan["kernel_refusals"]:
         raise UserError(f"testbed: kernel mode: {plan['kernel_refusals'][0]}")
+    if capacity is not None:
+        from rtnetlab.testbed.capacity import offered as offered_of
+
+        offered = offered_of(plan) / time_scale
+        limit = capacity["transmissions_per_s"]
+        if offered > limit:
+            need = offered_of(plan) / limit
+            raise UserError(
+                f"testbed: the flows' contracts make {offered:,.0f} frame transmissions per second"
+                + (f" at --time-scale {time_scale:g}" if time_scale != 1 else "")
+                + f", over the {limit:,.0f} this host was measured to pace in {mode} mode "
+                f"({'cached ' + capacity['measured'] if capacity.get('cached') else 'measured now'}; "
+                f"--time-scale {need:.3g} or more fits)"
+            )
 
 
-def configure_kernel(run: netns.Run, plan: dict) -> None:
+def configure_kernel(run: netns.Run, plan: dict, time_scale: float = 1.0) -> None:
     """Kernel mode: every port's qdiscs and every switch's forwarding filters."""
     for k, n in enumerate(plan["nodes"]):
         lines = []
         for p in n["ports"]:
-            lines += tc.port_lines(plan["ports"][p]["ifname"], plan["ports"][p])
+            lines += tc.port_lines(plan["ports"][p]["ifname"], plan["ports"][p], time_scale)
         if not n["end_system"]:
             lines += tc.switch_lines(plan, k)
         netns.batch("tc", lines, run.netns(k))
@@ -133,62 +155,6 @@ def kernel_port_stats(run: netns.Run, plan: dict) -> dict[int, dict]:
     return out
 
 
-def _captures(run: netns.Run, plan: dict, directory: Path) -> list[tuple[subprocess.Popen, Path]]:
-    """One pcapng per egress port: what its interface sends (dumpcap's `outbound`)."""
-    if shutil.which("dumpcap") is None:
-        raise UserError("--capture: dumpcap (Wireshark's capture program, Debian package tshark) is missing")
-    directory.mkdir(parents=True, exist_ok=True)
-    out = []
-    for p in plan["ports"]:
-        path = directory / (p["label"].replace(":", "_").replace("/", "_") + ".pcapng")
-        proc = subprocess.Popen(
-            [
-                "ip",
-                "netns",
-                "exec",
-                run.netns(p["node"]),
-                "dumpcap",
-                "-q",
-                "-i",
-                p["ifname"],
-                "-f",
-                "outbound",
-                "-w",
-                str(path),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        run.processes.append(proc)
-        out.append((proc, path))
-    # dumpcap says "Capturing on ..." once it captures (its file exists earlier): the run
-    # starts after every one has.
-    deadline = time.monotonic() + 20
-    for proc, path in out:
-        line = b""
-        while b"Capturing on" not in line:
-            ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise UserError(f"--capture: dumpcap did not start capturing into {path}")
-            chunk = proc.stderr.readline()
-            if not chunk:
-                raise UserError(f"--capture: dumpcap stopped: {line.decode(errors='replace').strip()}")
-            line = chunk
-    return out
-
-
-def _stop_captures(captures: list[tuple[subprocess.Popen, Path]]) -> list[str]:
-    for proc, _ in captures:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-    for proc, _ in captures:
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    return [str(p) for _, p in captures]
-
-
 def _latency_keys(d: dict) -> dict:
     return {
         k: d[k] for k in ("count", "min_us", "mean_us", "p50_us", "p99_us", "p999_us", "max_us", "jitter_us")
@@ -198,13 +164,22 @@ def _latency_keys(d: dict) -> dict:
 def assemble(
     plan: dict, results: list[dict], mode: str, settings: dict, port_stats: dict[int, dict] | None
 ) -> dict:
-    """The simulator's contract (flows, delivered, ports, stats) from the nodes' measurements."""
+    """The simulator's contract (flows, delivered, ports, stats) from the nodes' measurements.
+    Latencies are in model time; the host's figures (lateness, stalls) in wall-clock time."""
     released = {r["flow"]: r for res in results for r in res["released"]}
+    k = settings["time_scale"]
+    names = [n["name"] for n in plan["nodes"]]
+    hops = {
+        (f["name"], names[r["destination"]], plan["planes"][r["plane"]]): r["ports"]
+        for f in plan["flows"]
+        for r in f["routes"]
+    }
     flows = []
     baseline = []
     for res in results:
         for r in res["routes"]:
             sent = released.get(r["flow"], {}).get("frames", 0)
+            u = r["undisturbed"]
             row = {
                 "flow": r["flow"],
                 "destination": res["node"],
@@ -217,8 +192,25 @@ def assemble(
                 "idle_min_us": r["baseline"]["min_us"] if r["baseline"]["count"] else None,
                 "idle_max_us": r["baseline"]["max_us"] if r["baseline"]["count"] else None,
                 "isolated_us": r["isolated_us"],
+                # The host's disturbance, frame by frame: the frames it did not disturb, and how
+                # many it did (senders late in all by more than the threshold; a stall of the run
+                # overlapping the frame's flight).
+                "undisturbed_count": u["count"],
+                "undisturbed_max_us": u["max_us"] if u["count"] else None,
+                "undisturbed_mean_us": u["mean_us"] if u["count"] else None,
+                "undisturbed_p99_us": u["p99_us"] if u["count"] else None,
+                # Each undisturbed frame less its own senders' lateness (inside its latency, which
+                # starts at the planned release): what the verdict compares with the bound.
+                "undisturbed_max_less_host_us": r["undisturbed_max_less_host_us"],
+                # What the host may have added to an undisturbed frame without being seen: up to
+                # the threshold at each of its hops (model time).
+                "allowance_us": len(hops[(r["flow"], res["node"], r["plane"])])
+                * settings["disturbance_ns"]
+                / 1e3
+                / k,
+                "disturbed_late": r["disturbed_late"],
+                "disturbed_stall": r["disturbed_stall"],
                 "max_host_delay_us": r["max_host_delay_us"],
-                "max_less_host_us": r["max_less_host_us"] if r["count"] else None,
                 # |inter-arrival - inter-release| of consecutive frames (seed 002's jitter).
                 "interarrival_mean_us": r["interarrival"]["mean_us"] if r["interarrival"]["count"] else None,
                 "interarrival_p99_us": r["interarrival"]["p99_us"] if r["interarrival"]["count"] else None,
@@ -247,7 +239,12 @@ def assemble(
         for res in results
         for d in res["delivered"]
     ]
-    duration_s = settings["duration_ns"] / 1e9
+    stopped = [res["stopped_at_ns"] for res in results if res.get("stopped_at_ns") is not None]
+    run_ns = settings["duration_ns"]
+    if stopped:
+        # Interrupted: the run covered the time up to the stop (model time).
+        run_ns = max(0, min(stopped) - settings["run_start_ns"])
+    duration_s = run_ns / 1e9
     by_port = {p["port"]: p for res in results for p in res["ports"]}
     ports = []
     for p in plan["ports"]:
@@ -257,7 +254,7 @@ def assemble(
             m = by_port.get(p["id"], {})
             row.update(
                 max_backlog_bytes=m.get("max_backlog_bytes", 0.0),
-                utilisation=m.get("busy_ns", 0.0) / settings["duration_ns"],
+                utilisation=m.get("busy_ns", 0.0) / run_ns if run_ns else 0.0,
                 frames=m.get("frames", 0),
                 drops=m.get("drops", 0) + m.get("send_errors", 0),
                 policed=m.get("policed", 0),
@@ -280,12 +277,26 @@ def assemble(
         "noise_us": noise,
         "noise_rule": "idle baseline, one frame at a time in the network: the largest excess, over every "
         "route,"
-        " of its maximum above the model's latency alone, or above its own minimum",
+        " of its maximum above the model's latency alone, or above its own minimum (model time)",
         "baseline": baseline,
         "send_lateness_us": {
             "p99_us": max((x["p99_us"] for x in lateness), default=None),
             "max_us": max((x["max_us"] for x in lateness), default=None),
         },
+        "stalls": {
+            "count": sum(res["stalls"] for res in results),
+            "total_us": sum(res["stalled_us"] for res in results),
+            "longest_us": max((res["longest_stall_us"] for res in results), default=0.0),
+            "threshold_us": settings["disturbance_ns"] / 1e3,
+        },
+        "regulated_holds": sum(res["regulated_holds"] for res in results),
+        "longest_hold_us": max((res["longest_hold_us"] for res in results), default=0.0),
+        # Model time the sources' releases moved, in all, to keep their contracts after late sends.
+        "release_shift_us": sum(res["release_shift_us"] for res in results),
+        "classified_late": sum(res["classified_late"] for res in results),
+        "time_scale": k,
+        "wall_clock": "send lateness, stalls, holds and the disturbance threshold are wall-clock "
+        "microseconds; latencies, bounds and the idle noise are model time (wall-clock / time scale)",
         "scheduling": sorted({res["scheduling"] for res in results}),
         "cores": os.cpu_count(),
         "kernel": os.uname().release,
@@ -295,11 +306,13 @@ def assemble(
         "seed": settings["seed"],
         "source": "testbed",
         "mode": mode,
+        "time_scale": k,
         "flows": flows,
         "delivered": delivered,
         "ports": ports,
         "stats": {
             "duration_s": duration_s,
+            "wall_duration_s": duration_s * k,
             "baseline_s": settings["baseline_ns"] / 1e9,
             "frames_released": sum(r["frames"] for r in released.values()),
             "copies_received": sum(f["count"] for f in flows),
@@ -312,39 +325,61 @@ def assemble(
     }
 
 
+def verdict(f: dict) -> str:
+    """A route's verdict from its undisturbed frames: `within bound`, `ABOVE BOUND`, `undecided
+    on this host` (too few undisturbed frames), `no bound`, `no frames`."""
+    if not f["count"]:
+        return "no frames"
+    if f.get("bound_us") is None:
+        return "no bound"
+    u = f["undisturbed_count"]
+    if u < MIN_UNDISTURBED or u < MIN_UNDISTURBED_SHARE * f["count"]:
+        return "undecided on this host"
+    if f["undisturbed_max_less_host_us"] > f["bound_us"] + f["allowance_us"]:
+        return "ABOVE BOUND"
+    return "within bound"
+
+
 def attach_bounds_and_simulation(net: Network, report: dict, simulate: bool) -> None:
-    """The `best` bounds beside every measured row (a maximum above bound + noise flagged), and
-    the simulator's figures for the same settings (`sim_*_us`)."""
+    """The `best` bounds beside every measured row, each route's verdict from the frames the host
+    did not disturb, and the simulator's figures for the same settings (`sim_*_us`)."""
     from rtnetlab import simulate as sim_mod
 
     bounds = sim_mod.attach_bounds(net, report, {})
-    noise = report["host"]["noise_us"]
-    slack = noise if noise is not None else 0.0
+    threshold_us = report["host"]["stalls"]["threshold_us"]
     bounds["above_bound"] = []
+    bounds["undecided"] = []
     for f in report["flows"]:
-        # Each frame carries the delay the host added to it (how late each sender was); what is
-        # left beyond the bound once that and the idle noise are allowed for is a soundness question.
-        f["above_bound"] = bool(
-            f["bound_us"] is not None and f["count"] and f["max_less_host_us"] > f["bound_us"] + slack
+        f["verdict"] = verdict(f)
+        f["above_bound"] = f["verdict"] == "ABOVE BOUND"
+        f["undisturbed_over_bound"] = (
+            f["undisturbed_max_us"] / f["bound_us"]
+            if f.get("bound_us") and f["undisturbed_max_us"] is not None
+            else None
         )
+        key = {"flow": f["flow"], "destination": f["destination"], "plane": f["plane"]}
         if f["above_bound"]:
             bounds["above_bound"].append(
-                {
-                    "flow": f["flow"],
-                    "destination": f["destination"],
-                    "plane": f["plane"],
-                    "max_us": f["max_us"],
-                    "bound_us": f["bound_us"],
-                    "noise_us": noise,
-                }
-            )
-    bounds["rule"] = "measured maximum less the frame's host delay > bound + idle noise"
+                {**key, "undisturbed_max_less_host_us": f["undisturbed_max_less_host_us"],
+                 "bound_us": f["bound_us"], "allowance_us": f["allowance_us"]}
+            )  # fmt: skip
+        elif f["verdict"] == "undecided on this host":
+            bounds["undecided"].append({**key, "undisturbed": f["undisturbed_count"], "count": f["count"]})
+    k = report["time_scale"]
+    bounds["rule"] = (
+        "per route, the frames the host did not disturb (senders late by at most "
+        f"{threshold_us:g} us wall-clock in all, no stall over {threshold_us:g} us of any process of "
+        "the run during their flight), each less its own senders' lateness (inside its latency), "
+        f"against the bound + {threshold_us / k:g} us per hop (what each hop may have added unseen, "
+        f"{threshold_us:g} us wall-clock at time scale {k:g}); undecided with fewer than "
+        f"{MIN_UNDISTURBED} undisturbed frames or {MIN_UNDISTURBED_SHARE:.0%} of the route's"
+    )
     report["bounds"] = bounds
     if not simulate:
         return
     s = report["stats"]
     config = {
-        "duration_ns": round(s["duration_s"] * 1e9),
+        "duration_ns": max(1, round(s["duration_s"] * 1e9)),
         "seed": report["seed"],
         "release": s["release"],
         "frame_sizes": s["sizes"],
@@ -374,45 +409,91 @@ def run(
     spin_ns: int = 0,
     muted: list[str] | None = None,
     on_start=None,
+    time_scale: float = 1.0,
+    disturbance_ns: int = DISTURBANCE_NS,
+    calibrating: bool = False,
+    recalibrate: bool = False,
+    say=None,
 ) -> dict:
-    """Runs `net` (with its `description` as plain data) on real frames; returns the report."""
+    """Runs `net` (with its `description` as plain data) on real frames; returns the report.
+    `duration_ns` and `baseline_ns` are wall-clock; the run covers them / `time_scale` of model
+    time. Ctrl-C or SIGTERM during the run stops the nodes, which report what they measured: the
+    report then has `interrupted_by` (the exception is raised again once the report is attached
+    to it as `.report`)."""
     netns.check_privileges()
     exe = binary()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-testbed-") as tmp:
-        desc_path = Path(tmp) / "description.json"
+    if capture is not None:
+        from rtnetlab.testbed import capture as capture_mod
+
+        capture_mod.check(capture)
+    if not 1.0 <= time_scale <= MAX_TIME_SCALE:
+        raise UserError(f"--time-scale: between 1 and {MAX_TIME_SCALE:g}, got {time_scale:g}")
+    files: list[str] = []
+    capacity = None
+    if not calibrating:
+        # What this host can pace, measured before the run's own records exist (a calibration is
+        # a run of its own).
+        with ownership.Run("testbed plan") as own:
+            desc_path = own.folder() / "description.json"
+            desc_path.write_text(json.dumps(description))
+            plan = plan_of(desc_path)
+        check_limits(plan, mode, time_scale)
+        from rtnetlab.testbed import capacity as capacity_mod
+
+        capacity = capacity_mod.capacity(mode, recalibrate, rt_priority, say)
+    k = time_scale
+    interrupted: KeyboardInterrupt | None = None
+    # Everything the run makes is recorded in its record first, and removed on every way out
+    # (what `keep` asks for stays, recorded, for `testbed down`).
+    with ownership.Run("testbed run") as own:
+        tmp = own.folder()
+        desc_path = tmp / "description.json"
         desc_path.write_text(json.dumps(description))
         plan = plan_of(desc_path)
-        check_limits(plan, mode)
+        check_limits(plan, mode, time_scale, capacity)
         for m in muted or []:
             if m not in {f["name"] for f in plan["flows"]}:
                 raise UserError(f"--mute: no flow named {m}")
         # The analysis first: the drain waits for the slowest bounded frame.
         bounds = [f["delay_us"] for f in net.analyze("best")["flows"] if f.get("delay_us") is not None]
-        drain_ns = int(min(max(0.2e9, 2 * max(bounds, default=0) * 1e3), 5e9))
-        r = netns.Run()
-        captures: list = []
+        slowest = max(bounds, default=0) * 1e3 * k  # wall-clock ns
+        drain_wall = min(max(0.2e9, 2 * slowest), max(5e9, 4 * slowest))
+        drain_ns = int(drain_wall / k)
+        r = netns.Run(own)
+        captures = None
+        controls: list = []
+        node_procs: list = []
+        results = None
+        port_stats = None
         try:
             r.create(plan)
             if mode == "kernel":
-                configure_kernel(r, plan)
+                configure_kernel(r, plan, k)
             if capture is not None:
-                captures = _captures(r, plan, capture)
+                from rtnetlab.testbed.capture import Captures
+
+                captures = Captures(own, plan, r.netns, capture)
             if on_start:
                 on_start(r)
-            nodes = [k for k, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
-            startup_ns = int(1e9 + 50e6 * len(nodes))
-            epoch = time.time_ns() + startup_ns
-            gap_ns = 100_000_000
-            run_start = baseline_ns + gap_ns
-            for k in nodes:
+            nodes = [i for i, n in enumerate(plan["nodes"]) if n["end_system"] or mode == "user"]
+            gap_ns = int(100_000_000 / k)
+            baseline_model = int(baseline_ns / k)
+            # On a whole number of every gate cycle: the simulator's time 0 (TAS schedules).
+            run_start = gate_aligned(baseline_model + gap_ns, net)
+            duration_model = int(duration_ns / k)
+            board = tmp / "stalls"
+            with open(board, "wb") as fb:
+                fb.truncate(len(nodes) * 65536)
+            for slot, i in enumerate(nodes):
                 cfg = {
-                    "node": plan["nodes"][k]["name"],
-                    "netns": r.netns(k),
+                    "node": plan["nodes"][i]["name"],
+                    "netns": r.netns(i),
                     "mode": mode,
-                    "epoch_ns": epoch,
-                    "baseline_ns": baseline_ns,
+                    # Sent once every node is ready (its receive rings mapped and locked).
+                    "epoch_ns": 0,
+                    "baseline_ns": baseline_model,
                     "run_start_ns": run_start,
-                    "duration_ns": duration_ns,
+                    "duration_ns": duration_model,
                     "drain_ns": drain_ns,
                     "seed": seed,
                     "sizes": sizes,
@@ -420,53 +501,157 @@ def run(
                     "sched_priority": rt_priority,
                     "spin_ns": spin_ns,
                     "muted_flows": muted or [],
+                    "time_scale": k,
+                    "stall_board": str(board),
+                    "board_slot": slot,
+                    "board_slots": len(nodes),
+                    "disturbance_ns": disturbance_ns,
                 }
-                cfg_path = Path(tmp) / f"node{k}.json"
+                cfg_path = tmp / f"node{i}.json"
                 cfg_path.write_text(json.dumps(cfg))
-                r.processes.append(
-                    subprocess.Popen(
-                        [str(exe), "node", str(desc_path), str(cfg_path)],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                    )
+                # The node dies with this process, and stops when its control pipe (stdin)
+                # closes; the pipe is held here, apart from the Popen, so that reading the
+                # node's output does not close it.
+                p = ownership.spawn(
+                    [str(exe), "node", str(desc_path), str(cfg_path)],
+                    what=f"node {plan['nodes'][i]['name']}",
+                    own=own,
+                    guarded=True,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
                 )
-            node_procs = list(r.processes[len(captures) :])
+                controls.append(p.stdin)
+                p.stdin = None
+                node_procs.append(p)
+            _wait_ready(node_procs)
+            epoch = time.time_ns() + int(100e6 + 5e6 * len(nodes))
+            for c in controls:
+                c.write(f"epoch {epoch}\n".encode())
+                c.flush()
             before = None
-            if mode == "kernel":
-                # Between the baseline's last frame and the run's first.
-                _sleep_until(epoch + baseline_ns + gap_ns // 2, node_procs)
-                before = kernel_port_stats(r, plan)
-            end = epoch + run_start + duration_ns + drain_ns
-            results = _collect(node_procs, end)
-            port_stats = None
-            if mode == "kernel":
+            try:
+                if mode == "kernel":
+                    # Between the baseline's last frame and the run's first.
+                    _sleep_until(epoch + int((baseline_model + gap_ns // 2) * k), node_procs)
+                    before = kernel_port_stats(r, plan)
+                end = epoch + int((run_start + duration_model + drain_ns) * k)
+                results = _collect(node_procs, end)
+            except KeyboardInterrupt as e:
+                # Stop the nodes where they are: each reports what it measured so far.
+                interrupted = e
+                with ownership.held_signals():
+                    for c in controls:
+                        try:
+                            c.write(b"stop\n")
+                            c.flush()
+                        except OSError:
+                            pass
+                    try:
+                        results = _collect(node_procs, time.time_ns() + 3_000_000_000, grace_s=5.0)
+                    except UserError:
+                        results = None
+            for p in node_procs:
+                own.ended(p.pid)
+            if mode == "kernel" and before is not None and results is not None:
                 after = kernel_port_stats(r, plan)
-                port_stats = {p: {k: after[p][k] - before[p][k] for k in after[p]} for p in after}
-            files = _stop_captures(captures) if captures else []
-        except BaseException:
-            if not keep:
-                r.remove()
-            raise
-        if keep:
-            r.processes = []
-            r.record(kept=True)
-        else:
-            r.remove()
+                port_stats = {p: {x: after[p][x] - before[p][x] for x in after[p]} for p in after}
+            if captures is not None:
+                files = captures.stop(own)
+        finally:
+            for c in controls:
+                c.close()
+            if captures is not None and not files:
+                captures.stop(own)  # interrupted: each file closed whole all the same
+            if keep:
+                own.keep("netns")
+    if results is None:
+        if interrupted is not None:
+            raise interrupted
+        raise UserError("testbed: the run produced no measurement")
     settings = {
-        "duration_ns": duration_ns,
-        "baseline_ns": baseline_ns,
+        "duration_ns": duration_model,
+        "run_start_ns": run_start,
+        "baseline_ns": baseline_model,
         "seed": seed,
         "sizes": sizes,
         "release": release,
+        "time_scale": k,
+        "disturbance_ns": disturbance_ns,
     }
     report = assemble(plan, results, mode, settings, port_stats)
     report["warnings"] = list(plan["kernel_warnings"]) if mode == "kernel" else []
+    report["notes"] = []
+    if mode == "kernel":
+        report["notes"].append(
+            "kernel mode: each hop's transmission of the frame, the links' propagation and the "
+            "switches' technological latency are added at the destination (no qdisc of this kernel "
+            "holds a lone frame: netem, fq and etf are missing); the ports realise the contention "
+            "at the line rate. --switch user realises them in time."
+        )
+    if capacity is not None:
+        report["host"]["capacity"] = {
+            "mode": mode,
+            "transmissions_per_s": capacity["transmissions_per_s"],
+            "measured": capacity["measured"],
+            "cached": capacity.get("cached", False),
+            "host": capacity.get("host"),
+            "offered_per_s": _offered(plan) / k,
+        }
     if keep:
         report["kept"] = r.prefix
     if files:
+        from rtnetlab.testbed.capture import frames_in
+
         report["captures"] = files
-    attach_bounds_and_simulation(net, report, simulate)
+        for f in files:
+            n = frames_in(Path(f))
+            if n == 0:
+                report["warnings"].append(
+                    f"capture {f}: no frame (the port carried none, or its capture failed)"
+                )
+    if interrupted is not None:
+        from rtnetlab.errors import Terminated
+
+        report["interrupted_by"] = "SIGTERM" if isinstance(interrupted, Terminated) else "SIGINT"
+        report["warnings"].append(
+            f"interrupted ({'SIGTERM' if isinstance(interrupted, Terminated) else 'Ctrl-C'}): the run "
+            f"covers {report['stats']['duration_s'] * k:.3g} s of its {duration_ns / 1e9:g} s"
+        )
+    attach_bounds_and_simulation(net, report, simulate and interrupted is None)
+    if interrupted is not None:
+        interrupted.report = report  # type: ignore[attr-defined]
+        raise interrupted
     return report
+
+
+def _offered(plan: dict) -> float:
+    from rtnetlab.testbed.capacity import offered
+
+    return offered(plan)
+
+
+def _wait_ready(procs: list[subprocess.Popen], timeout_s: float = 120.0) -> None:
+    """Waits for every node's `ready` (stderr), polling: a node's start-up (its plan, its rings)
+    takes from milliseconds to seconds with the network's size and the host's load."""
+    import select
+
+    deadline = time.monotonic() + timeout_s
+    for p in procs:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise UserError(f"testbed: a node was not ready {timeout_s:g} s after its start")
+            ready, _, _ = select.select([p.stderr], [], [], min(left, 0.2))
+            if not ready:
+                _check_alive(procs)
+                continue
+            line = p.stderr.readline()
+            if line.strip() == b"ready":
+                break
+            if not line:
+                _check_alive(procs)
+                raise UserError("testbed: a node stopped before it was ready")
 
 
 def _sleep_until(t_ns: int, procs: list[subprocess.Popen]) -> None:
@@ -482,19 +667,21 @@ def _check_alive(procs: list[subprocess.Popen]) -> None:
             raise UserError(f"testbed: a node stopped: {err.splitlines()[-1] if err else p.returncode}")
 
 
-def _collect(procs: list[subprocess.Popen], end_ns: int) -> list[dict]:
+def _collect(procs: list[subprocess.Popen], end_ns: int, grace_s: float = 10.0) -> list[dict]:
     """Waits for every node (each stops by itself at the end of the drain) and reads its JSON."""
     results = []
     for p in procs:
         while True:
             _check_alive(procs)
-            timeout = max(0.0, (end_ns - time.time_ns()) / 1e9) + 10.0
+            timeout = max(0.0, (end_ns - time.time_ns()) / 1e9) + grace_s
             try:
                 out, err = p.communicate(timeout=min(timeout, 0.2))
                 break
             except subprocess.TimeoutExpired:
-                if time.time_ns() > end_ns + 10e9:
-                    raise UserError("testbed: a node did not stop 10 s after the run's end") from None
+                if time.time_ns() > end_ns + grace_s * 1e9:
+                    raise UserError(
+                        f"testbed: a node did not stop {grace_s:g} s after the run's end"
+                    ) from None
         if p.returncode != 0:
             raise UserError(
                 f"testbed: a node failed: {err.decode(errors='replace').strip().splitlines()[-1:]}"
@@ -504,22 +691,19 @@ def _collect(procs: list[subprocess.Popen], end_ns: int) -> list[dict]:
 
 
 def up(net: Network, description: dict, mode: str) -> tuple[netns.Run, dict]:
-    """Creates a run's namespaces, links and (kernel mode) qdiscs and filters, and leaves them."""
+    """Creates a run's namespaces, links and (kernel mode) qdiscs and filters, and leaves them
+    (recorded, for `testbed down`)."""
     netns.check_privileges()
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-testbed-") as tmp:
-        desc_path = Path(tmp) / "description.json"
+    with ownership.Run("testbed up") as own:
+        desc_path = own.folder() / "description.json"
         desc_path.write_text(json.dumps(description))
         plan = plan_of(desc_path)
-    check_limits(plan, mode)
-    r = netns.Run()
-    try:
+        check_limits(plan, mode)
+        r = netns.Run(own)
         r.create(plan)
         if mode == "kernel":
             configure_kernel(r, plan)
-    except BaseException:
-        r.remove()
-        raise
-    r.record(kept=True)
+        own.keep("netns")
     return r, plan
 
 

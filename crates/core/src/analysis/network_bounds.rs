@@ -210,6 +210,9 @@ struct Layout {
     /// Whether each crossing's flow passes an interleaved regulator at its port
     /// ([`schedulers::ats`]): it then enters its queue with its own token bucket.
     regulated: Vec<bool>,
+    /// The delays of time-triggered flows, per (flow, port): their frames never wait
+    /// ([`schedulers::tas::time_triggered`]).
+    time_triggered: std::collections::HashMap<(FlowId, PortId), f64>,
 }
 
 impl Layout {
@@ -237,6 +240,7 @@ fn layout(net: &Network) -> Layout {
         models,
         flow_crossings: Vec::with_capacity(net.flows.len()),
         regulated: Vec::new(),
+        time_triggered: schedulers::tas::time_triggered(net).delay,
     };
     for f in 0..net.flows.len() {
         lay_flow(net, &mut lay, f);
@@ -1096,6 +1100,31 @@ fn sums_of_others(curves: &[Option<Curve>]) -> Vec<Option<Curve>> {
 
 /// Service curve, delay and backlog of every queue of port `p`, from the current bursts.
 fn analyse_port(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut TfaState) {
+    analyse_port_curves(net, lay, p, opt, st);
+    if lay.time_triggered.is_empty() {
+        return;
+    }
+    // A queue of time-triggered frames only: each frame leaves after its own transmission
+    // (schedulers::tas, the time-triggered rule), whatever the curves above allow.
+    let mut changed = false;
+    for &q in &lay.port_queues[p] {
+        let tt: Option<Vec<f64>> = lay.queues[q]
+            .crossings
+            .iter()
+            .map(|&c| lay.time_triggered.get(&(lay.crossings[c].flow, p)).copied())
+            .collect();
+        if let Some(d) = tt.filter(|d| !d.is_empty()) {
+            st.delay[q] = Ok(d.iter().copied().fold(0.0, f64::max));
+            changed = true;
+        }
+    }
+    if changed {
+        st.port_delay[p] =
+            lay.port_queues[p].iter().try_fold(0.0, |m: f64, &q| st.delay[q].clone().map(|d| m.max(d)));
+    }
+}
+
+fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &Options, st: &mut TfaState) {
     let port = &net.ports[p];
     let cx = &lay.crossings;
     let latency = net.nodes[port.node].technological_latency;
@@ -2323,9 +2352,10 @@ pub(crate) fn fifo_queues(net: &Network) -> FifoQueues {
 
 /// TFA's bound for one route: the sum of its queues' delays.
 fn tfa_route(lay: &Layout, st: &TfaState, f: FlowId, ports: &[PortId]) -> Result<f64, Unbounded> {
-    ports
-        .iter()
-        .try_fold(0.0, |acc, &p| st.delay[lay.crossings[lay.crossing(f, p)].queue].clone().map(|d| acc + d))
+    ports.iter().try_fold(0.0, |acc, &p| match lay.time_triggered.get(&(f, p)) {
+        Some(d) => Ok(acc + d),
+        None => st.delay[lay.crossings[lay.crossing(f, p)].queue].clone().map(|d| acc + d),
+    })
 }
 
 fn port_bounds(

@@ -445,16 +445,32 @@ impl Admission {
             linked[a].push(b);
             linked[b].push(a);
         }
-        let places = placement::place(&self.cores, &res, &linked).map_err(|i| {
-            (
-                "cpu".to_string(),
+        let places = placement::place(&self.cores, &res, &linked).map_err(|no| {
+            let i = no.component;
+            let head = format!(
+                "component '{}' (utilisation {:.3}): no core with room",
+                r.components[i].name,
+                res[i].utilisation()
+            );
+            // The free capacity the component was offered: after this request's own components
+            // placed before it, which is not what the cores had before the request.
+            let reason = if no.placed.is_empty() {
+                format!("{head} (largest free {:.3})", no.largest_free)
+            } else {
+                let others: Vec<String> = no
+                    .placed
+                    .iter()
+                    .map(|&j| format!("'{}' ({:.3})", r.components[j].name, res[j].utilisation()))
+                    .collect();
                 format!(
-                    "component '{}' (utilisation {:.3}): no core with room (largest free {:.3})",
-                    r.components[i].name,
-                    res[i].utilisation(),
+                    "{head} once this request's {} took theirs (largest free then {:.3}, {:.3} before \
+                     the request)",
+                    others.join(", "),
+                    no.largest_free,
                     self.cores.largest_free()
-                ),
-            )
+                )
+            };
+            ("cpu".to_string(), reason)
         })?;
         // Candidate paths per remote link, among those whose every link direction carries
         // only compatible classes.

@@ -50,13 +50,22 @@ impl Cores {
     }
 }
 
-/// The heuristic: a place per component (in the request's order), or the index of the first
-/// component that found no core. `linked[i]` lists the components joined to i by a virtual link.
+/// Why a request's components found no place: the first that found no core, the request's
+/// components placed before it (largest first), and the largest free capacity once they were
+/// (what the refused component was offered, not what the cores had before the request).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoRoom {
+    pub component: usize,
+    pub placed: Vec<usize>,
+    pub largest_free: f64,
+}
+
+/// The heuristic: a place per component (in the request's order), or why one found no core. `linked[i]` lists the components joined to i by a virtual link.
 pub fn place(
     cores: &Cores,
     reservations: &[Reservation],
     linked: &[Vec<usize>],
-) -> Result<Vec<Place>, usize> {
+) -> Result<Vec<Place>, NoRoom> {
     let mut cores = cores.clone();
     let mut order: Vec<usize> = (0..reservations.len()).collect();
     order.sort_by(|&a, &b| {
@@ -87,7 +96,10 @@ pub fn place(
                 cores.add(p, u);
                 places[i] = Some(p);
             }
-            None => return Err(i),
+            None => {
+                let placed = order.iter().copied().take_while(|&j| j != i).collect();
+                return Err(NoRoom { component: i, placed, largest_free: cores.largest_free() });
+            }
         }
     }
     Ok(places.into_iter().map(|p| p.expect("every component placed")).collect())
@@ -174,6 +186,14 @@ mod tests {
         cores.add((1, 0), 0.9);
         cores.add((1, 1), 0.9);
         cores.add((0, 1), 0.9);
-        assert_eq!(place(&cores, &[r(0.2), r(0.6)], &[vec![], vec![]]), Err(1));
+        let no_room = place(&cores, &[r(0.2), r(0.6)], &[vec![], vec![]]).unwrap_err();
+        assert_eq!((no_room.component, no_room.placed.clone()), (1, vec![]));
+        assert!((no_room.largest_free - 0.5).abs() < 1e-12, "{no_room:?}");
+        // Components of the same request take the room the next one needed: the free capacity
+        // named is what was left once they were placed (one core of 1.0, three of 0.9).
+        let empty = Cores::new(&[1, 1]);
+        let no_room = place(&empty, &[r(0.9), r(0.9), r(0.9)], &[vec![], vec![], vec![]]).unwrap_err();
+        assert_eq!((no_room.component, no_room.placed.clone()), (2, vec![0, 1]));
+        assert!((no_room.largest_free - 0.1).abs() < 1e-9, "{no_room:?}");
     }
 }

@@ -377,6 +377,16 @@ fn map(
                     }
                     Err((path, msg)) => {
                         let path = if path.is_empty() { scheduler_key_at_fault(&v, &msg) } else { path };
+                        // `auto` idle slopes are for the synthesis to choose: say so.
+                        let auto = v
+                            .get("idle_slopes")
+                            .and_then(Value::as_object)
+                            .is_some_and(|m| m.values().any(|x| x.as_str() == Some("auto")));
+                        let msg = if auto && msg.ends_with("got 'auto'") {
+                            format!("{msg}: `auto` slopes are chosen by `rtnetlab configure tsn`")
+                        } else {
+                            msg
+                        };
                         diags.push(Diagnostic::error(join(&format!("{key}.{name}"), &path), msg))
                     }
                 }

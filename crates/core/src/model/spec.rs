@@ -286,12 +286,24 @@ pub enum SchedulerConfig {
     /// closes each priority level's gate; a frame starts only if it ends before its gate closes;
     /// static priority among the open levels.
     Tas {
-        /// Length of the cycle; the entries' durations sum to it.
+        /// Length of the cycle; the entries' durations sum to it. Left out (with `entries`), the
+        /// list is to be synthesised (`rtnetlab configure tsn`).
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
         cycle: Duration,
         /// Start of a cycle (the schedule's phase).
         #[serde(default, skip_serializing_if = "is_zero_duration")]
         base_time: Duration,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         entries: Vec<GateEntry>,
+        /// Time-triggered classes: their flows are periodic with an `offset`, and each frame
+        /// crosses the port in a window of its own, no other gate open (synthesised by
+        /// `rtnetlab configure tsn`; the analysis then bounds them by their schedule).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        scheduled: Vec<String>,
+        /// The precision of clock synchronisation (802.1AS): the largest difference between two
+        /// clocks, by which each scheduled window is widened on both sides.
+        #[serde(default, skip_serializing_if = "is_zero_duration")]
+        sync_error: Duration,
     },
     /// Asynchronous traffic shaping (IEEE 802.1Qcr): the frames of the listed classes pass
     /// interleaved regulators, one FIFO per input port and class, whose head frame waits until

@@ -829,6 +829,8 @@ mod tests {
                     cycle: Duration::from_us(cycle_us),
                     base_time: Duration::from_us(rng.gen_range(0..10) as f64),
                     entries: &entries,
+                    scheduled: &[],
+                    sync_error: Duration::default(),
                 };
                 let cls = classes(&(0..n as u32).collect::<Vec<_>>());
                 let mut s = CreditBased::gated(&cls, &slopes, 1e9, Some(&gates));
@@ -942,6 +944,8 @@ mod tests {
             cycle: Duration::from_us(20.0),
             base_time: Duration::from_us(0.0),
             entries: &entries,
+            scheduled: &[],
+            sync_error: Duration::default(),
         };
         let mut slopes = BTreeMap::new();
         slopes.insert("c0".to_string(), 0.25e9);

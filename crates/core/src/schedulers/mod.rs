@@ -254,11 +254,17 @@ pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
                 cycle: g.cycle,
                 base_time: g.base_time,
                 entries: &g.entries,
+                scheduled: &[],
+                sync_error: Default::default(),
             }),
         }),
-        S::Tas { cycle, base_time, entries } => {
-            Box::new(tas::TasDiscipline { cycle: *cycle, base_time: *base_time, entries })
-        }
+        S::Tas { cycle, base_time, entries, scheduled, sync_error } => Box::new(tas::TasDiscipline {
+            cycle: *cycle,
+            base_time: *base_time,
+            entries,
+            scheduled,
+            sync_error: *sync_error,
+        }),
         S::Ats { classes } => Box::new(ats::AtsDiscipline { classes }),
         S::TokenBucket { rate, burst, inner } => {
             return Registered::Shaper(token_bucket::ShaperConfig {
@@ -531,6 +537,8 @@ mod tests {
                             duration: crate::units::Duration::from_us(70.0),
                         },
                     ],
+                    scheduled: Vec::new(),
+                    sync_error: Default::default(),
                 },
             ),
             (

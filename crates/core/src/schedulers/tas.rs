@@ -27,7 +27,7 @@
 //! others' frames occupy only time outside the windows, which the supply does not count).
 
 use super::{Behaviour, ConfigProblem, Queued};
-use crate::model::{GateEntry, TrafficClass};
+use crate::model::{FlowId, GateEntry, Network, NodeKind, PortId, Switching, Traffic, TrafficClass};
 use std::collections::VecDeque;
 
 /// The time-aware shaper's configuration as written (`kind: tas`).
@@ -35,6 +35,10 @@ pub struct TasDiscipline<'a> {
     pub cycle: crate::units::Duration,
     pub base_time: crate::units::Duration,
     pub entries: &'a [GateEntry],
+    /// Time-triggered classes ([`time_triggered`]).
+    pub scheduled: &'a [String],
+    /// Clock synchronisation precision: scheduled windows are widened by it on both sides.
+    pub sync_error: crate::units::Duration,
 }
 
 /// A gate control list in integer nanoseconds: per entry its start in the cycle, and which
@@ -112,6 +116,12 @@ impl Gcl {
             }
         }
         Some(out)
+    }
+
+    /// Whether the gate of `level` stays closed over [s, e).
+    pub fn closed_throughout(&self, level: usize, s: i64, e: i64) -> bool {
+        self.open_until(level, s).is_none()
+            && self.boundaries_after(s).take_while(|&b| b < e).all(|b| self.open_until(level, b).is_none())
     }
 
     /// [`Self::open_until`] with the cycle starting at 0 (times within the first cycle).
@@ -218,7 +228,7 @@ impl super::Discipline for TasDiscipline<'_> {
         // NaN fails both rules.
         let positive = |x: f64| x > 0.0;
         let not_negative = |x: f64| x >= 0.0;
-        if !positive(self.cycle.secs()) {
+        if !positive(self.cycle.secs()) && !self.entries.is_empty() {
             out.push(err(format!("{place}.cycle"), format!("must be positive, got {}", self.cycle)));
         }
         if !not_negative(self.base_time.secs()) {
@@ -228,7 +238,28 @@ impl super::Discipline for TasDiscipline<'_> {
             ));
         }
         if self.entries.is_empty() {
-            out.push(err(format!("{place}.entries"), "must list at least one gate entry".into()));
+            out.push(err(
+                format!("{place}.entries"),
+                "no gate control list: give `cycle` and `entries`, or run `rtnetlab configure tsn` to \
+                 synthesise them"
+                    .into(),
+            ));
+        }
+        if !not_negative(self.sync_error.secs()) {
+            out.push(err(
+                format!("{place}.sync_error"),
+                format!("must not be negative, got {}", self.sync_error),
+            ));
+        }
+        for (i, c) in self.scheduled.iter().enumerate() {
+            if !class_known(c) {
+                out.push(ConfigProblem::UnknownClass {
+                    place: format!("{place}.scheduled[{i}]"),
+                    class: c.clone(),
+                });
+            } else if self.scheduled[..i].contains(c) {
+                out.push(err(format!("{place}.scheduled[{i}]"), format!("class '{c}' is listed twice")));
+            }
         }
         let mut total = 0;
         for (i, e) in self.entries.iter().enumerate() {
@@ -297,6 +328,293 @@ impl TasDiscipline<'_> {
     }
 }
 
+/// Greatest common divisor of two positive periods (ns).
+pub fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
+}
+
+/// Whether two periodic windows never overlap: windows of `len_f` from `start_f` every `t_f`,
+/// and of `len_g` from `start_g` every `t_g` (ns). Over all instances the difference of two
+/// starts takes every value ≡ start_g − start_f modulo gcd(t_f, t_g), so they are disjoint
+/// exactly when that residue x satisfies len_f ≤ x ≤ G − len_g (Korst, Aarts, Lenstra &
+/// Wessels, "Periodic multiprocessor scheduling", PARLE 1991).
+pub fn periodic_disjoint(
+    (start_f, len_f, t_f): (i64, i64, i64),
+    (start_g, len_g, t_g): (i64, i64, i64),
+) -> bool {
+    let g = gcd(t_f, t_g);
+    let x = (start_g - start_f).rem_euclid(g);
+    x >= len_f && x + len_g <= g
+}
+
+/// One time-triggered flow's passage through a port when no frame waits (no-wait): its first
+/// frame's arrival in the port's queue, and how long it occupies the link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Passage {
+    pub port: PortId,
+    /// Arrival in the queue (ns from time 0, the node's technological latency included).
+    pub arrival_ns: i64,
+    /// Transmission time rounded up (ns): the window the frame needs.
+    pub busy_ns: i64,
+    /// Exact transmission time (s).
+    pub tx: f64,
+}
+
+/// A flow that can be time-triggered: periodic, of one frame size, on one plane, through
+/// store-and-forward nodes; its no-wait timetable from time `offset_ns` (the release of its
+/// first frame). Arrivals follow the simulator's arithmetic exactly (a frame's end on the link
+/// in fixed point rounded down, propagation and latencies rounded to ns), so that a frame sent
+/// at once reaches the next port at the instant computed here. Or why the flow cannot be.
+pub fn timetable(net: &Network, f: FlowId, offset_ns: i64) -> Result<(i64, i64, Vec<Passage>), String> {
+    let flow = &net.flows[f];
+    let Traffic::Periodic { period, size, min_size, jitter, .. } = &flow.traffic else {
+        return Err(format!("flow '{}' is not periodic (a time-triggered flow needs a period)", flow.name));
+    };
+    if min_size.is_some_and(|m| m.bits() != size.bits()) {
+        return Err(format!(
+            "flow '{}' has frames of varying size (min_size); a time-triggered flow has one",
+            flow.name
+        ));
+    }
+    if flow.planes.len() != 1 {
+        return Err(format!(
+            "flow '{}' is sent on several planes; a time-triggered flow uses one",
+            flow.name
+        ));
+    }
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    let bits = flow.max_frame_wire.round() as u128;
+    let mut out: Vec<Passage> = Vec::new();
+    for route in &flow.routes {
+        let mut at = offset_ns + ns(net.nodes[flow.source].technological_latency);
+        for &p in &route.ports {
+            let port = &net.ports[p];
+            let tx_floor = ((crate::sim::ns_per_bit(port.rate) * bits) >> 64) as i64;
+            let tx = flow.max_frame_wire / port.rate;
+            if !out.iter().any(|q| q.port == p) {
+                out.push(Passage { port: p, arrival_ns: at, busy_ns: (tx * 1e9).ceil() as i64, tx });
+            }
+            let peer = &net.nodes[port.peer];
+            if peer.switching == Switching::CutThrough && peer.kind == NodeKind::Switch {
+                return Err(format!(
+                    "flow '{}' crosses the cut-through switch {}; time-triggered flows need store and forward",
+                    flow.name, peer.name
+                ));
+            }
+            at += tx_floor + ns(port.propagation_delay) + ns(peer.technological_latency);
+        }
+    }
+    Ok((period.as_ns(), jitter.as_ns(), out))
+}
+
+/// The levels of a time-aware port (distinct priorities, highest first) and their class names.
+fn levels(classes: &[TrafficClass]) -> (Vec<u32>, Vec<Vec<&str>>) {
+    let mut prios: Vec<u32> = classes.iter().map(|c| c.priority).collect();
+    prios.sort_unstable();
+    prios.dedup();
+    let names = prios
+        .iter()
+        .map(|&p| classes.iter().filter(|c| c.priority == p).map(|c| c.name.as_str()).collect())
+        .collect();
+    (prios, names)
+}
+
+/// The time-triggered flows' delays: per (flow, port) of a flow whose every frame is sent on
+/// arrival at every port of its route, the delay there (s: the node's technological latency and
+/// the frame's transmission), and for the other flows of `scheduled` classes why not.
+#[derive(Debug, Default)]
+pub struct TimeTriggered {
+    pub delay: std::collections::HashMap<(FlowId, PortId), f64>,
+    pub refused: Vec<(FlowId, String)>,
+}
+
+/// **The time-triggered rule.** A flow of a class a time-aware port lists as `scheduled` is
+/// released at `offset` + k·period (within its `jitter`). If at every port of its route its frame
+/// finds, over its whole arrival window widened by the clock error ε on both sides:
+///
+/// * at a time-aware port, its gate open until the frame's last bit and every other level's gate
+///   closed (their frames end before their gates close, so none is on the wire or may start),
+/// * at a port with no shaper (FIFO, static priority), only time-triggered flows,
+/// * no other frame of its queue whose window meets its own (every instance, [`periodic_disjoint`]),
+///
+/// then no frame of the flow ever waits: it leaves each port after the node's latency and its own
+/// transmission, and arrives at the next at the instant [`timetable`] computes. Flows that fail
+/// anywhere are removed and the ports re-checked until none fails (a frame that may wait makes
+/// its queue's other frames uncertain). The others keep the gated service model of this module.
+pub fn time_triggered(net: &Network) -> TimeTriggered {
+    use crate::model::SchedulerConfig as S;
+    let mut out = TimeTriggered::default();
+    let scheduled_class: Vec<bool> = net
+        .classes
+        .iter()
+        .map(|c| {
+            net.ports
+                .iter()
+                .any(|p| matches!(&p.discipline, S::Tas { scheduled, .. } if scheduled.contains(&c.name)))
+        })
+        .collect();
+    if !scheduled_class.contains(&true) {
+        return out;
+    }
+    let eps = net
+        .ports
+        .iter()
+        .filter_map(|p| match &p.discipline {
+            S::Tas { sync_error, .. } => Some(sync_error.as_ns()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    // Per flow: period, window length before the transmission (jitter + 2ε), passages.
+    let mut table: Vec<Option<(i64, i64, Vec<Passage>)>> = vec![None; net.flows.len()];
+    for (f, flow) in net.flows.iter().enumerate() {
+        if !flow.class.is_some_and(|k| scheduled_class[k]) {
+            continue;
+        }
+        let offset = match &flow.traffic {
+            Traffic::Periodic { offset, .. } => offset.as_ns(),
+            _ => 0,
+        };
+        match timetable(net, f, offset) {
+            Ok((t, j, pass)) => table[f] = Some((t, j + 2 * eps, pass)),
+            Err(why) => out.refused.push((f, why)),
+        }
+    }
+    let mut alive: Vec<bool> = table.iter().map(Option::is_some).collect();
+    loop {
+        let mut failed: Vec<(FlowId, String)> = Vec::new();
+        for p in 0..net.ports.len() {
+            if net.port_flows[p].iter().any(|&f| alive[f]) {
+                failed.extend(check_port(net, p, eps, &table, &alive));
+            }
+        }
+        let mut changed = false;
+        for (f, why) in failed {
+            if alive[f] {
+                alive[f] = false;
+                out.refused.push((f, why));
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (f, entry) in table.iter().enumerate() {
+        let Some((_, _, pass)) = entry.as_ref().filter(|_| alive[f]) else { continue };
+        for q in pass {
+            let latency = net.nodes[net.ports[q.port].node].technological_latency;
+            out.delay.insert((f, q.port), latency + q.tx);
+        }
+    }
+    out
+}
+
+/// Most instances of one flow checked against a gate list at one port.
+const MAX_INSTANCES: i64 = 100_000;
+
+/// The live flows of port `p` that fail the time-triggered rule there, with why.
+fn check_port(
+    net: &Network,
+    p: PortId,
+    eps: i64,
+    table: &[Option<(i64, i64, Vec<Passage>)>],
+    alive: &[bool],
+) -> Vec<(FlowId, String)> {
+    use crate::model::SchedulerConfig as S;
+    let port = &net.ports[p];
+    let label = net.port_label(p);
+    let flows = &net.port_flows[p];
+    let live: Vec<FlowId> = flows.iter().copied().filter(|&f| alive[f]).collect();
+    let all = |why: String| live.iter().map(|&f| (f, why.clone())).collect::<Vec<_>>();
+    if port.shaper.is_some() {
+        return all(format!("{label} runs a token-bucket shaper, which may hold a scheduled frame"));
+    }
+    // (start, length, period) of each live flow's window here.
+    let window = |f: FlowId| {
+        let (t, extra, pass) = table[f].as_ref().expect("live flows have a timetable");
+        let q = pass.iter().find(|q| q.port == p).expect("the flow crosses the port");
+        (q.arrival_ns - eps, extra + q.busy_ns, *t)
+    };
+    let mut bad: Vec<(FlowId, String)> = Vec::new();
+    // The flows that share the live flows' queue; each must be live, and their windows disjoint.
+    let queue: Vec<FlowId> = match &port.discipline {
+        S::Tas { cycle, base_time, entries, scheduled, .. } => {
+            let (prios, names) = levels(&net.classes);
+            let gcl = Gcl::new(cycle.as_ns(), base_time.as_ns(), entries, &names);
+            let level_of = |f: FlowId| {
+                net.flows[f].class.map(|k| prios.binary_search(&net.classes[k].priority).expect("listed"))
+            };
+            for &f in &live {
+                let class = &net.classes[net.flows[f].class.expect("scheduled flows have a class")].name;
+                if !scheduled.contains(class) {
+                    bad.push((f, format!("{label} does not list class '{class}' as scheduled")));
+                    continue;
+                }
+                let level = level_of(f).expect("classed");
+                let (start, len, t) = window(f);
+                let n = crate::schedulers::tas::gcd(t, gcl.cycle_ns);
+                let instances = gcl.cycle_ns / n;
+                if instances > MAX_INSTANCES {
+                    bad.push((
+                        f,
+                        format!(
+                            "{label}: the cycle and the flow's period meet only every {instances} frames"
+                        ),
+                    ));
+                    continue;
+                }
+                let fits = (0..instances).all(|k| {
+                    let (s, e) = (start + k * t, start + k * t + len);
+                    gcl.open_until(level, s).is_some_and(|end| end >= e)
+                        && (0..names.len()).filter(|&j| j != level).all(|j| gcl.closed_throughout(j, s, e))
+                });
+                if !fits {
+                    bad.push((
+                        f,
+                        format!(
+                            "{label}: a frame of flow '{}' may find its gate closed or another gate open",
+                            net.flows[f].name
+                        ),
+                    ));
+                }
+            }
+            let levels_live: Vec<usize> = live.iter().filter_map(|&f| level_of(f)).collect();
+            flows.iter().copied().filter(|&g| level_of(g).is_some_and(|l| levels_live.contains(&l))).collect()
+        }
+        S::Fifo | S::StaticPriority => flows.clone(),
+        other => {
+            return all(format!(
+                "{label} runs a {} scheduler, which may hold a scheduled frame",
+                other.kind_name()
+            ))
+        }
+    };
+    if let Some(&g) = queue.iter().find(|&&g| !alive[g]) {
+        let why = format!(
+            "{label}: shares its queue with flow '{}', which is not time-triggered",
+            net.flows[g].name
+        );
+        return live.iter().map(|&f| (f, why.clone())).chain(bad).collect();
+    }
+    for (i, &f) in queue.iter().enumerate() {
+        for &g in &queue[i + 1..] {
+            if !periodic_disjoint(window(f), window(g)) {
+                let why = format!(
+                    "{label}: frames of flows '{}' and '{}' meet",
+                    net.flows[f].name, net.flows[g].name
+                );
+                bad.push((f, why.clone()));
+                bad.push((g, why));
+            }
+        }
+    }
+    bad
+}
+
 /// The rate-latency lower bound (ρ as a fraction of the time, θ in seconds) of the supply of
 /// the usable intervals `usable` (start, end) of a cycle of length `cycle` (sorted, disjoint
 /// within one cycle span): ρ = Σ lengths / cycle; θ = the largest t − S(t)/ρ, reached at the
@@ -362,6 +680,8 @@ mod tests {
             cycle: Duration::from_us(100.0),
             base_time: Duration::from_us(0.0),
             entries: &entries,
+            scheduled: &[],
+            sync_error: Duration::default(),
         };
         let mut s = TimeAware::new(&classes(), &d, 1e9);
         s.enqueue(frame(0, 0, 1000), 15_000);

@@ -23,6 +23,7 @@ mod forwarding;
 pub mod memory;
 pub mod pcap;
 mod ports;
+pub(crate) use ports::ns_per_bit;
 mod queue;
 mod report;
 mod retransmission;

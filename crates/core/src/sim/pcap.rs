@@ -21,14 +21,17 @@
 //! # The file
 //!
 //! [`write_file`] writes a whole trace through an [`OutputFile`], which follows the rule every
-//! rtnetlab output follows (the Python front's `io.formats.atomic_write` is the same rule): a
+//! rtnetlab output follows (the Python front's `io.output.OutputFile` is the same rule): a
 //! regular file, or a path that does not exist yet, is written under a temporary name beside it
 //! and renamed over it once complete, so an error or an interruption never leaves a half-written
-//! trace, and a replaced file keeps its permission bits; a symbolic link is followed (the file it
-//! points to is replaced, the link stays); anything else that exists, such as a FIFO or a
-//! device (`/dev/null`), is written directly, because renaming over it would replace it with a
-//! plain file. The temporary file is removed on every path that does not complete, including an
-//! interruption reported by the caller's `keep_going` check.
+//! trace, and a replaced file keeps its permission bits; anything else that exists, such as a
+//! FIFO or a device (`/dev/null`), is written directly, because renaming over it would replace it
+//! with a plain file. No symbolic link is followed: the directories are opened one at a time
+//! with `O_NOFOLLOW` and the temporary file is created with `O_EXCL | O_NOFOLLOW` in the last
+//! one, so a link on the way, or planted at the temporary name, is refused, never written
+//! through (the front follows the links it trusts before it passes the path). The temporary file
+//! is removed on every path that does not complete, including an interruption reported by the
+//! caller's `keep_going` check.
 //!
 //! # Captured bytes
 //!
@@ -65,9 +68,11 @@
 //! one needs to tell the links of a node apart. The source IP mirrors the MAC
 //! (`10.<node hi>.<node lo>.<port>`), which matches ARINC's `10.<user id>.<partition id>`.
 
-use std::fs::{self, File, OpenOptions};
+use std::ffi::CString;
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// pcapng block type of the Section Header Block.
@@ -278,8 +283,9 @@ pub fn write_file(
 /// then [`OutputFile::commit`]; dropping it uncommitted removes the temporary file.
 pub struct OutputFile {
     out: BufWriter<File>,
-    /// (temporary, target) while the file is written under a temporary name.
-    rename: Option<(PathBuf, PathBuf)>,
+    /// The directory (opened without following links) and the (temporary, target) names in it,
+    /// while the file is written under a temporary name.
+    rename: Option<(nofollow::Dir, CString, CString)>,
 }
 
 /// Distinguishes the temporary files of one process.
@@ -287,44 +293,54 @@ static TEMP_COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl OutputFile {
     /// Opens `path` for writing: directly for a special file (FIFO, device, socket), through a
-    /// temporary file in the same directory otherwise. A directory is refused.
+    /// temporary file in the same directory otherwise. A directory is refused, and so is a
+    /// symbolic link anywhere on the path: the directories are opened one at a time with
+    /// `O_NOFOLLOW`, the temporary file created in the last one with `O_EXCL | O_NOFOLLOW` (a
+    /// link planted at its name is not followed), and the rename replaces a name, never a
+    /// link's target. The front resolves the links it trusts before it passes a path
+    /// (python/rtnetlab/io/output.py), so a link found here was put there since.
     pub fn create(path: &Path) -> io::Result<Self> {
-        let existing = match fs::metadata(path) {
-            Ok(m) => Some(m),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+        let name = match path.file_name() {
+            Some(n) if path.components().next_back().is_some_and(|c| matches!(c, Component::Normal(_))) => n,
+            _ => return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")),
         };
-        let Some(meta) = existing else {
-            return Self::through_temporary(path.to_path_buf(), None);
+        let parent = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
         };
-        if meta.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
+        let dir = nofollow::Dir::walk(parent)?;
+        let name = CString::new(name.as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the file name"))?;
+        let (kind, mode) = match dir.stat(&name)? {
+            None => (None, None),
+            Some(st) => (Some(st.st_mode & libc::S_IFMT), Some(st.st_mode & 0o7777)),
+        };
+        match kind {
+            Some(libc::S_IFLNK) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "is a symbolic link: not followed (write to its target directly if you trust it)",
+                ))
+            }
+            Some(libc::S_IFDIR) => return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")),
+            Some(libc::S_IFREG) | None => {}
+            Some(_) => {
+                // A FIFO or a device: its readers expect the data in it, not a file in its place.
+                let file = dir.open_file(&name, libc::O_WRONLY, 0)?;
+                return Ok(OutputFile { out: BufWriter::new(file), rename: None });
+            }
         }
-        if !meta.is_file() {
-            // A FIFO or a device: its readers expect the data in it, not a file in its place.
-            let file = OpenOptions::new().write(true).open(path)?;
-            return Ok(OutputFile { out: BufWriter::new(file), rename: None });
-        }
-        // Through a symbolic link, the file it points to is replaced and the link kept.
-        Self::through_temporary(fs::canonicalize(path)?, Some(meta.permissions()))
-    }
-
-    fn through_temporary(target: PathBuf, permissions: Option<fs::Permissions>) -> io::Result<Self> {
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         loop {
             let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let temp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            let temp = CString::new(format!(".{}.{}-{n}.tmp", name.to_string_lossy(), std::process::id()))
+                .expect("no NUL byte");
+            match dir.open_file(&temp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o666) {
                 Ok(file) => {
-                    let out = OutputFile { out: BufWriter::new(file), rename: Some((temp, target)) };
-                    if let (Some(p), Some((temp, _))) = (permissions, &out.rename) {
-                        fs::set_permissions(temp, p)?;
+                    // A replaced file keeps its permission bits, set on the descriptor.
+                    if let Some(mode) = mode {
+                        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
                     }
-                    return Ok(out);
+                    return Ok(OutputFile { out: BufWriter::new(file), rename: Some((dir, temp, name)) });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
@@ -336,9 +352,9 @@ impl OutputFile {
     /// target.
     pub fn commit(mut self) -> io::Result<()> {
         self.out.flush()?;
-        if let Some((temp, target)) = self.rename.take() {
-            if let Err(e) = fs::rename(&temp, &target) {
-                let _ = fs::remove_file(&temp);
+        if let Some((dir, temp, target)) = self.rename.take() {
+            if let Err(e) = dir.rename(&temp, &target) {
+                dir.unlink(&temp);
                 return Err(e);
             }
         }
@@ -360,8 +376,99 @@ impl Write for OutputFile {
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
-        if let Some((temp, _)) = self.rename.take() {
-            let _ = fs::remove_file(temp);
+        if let Some((dir, temp, _)) = self.rename.take() {
+            dir.unlink(&temp);
+        }
+    }
+}
+
+/// Directories walked and files opened without following symbolic links (the `*at` calls on a
+/// directory descriptor).
+mod nofollow {
+    use std::ffi::{CStr, CString};
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Component, Path};
+
+    /// An open directory, reached one name at a time with `O_NOFOLLOW`.
+    pub struct Dir(OwnedFd);
+
+    fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r)
+        }
+    }
+
+    impl Dir {
+        pub fn walk(path: &Path) -> io::Result<Dir> {
+            const FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            let start: &CStr = if path.is_absolute() { c"/" } else { c"." };
+            // SAFETY: a NUL-terminated path; the descriptor returned is owned here.
+            let mut dir = Dir(unsafe { OwnedFd::from_raw_fd(check(libc::open(start.as_ptr(), FLAGS))?) });
+            for c in path.components() {
+                let name = match c {
+                    Component::Normal(n) => CString::new(n.as_bytes()),
+                    Component::ParentDir => CString::new(".."),
+                    Component::RootDir | Component::CurDir | Component::Prefix(_) => continue,
+                }
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+                // SAFETY: as above, relative to the directory held.
+                let fd = unsafe { libc::openat(dir.0.as_raw_fd(), name.as_ptr(), FLAGS) };
+                match check(fd) {
+                    // SAFETY: a descriptor just opened, owned from here on.
+                    Ok(fd) => dir = Dir(unsafe { OwnedFd::from_raw_fd(fd) }),
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!(
+                                "{} is a symbolic link or not a directory: not followed",
+                                name.to_string_lossy()
+                            ),
+                        ))
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(dir)
+        }
+
+        /// The entry `name` itself (a link is not followed), None when there is none.
+        pub fn stat(&self, name: &CStr) -> io::Result<Option<libc::stat>> {
+            // SAFETY: `st` is written by fstatat before it is read; the name is NUL-terminated.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::fstatat(self.0.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+            };
+            match check(r) {
+                Ok(_) => Ok(Some(st)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+
+        pub fn open_file(&self, name: &CStr, flags: libc::c_int, mode: libc::mode_t) -> io::Result<File> {
+            let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: a NUL-terminated name relative to the directory held; the descriptor
+            // returned is owned by the File.
+            let fd = check(unsafe {
+                libc::openat(self.0.as_raw_fd(), name.as_ptr(), flags, mode as libc::c_uint)
+            })?;
+            Ok(unsafe { File::from_raw_fd(fd) })
+        }
+
+        pub fn rename(&self, from: &CStr, to: &CStr) -> io::Result<()> {
+            let d = self.0.as_raw_fd();
+            // SAFETY: NUL-terminated names relative to the directory held.
+            check(unsafe { libc::renameat(d, from.as_ptr(), d, to.as_ptr()) }).map(|_| ())
+        }
+
+        pub fn unlink(&self, name: &CStr) {
+            // SAFETY: as above; a failure (already gone) is of no consequence.
+            unsafe { libc::unlinkat(self.0.as_raw_fd(), name.as_ptr(), 0) };
         }
     }
 }
@@ -448,6 +555,8 @@ fn put_option(b: &mut Vec<u8>, code: u16, value: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::PathBuf;
 
     fn u16_at(b: &[u8], at: usize) -> u16 {
         u16::from_le_bytes([b[at], b[at + 1]])
@@ -703,20 +812,57 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn replaced_file_keeps_its_permissions_and_links_are_followed() {
-        use std::os::unix::fs::{symlink, PermissionsExt};
+    fn replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = scratch("perms");
         let real = dir.join("real.pcapng");
         fs::write(&real, b"old").unwrap();
         fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
-        let link = dir.join("link.pcapng");
-        symlink(&real, &link).unwrap();
-        write_file(&link, &plane_a(), frames(1), || Ok(())).unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+        write_file(&real, &plane_a(), frames(1), || Ok(())).unwrap();
         let meta = fs::metadata(&real).unwrap();
         assert_eq!(meta.permissions().mode() & 0o777, 0o640);
         assert_eq!(blocks(&fs::read(&real).unwrap()).len(), 3);
-        assert_eq!(names(&dir), ["link.pcapng", "real.pcapng"]);
+        assert_eq!(names(&dir), ["real.pcapng"]);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A symbolic link is never written through: not the output itself, not a directory on its
+    /// way (O_NOFOLLOW), not a link planted at the temporary name (O_EXCL | O_NOFOLLOW). The
+    /// file it points to is left as it was, and nothing is left behind.
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_are_not_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("links");
+        let victim = dir.join("victim");
+        fs::write(&victim, b"not yours").unwrap();
+        let link = dir.join("link.pcapng");
+        symlink(&victim, &link).unwrap();
+        let e = write_file(&link, &plane_a(), frames(1), || Ok(())).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        // A dangling link too (its target would be created).
+        let dangling = dir.join("dangling.pcapng");
+        symlink(dir.join("made-through-the-link"), &dangling).unwrap();
+        assert!(write_file(&dangling, &plane_a(), frames(1), || Ok(())).is_err());
+        // A directory on the way.
+        let real_dir = dir.join("real");
+        fs::create_dir(&real_dir).unwrap();
+        symlink(&real_dir, dir.join("via")).unwrap();
+        let e = write_file(&dir.join("via").join("t.pcapng"), &plane_a(), frames(1), || Ok(())).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(names(&real_dir).is_empty());
+        // Links planted at the next temporary names this process will try: skipped, not followed.
+        let next = TEMP_COUNTER.load(Ordering::Relaxed);
+        let target = dir.join("t.pcapng");
+        for n in next..next + 3 {
+            symlink(&victim, dir.join(format!(".t.pcapng.{}-{n}.tmp", std::process::id()))).unwrap();
+        }
+        assert_eq!(write_file(&target, &plane_a(), frames(2), || Ok(())).unwrap(), 2);
+        assert_eq!(blocks(&fs::read(&target).unwrap()).len(), 4);
+        assert_eq!(fs::read(&victim).unwrap(), b"not yours");
+        assert!(!dir.join("made-through-the-link").exists());
+        let left: Vec<String> = names(&dir).into_iter().filter(|n| !n.ends_with(".tmp")).collect();
+        assert_eq!(left, ["dangling.pcapng", "link.pcapng", "real", "t.pcapng", "via", "victim"]);
         fs::remove_dir_all(dir).unwrap();
     }
 

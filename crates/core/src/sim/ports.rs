@@ -79,7 +79,7 @@ pub(super) struct Transmission {
 /// `ns_per_bit` of a link of `rate` bit/s: 10^9 x 2^64 / rate rounded down, a rate that is not a
 /// whole number taken as the next one up (shorter, never longer, than the exact time); rates of
 /// 2^128 bit/s and more send in no time.
-pub(super) fn ns_per_bit(rate: f64) -> u128 {
+pub(crate) fn ns_per_bit(rate: f64) -> u128 {
     pub(super) const NS_FIXED: u128 = 1_000_000_000 << 64;
     if rate >= 2f64.powi(128) {
         return 0;

@@ -70,7 +70,7 @@ impl Simulator {
     pub(super) fn first_release(&mut self, f: usize) -> i64 {
         let period = self.sources[f].period_ns;
         match self.cfg.release {
-            Release::Synchronized => 0,
+            Release::Synchronized => self.net.bound_offset(f).unwrap_or(0),
             Release::Random => match self.net.flows[f].traffic {
                 Traffic::Periodic { offset, .. } => offset.as_ns(),
                 _ if period > 0 => self.rng.gen_range(0..period),

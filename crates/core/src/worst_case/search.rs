@@ -50,7 +50,7 @@ pub(super) struct Context<'a> {
 fn gate_schedule(port: &crate::model::EgressPort) -> Option<(i64, Vec<i64>)> {
     use crate::model::spec::SchedulerConfig;
     let (cycle, base, entries) = match &port.scheduler {
-        SchedulerConfig::Tas { cycle, base_time, entries } => (cycle.as_ns(), base_time.as_ns(), entries),
+        SchedulerConfig::Tas { cycle, base_time, entries, .. } => (cycle.as_ns(), base_time.as_ns(), entries),
         SchedulerConfig::Cbs { gates: Some(g), .. } => (g.cycle.as_ns(), g.base_time.as_ns(), &g.entries),
         _ => return None,
     };
@@ -290,6 +290,12 @@ impl<'c, 'a> RowSearch<'c, 'a> {
             t.offset_ns[g] = c.release[l].rem_euclid(self.ctx.period[g]);
             t.sizes[g] = vec![c.size[l]];
             active[g] = c.on[l];
+        }
+        // Time-triggered flows are bounded by their schedule: they keep their offsets.
+        for g in 0..net.flows.len() {
+            if let Some(o) = net.bound_offset(g) {
+                t.offset_ns[g] = o;
+            }
         }
         // The candidate's order first, then the rest in the description's order.
         let mut rank = 0u32;

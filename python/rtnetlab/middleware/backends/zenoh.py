@@ -1,7 +1,8 @@
 """Eclipse Zenoh (`eclipse-zenoh`) in peer mode over TCP. Multicast scouting is off (nothing leaves
 the run's addresses): each subscriber's session listens on its own port and the publisher's session
 connects to all of them; the publisher is `express` (no batching) and blocks on congestion, so a
-sample is neither delayed for a batch nor dropped."""
+sample is neither delayed for a batch nor dropped. Shared memory is off: every sample crosses the
+network (on two boards, the modelled link; the harness counts its bytes)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ def _config(listen: list[str], connect: list[str]):
     conf.insert_json5("mode", '"peer"')
     conf.insert_json5("scouting/multicast/enabled", "false")
     conf.insert_json5("scouting/gossip/enabled", "false")
+    # Zenoh hands payloads of 3,072 B and more through shared memory when both ends are on one
+    # host, bypassing the network: on two boards the samples must cross the modelled link.
+    conf.insert_json5("transport/shared_memory/enabled", "false")
     conf.insert_json5("listen/endpoints", json.dumps(listen))
     conf.insert_json5("connect/endpoints", json.dumps(connect))
     return conf

@@ -93,7 +93,11 @@ pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId)
             let queue_load: f64 =
                 lay.queues[q].crossings.iter().map(|&x| net.flows[lay.crossings[x].flow].rate).sum();
             let left = left_over(net, &lay, &st, &sfa_opt, c, &mut others);
-            let delay = st.delay[q].clone();
+            // A time-triggered flow's own delay at the port (TFA's route sum takes it too).
+            let delay = match lay.time_triggered.get(&(f, p)) {
+                Some(&d) => Ok(d),
+                None => st.delay[q].clone(),
+            };
             tfa_sum += delay.as_ref().map_or(f64::INFINITY, |d| *d) + port.propagation_delay;
             hops.push(Hop {
                 port: net.port_label(p),

@@ -222,6 +222,20 @@ impl Network {
         self.port_flows = per_port;
     }
 
+    /// The offset (ns) a flow's releases keep in every scenario: a periodic flow of a class a
+    /// time-aware port lists as `scheduled` is time-triggered, and the analysis bounds it by its
+    /// schedule (schedulers::tas, the time-triggered rule), so even synchronised releases keep it.
+    pub fn bound_offset(&self, f: FlowId) -> Option<i64> {
+        let flow = &self.flows[f];
+        let Traffic::Periodic { offset, .. } = &flow.traffic else { return None };
+        let class = &self.classes[flow.class?].name;
+        self.spec
+            .schedulers
+            .values()
+            .any(|s| matches!(s, SchedulerConfig::Tas { scheduled, .. } if scheduled.contains(class)))
+            .then(|| offset.as_ns())
+    }
+
     pub fn sending_skew(&self) -> Duration {
         Duration(self.sending_skew)
     }
