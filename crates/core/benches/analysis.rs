@@ -6,7 +6,7 @@
 //! `tfa+grouping`, `sfa+grouping`, `best`), `REPS` to override the number of runs, `JSON=0` to
 //! leave out the JSON (each run then analyses and drops the report, as a summary binding does).
 
-use rtnetlab_core::analysis::network_bounds::{self, Method, Multiplexing, Options};
+use rtnetlab_core::analysis::network_bounds::{self, Candidate, Multiplexing, Options};
 use rtnetlab_core::analysis::{afdx_naive, run, Request};
 use rtnetlab_core::generate::{afdx, AfdxParams};
 use rtnetlab_core::model::validate_spec;
@@ -34,7 +34,7 @@ fn main() {
         if only.as_ref().is_some_and(|m| *m != name) {
             continue;
         }
-        let req = Request { method: method.into(), grouping, ..Default::default() };
+        let req = Request { method: method.parse().expect("a method name"), grouping, ..Default::default() };
         let reps = reps_env.unwrap_or(if method == "sfa" || method == "best" { 3 } else { 15 }).max(1);
         let (mut analysis, mut drop, mut json) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps {
@@ -67,7 +67,8 @@ fn main() {
         let bounds_only: Option<fn(&_) -> _> = match name.as_str() {
             "afdx-naive" => Some(afdx_naive::analyze),
             "tfa" => Some(|n| {
-                let opt = Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
+                let opt =
+                    Options { method: Candidate::Tfa, grouping: false, multiplexing: Multiplexing::Fifo };
                 network_bounds::analyze(n, &opt)
             }),
             _ => None,

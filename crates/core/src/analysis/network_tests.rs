@@ -1,7 +1,7 @@
 //! Properties of the network analyses on many random networks: methods must be ordered the way
 //! the theory says, or one of them is wrong.
 
-use super::network_bounds::{self, Method, Multiplexing, Options};
+use super::network_bounds::{self, Candidate, Multiplexing, Options};
 use super::results::AnalysisReport;
 use super::{afdx_naive, run, Request};
 use crate::generate::{random_small, RandomSchedulers};
@@ -12,7 +12,7 @@ fn net(seed: u64, s: RandomSchedulers) -> Network {
     net.unwrap_or_else(|| panic!("random network {seed} does not validate: {:?}", diags.0))
 }
 
-fn opt(method: Method, grouping: bool, multiplexing: Multiplexing) -> Options {
+fn opt(method: Candidate, grouping: bool, multiplexing: Multiplexing) -> Options {
     Options { method, grouping, multiplexing }
 }
 
@@ -37,7 +37,7 @@ fn no_looser(a: &AnalysisReport, b: &AnalysisReport, what: &str, seed: u64) {
 fn grouping_never_loosens_a_method() {
     for seed in 0..150 {
         let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
-        for method in [Method::Tfa, Method::Sfa, Method::SfaIter] {
+        for method in [Candidate::Tfa, Candidate::Sfa, Candidate::SfaIter] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 let with = network_bounds::analyze(&n, &opt(method, true, mux));
                 let without = network_bounds::analyze(&n, &opt(method, false, mux));
@@ -61,7 +61,7 @@ fn best_is_never_looser_than_any_method() {
             _ => net(seed, RandomSchedulers::Only(["cbs", "cbs_mid", "tas", "tas_split"][seed as usize % 4])),
         };
         let best = network_bounds::best(&n, network_bounds::Multiplexing::Fifo);
-        for method in [Method::Tfa, Method::Sfa, Method::SfaIter, Method::Pmoo] {
+        for method in [Candidate::Tfa, Candidate::Sfa, Candidate::SfaIter, Candidate::Pmoo] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 for grouping in [false, true] {
                     let other = network_bounds::analyze(&n, &opt(method, grouping, mux));
@@ -84,8 +84,8 @@ fn sfa_iter_is_never_looser_than_sfa() {
         };
         for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
             for grouping in [false, true] {
-                let iter = network_bounds::analyze(&n, &opt(Method::SfaIter, grouping, mux));
-                let sfa = network_bounds::analyze(&n, &opt(Method::Sfa, grouping, mux));
+                let iter = network_bounds::analyze(&n, &opt(Candidate::SfaIter, grouping, mux));
+                let sfa = network_bounds::analyze(&n, &opt(Candidate::Sfa, grouping, mux));
                 no_looser(&iter, &sfa, &format!("{} vs {}", iter.method, sfa.method), seed);
             }
         }
@@ -98,8 +98,8 @@ fn fifo_tfa_with_grouping_is_never_looser_than_afdx_naive() {
     for seed in 0..150 {
         let n = net(seed, RandomSchedulers::Fifo);
         let naive = afdx_naive::analyze(&n);
-        let tfa = network_bounds::analyze(&n, &opt(Method::Tfa, false, Multiplexing::Fifo));
-        let grouped = network_bounds::analyze(&n, &opt(Method::Tfa, true, Multiplexing::Fifo));
+        let tfa = network_bounds::analyze(&n, &opt(Candidate::Tfa, false, Multiplexing::Fifo));
+        let grouped = network_bounds::analyze(&n, &opt(Candidate::Tfa, true, Multiplexing::Fifo));
         no_looser(&grouped, &naive, "tfa+grouping vs afdx-naive", seed);
         // Without grouping TFA is afdx-naive's computation with tighter output bounds (each
         // flow's burst grows by r·(d − L_min/C) at most, not r·d), before rounding up.
@@ -139,7 +139,8 @@ fn an_overloaded_port_gives_infinite_bounds_with_the_reason() {
     let (n, d) = validate_spec(spec);
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
     for method in ["best", "tfa", "sfa", "afdx-naive"] {
-        let r = run(&n, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let r = run(&n, &Request { method: method.parse().expect("a method name"), ..Default::default() })
+            .unwrap();
         for f in &r.flows {
             assert!(f.delay_us.is_infinite(), "{method}: {} finite", r.flows.names_of(f).0);
             assert_eq!(f.status, super::results::Status::Unbounded);
@@ -172,7 +173,7 @@ fn redundancy_management_by_hand() {
     }"#;
     let (n, d) = crate::model::load_network(json);
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
-    let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let r = run(&n, &Request { method: crate::analysis::Method::Tfa, ..Default::default() }).unwrap();
     let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-6, "{a} != {b}");
     close(r.flows[0].delay_us, 163.2);
     close(r.flows[1].delay_us, 1632.0);
@@ -221,7 +222,7 @@ fn drr_port_by_hand() {
     let json = DRR_PORT;
     let (n, d) = crate::model::load_network(json);
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
-    let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let r = run(&n, &Request { method: crate::analysis::Method::Tfa, ..Default::default() }).unwrap();
     let c: f64 = 1e8;
     let (s0, s1) = (8160.0 / 8000.0, 4160.0 / 4000.0);
     let f_w = s0 * 12000.0 + s1 * 4000.0;
@@ -248,7 +249,7 @@ fn every_scheduler_with_a_model_gives_finite_bounds_below_saturation() {
     let mut finite = 0;
     for seed in 0..60 {
         let n = net(seed, RandomSchedulers::Any);
-        let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        let r = run(&n, &Request { method: crate::analysis::Method::Best, ..Default::default() }).unwrap();
         for f in &r.flows {
             assert!(
                 f.delay_us.is_finite() || f.reason.is_some(),
@@ -289,7 +290,7 @@ fn cyclic_dependencies_reach_a_fixed_point() {
     let (n, d) = crate::model::load_network(&ring("1ms", "1000B"));
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
     assert!(d.warnings().any(|w| w.message.contains("cyclic port dependency")));
-    let r = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let r = run(&n, &Request { method: crate::analysis::Method::Tfa, ..Default::default() }).unwrap();
     assert!(r.notes.iter().any(|x| x.contains("fixed point")), "{:?}", r.notes);
     for f in &r.flows {
         // Four ports, each at least two frames of 1020 B at 100 Mb/s after the source.
@@ -309,7 +310,7 @@ fn cyclic_dependencies_reach_a_fixed_point() {
         });
     let (n, d) = crate::model::load_network(&slow);
     let n = n.unwrap_or_else(|| panic!("{:?}", d.0));
-    let heavy = run(&n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let heavy = run(&n, &Request { method: crate::analysis::Method::Tfa, ..Default::default() }).unwrap();
     for (f, g) in heavy.flows.iter().zip(&r.flows) {
         assert!(
             f.delay_us.is_finite() && f.delay_us > g.delay_us,
@@ -366,7 +367,9 @@ fn ring_of_six(rate: &str, low_bag: &str, scheduler: &str) -> Network {
 /// reason.
 #[test]
 fn a_diverging_cycle_leaves_what_does_not_depend_on_it_bounded() {
-    let tfa = |n: &Network| run(n, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let tfa = |n: &Network| {
+        run(n, &Request { method: crate::analysis::Method::Tfa, ..Default::default() }).unwrap()
+    };
     for rate in ["66Mbps", "80Mbps"] {
         let r = tfa(&ring_of_six(rate, "1ms", "static_priority"));
         assert!(r.notes.iter().any(|x| x.contains("grow without bound")), "{rate}: {:?}", r.notes);
@@ -402,7 +405,12 @@ fn every_flag_is_honoured_or_refused() {
     for method in ["best", "tfa", "sfa", "sfa-iter", "pmoo", "afdx-naive"] {
         for grouping in [false, true] {
             for blind in [false, true] {
-                let req = Request { method: method.into(), grouping, blind, ..Default::default() };
+                let req = Request {
+                    method: method.parse().expect("a method name"),
+                    grouping,
+                    blind,
+                    ..Default::default()
+                };
                 let what = format!("{method} grouping={grouping} blind={blind}");
                 match run(&n, &req) {
                     Err(e) => {
@@ -449,7 +457,7 @@ fn best_blind_takes_only_blind_candidates() {
         let best_blind = network_bounds::best(&n, Multiplexing::Blind);
         let best_fifo = network_bounds::best(&n, Multiplexing::Fifo);
         let mut smallest_blind: Option<AnalysisReport> = None;
-        for method in [Method::Tfa, Method::Sfa, Method::SfaIter, Method::Pmoo] {
+        for method in [Candidate::Tfa, Candidate::Sfa, Candidate::SfaIter, Candidate::Pmoo] {
             let other = network_bounds::analyze(&n, &opt(method, true, Multiplexing::Blind));
             no_looser(&best_blind, &other, &format!("best-blind vs {}", other.method), seed);
             smallest_blind = Some(match smallest_blind {
@@ -487,7 +495,7 @@ fn closed_forms_match_the_curves() {
         let kind =
             [RandomSchedulers::Fifo, RandomSchedulers::Mixed, RandomSchedulers::Any][seed as usize % 3];
         let n = net(seed, kind);
-        for method in [Method::Tfa, Method::Sfa] {
+        for method in [Candidate::Tfa, Candidate::Sfa] {
             for mux in [Multiplexing::Fifo, Multiplexing::Blind] {
                 for grouping in [false, true] {
                     let o = opt(method, grouping, mux);
@@ -536,7 +544,7 @@ fn explanations_add_up_to_the_bounds() {
             _ if seed % 2 == 0 => net(seed, RandomSchedulers::Fifo),
             _ => net(seed, RandomSchedulers::Any),
         };
-        let req = Request { method: "tfa".into(), ..Default::default() };
+        let req = Request { method: crate::analysis::Method::Tfa, ..Default::default() };
         let report = run(&n, &req).unwrap();
         for (f, flow) in n.flows.iter().enumerate() {
             let e = super::explain(&n, &req, &flow.name).unwrap();
@@ -563,7 +571,7 @@ fn explanations_add_up_to_the_bounds() {
         }
     }
     let n = net(1, RandomSchedulers::Fifo);
-    let req = Request { method: "best".into(), ..Default::default() };
+    let req = Request { method: crate::analysis::Method::Best, ..Default::default() };
     assert_eq!(super::explain(&n, &req, "nobody").unwrap_err(), "no flow named 'nobody' in the network");
 }
 
@@ -589,7 +597,7 @@ fn credit_based_shaper_example_by_hand() {
     let (n, diags) =
         crate::model::load_text(text, crate::model::parse::Format::Yaml, "cbs_avb.yaml", &limits);
     let n = n.unwrap_or_else(|| panic!("{:?}", diags.0));
-    let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r = run(&n, &Request { method: crate::analysis::Method::Best, ..Default::default() }).unwrap();
     let want = [("video", 261.655), ("audio", 527.302), ("backup", 40.841)];
     for (name, us) in want {
         let row = r.flows.iter().find(|x| n.flows[x.flow].name == name).unwrap();
@@ -626,7 +634,7 @@ fn time_aware_shaper_example_by_hand() {
     let (n, diags) =
         crate::model::load_text(text, crate::model::parse::Format::Yaml, "tas_gates.yaml", &limits);
     let n = n.unwrap_or_else(|| panic!("{:?}", diags.0));
-    let r = run(&n, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r = run(&n, &Request { method: crate::analysis::Method::Best, ..Default::default() }).unwrap();
     for (name, us) in [("setpoints", 1064.911), ("logs", 138.469)] {
         let row = r.flows.iter().find(|x| n.flows[x.flow].name == name).unwrap();
         assert!((row.delay_us - us).abs() < 1e-3, "{name}: {} vs {us} ({})", row.delay_us, row.method);
@@ -666,7 +674,7 @@ fn overloaded_lower_class(
     let (n, m) = (load(text), load(&text.replace(before, after)));
     let mut kept = Vec::new();
     for method in ["best", "tfa", "sfa", "sfa-iter"] {
-        let req = Request { method: method.into(), ..Default::default() };
+        let req = Request { method: method.parse().expect("a method name"), ..Default::default() };
         let (a, b) = (run(&n, &req).unwrap(), run(&m, &req).unwrap());
         for (x, y) in a.flows.iter().zip(&b.flows) {
             let name = &n.flows[x.flow].name;
@@ -823,7 +831,7 @@ fn two_threads_give_the_report_of_one() {
         let n = net(seed, if seed % 2 == 0 { RandomSchedulers::Mixed } else { RandomSchedulers::Any });
         same(&|| network_bounds::best(&n, Multiplexing::Fifo), &format!("seed {seed}: best"));
         same(&|| network_bounds::best(&n, Multiplexing::Blind), &format!("seed {seed}: best --blind"));
-        for method in [Method::Sfa, Method::SfaIter] {
+        for method in [Candidate::Sfa, Candidate::SfaIter] {
             let o = opt(method, true, Multiplexing::Fifo);
             same(&|| network_bounds::analyze(&n, &o), &format!("seed {seed}: {}", o.name()));
         }

@@ -1,7 +1,7 @@
 //! Small cases from other tools and textbooks (`shared/oracles/README.md`, items 1 and 2),
 //! through the analysis users run: server graphs written as descriptions.
 
-use super::network_bounds::{self, Method, Multiplexing, Options, ALL_FLOWS_UPSTREAM};
+use super::network_bounds::{self, Candidate, Multiplexing, Options, ALL_FLOWS_UPSTREAM};
 use super::{run, Request};
 use crate::curves::{deconvolve, horizontal_deviation, vertical_deviation, Curve};
 use crate::model::{load_network, Network};
@@ -38,7 +38,7 @@ fn ncbounds_toy() -> Network {
 }
 
 const SFA_BLIND: Options =
-    Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Blind };
+    Options { method: Candidate::Sfa, grouping: false, multiplexing: Multiplexing::Blind };
 
 #[test]
 fn ncbounds_toy_blind_sfa() {
@@ -82,7 +82,7 @@ fn ncbounds_toy_dnc_semantics_differ() {
     // gives on a server graph.
     let r = run(
         &ncbounds_toy(),
-        &Request { method: "sfa".into(), grouping: false, blind: true, ..Default::default() },
+        &Request { method: crate::analysis::Method::Sfa, grouping: false, blind: true, ..Default::default() },
     )
     .unwrap();
     assert_approx(r.flows[0].delay_us / 1e6, 3.0 + 8.5 + 23.5 / 3.0 + 0.5, "DNC-style SFA delay of flow 0");
@@ -100,8 +100,16 @@ fn ncbounds_single_node() {
     let g = graph(&[("node", 5.0, 3.0)], &[("f", 2.0, 2.0, &["node"])]);
     for method in ["tfa", "sfa", "best"] {
         for blind in [false, true] {
-            let r = run(&g, &Request { method: method.into(), grouping: false, blind, ..Default::default() })
-                .unwrap();
+            let r = run(
+                &g,
+                &Request {
+                    method: method.parse().expect("a method name"),
+                    grouping: false,
+                    blind,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             assert_approx(r.flows[0].delay_us / 1e6, 3.4, &format!("{method} blind={blind}"));
             assert_approx(r.flows[0].backlog_bytes * 8.0, 8.0, &format!("{method} blind={blind}"));
         }
@@ -115,8 +123,16 @@ fn ncbounds_single_node() {
     let g = graph(&[("node", 2.0, 2.0)], &[("f", 5.0, 3.0, &["node"])]);
     for method in ["tfa", "sfa", "best"] {
         for blind in [false, true] {
-            let r = run(&g, &Request { method: method.into(), grouping: false, blind, ..Default::default() })
-                .unwrap();
+            let r = run(
+                &g,
+                &Request {
+                    method: method.parse().expect("a method name"),
+                    grouping: false,
+                    blind,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             let f = &r.flows[0];
             let reason = f.reason.as_deref().unwrap_or_else(|| panic!("{method}: finite delay"));
             assert!(f.delay_us.is_infinite() && f.backlog_bytes.is_infinite(), "{method}");
@@ -133,7 +149,8 @@ fn overloaded_cross_traffic_names_the_server() {
         &[("a", 1.0, 6.0, &["sw1.out3", "sw2.out1"]), ("b", 1.0, 6.0, &["sw1.out3"])],
     );
     for method in ["tfa", "sfa", "best"] {
-        let r = run(&g, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let r = run(&g, &Request { method: method.parse().expect("a method name"), ..Default::default() })
+            .unwrap();
         let reason = r.flows[0].reason.as_deref().unwrap_or_else(|| panic!("{method}: finite delay"));
         assert!(reason.contains("sw1.out3"), "{method}: {reason}");
     }
@@ -170,7 +187,8 @@ fn le_boudec_thiran_atm_staircase_server_graph() {
     let net = atm(10, 4.0);
     assert_eq!(net.flows[0].burst, 1.16);
     let bounds = |net: &Network, method: &str| {
-        let r = run(net, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let r = run(net, &Request { method: method.parse().expect("a method name"), ..Default::default() })
+            .unwrap();
         (r.flows[0].delay_us / 1e6, r.flows[0].backlog_bytes * 8.0, r.notes)
     };
     for method in ["tfa", "best"] {
@@ -209,9 +227,11 @@ fn le_boudec_thiran_atm_affine_delay() {
     let names: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
     let flows: Vec<(&str, f64, f64, &[&str])> =
         names.iter().map(|n| (n.as_str(), 1.16, 0.04, &["node"][..])).collect();
-    let r =
-        run(&graph(&[("node", 1.0, 8.0)], &flows), &Request { method: "tfa".into(), ..Default::default() })
-            .unwrap();
+    let r = run(
+        &graph(&[("node", 1.0, 8.0)], &flows),
+        &Request { method: crate::analysis::Method::Tfa, ..Default::default() },
+    )
+    .unwrap();
     assert_approx(r.flows[0].delay_us / 1e6, 19.6, "delay (slots), tfa");
 }
 

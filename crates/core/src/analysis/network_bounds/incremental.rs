@@ -76,7 +76,7 @@ struct QueueSave {
 }
 
 fn options() -> Options {
-    Options { method: Method::Tfa, grouping: false, multiplexing: Multiplexing::Fifo }
+    Options { method: Candidate::Tfa, grouping: false, multiplexing: Multiplexing::Fifo }
 }
 
 /// TFA's rows of flow `f`, one per route, from the state: what [`report_candidates`] gives with
