@@ -88,9 +88,15 @@ def test_refusals_name_the_rule(rtnetlab_cli: Path, tmp_path: Path) -> None:
     lp, tfa = delays(rtnetlab_cli, cyclic, "fifo-lp"), delays(rtnetlab_cli, cyclic, "tfa")
     for flow in ("f0", "f1"):
         assert 2.1 <= lp[flow][0] <= tfa[flow][0] * (1 + 1e-9), (flow, lp, tfa)
-    res = run(rtnetlab_cli, "analyze", SOURCE16, "--method", "fifo-lp", "--explain", "t")
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "one linear program" in res.stderr
+    # --explain names fifo-lp's terms: the program over the tree unfolded from the route's end.
+    res = run(rtnetlab_cli, "analyze", SOURCE16, "--method", "fifo-lp", "--explain", "t", "--json")
+    assert res.returncode == 0, res.stderr
+    (route,) = json.loads(res.stdout)["routes"]
+    assert route["method"] == "fifo-lp" and route["terms"]["kind"] == "fifo-lp"
+    program = route["terms"]["program"]
+    assert program["servers"] >= 2 and program["entering"] >= 2 and program["variables"] > 0
+    text = run(rtnetlab_cli, "analyze", SOURCE16, "--method", "fifo-lp", "--explain", "t")
+    assert text.returncode == 0 and "Terms (fifo-lp): one linear program over" in text.stdout
     # Switched networks too: every queue is a server of the service its scheduler gives it.
     four = ROOT / "examples" / "seed002_four_vls.yaml"
     lp, tfa = delays(rtnetlab_cli, four, "fifo-lp"), delays(rtnetlab_cli, four, "tfa")

@@ -59,7 +59,8 @@ fn load(text: &str) -> Network {
 }
 
 fn bounds(net: &Network, method: &str) -> Vec<(f64, Option<String>, String)> {
-    let r = run(net, &Request { method: method.into(), ..Default::default() }).unwrap();
+    let r =
+        run(net, &Request { method: method.parse().expect("a method name"), ..Default::default() }).unwrap();
     r.flows.iter().map(|f| (f.delay_us, f.reason.clone(), f.method.to_string())).collect()
 }
 
@@ -94,7 +95,8 @@ fn ring_by_hand() {
 /// (synchronised, largest frames) see at most the bound, and the ring's ports a backlog within
 /// theirs.
 fn check_sound(net: &Network, what: &str, runs: u64) -> (u64, f64) {
-    let r = run(net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r =
+        run(net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() }).unwrap();
     let mut frames = 0;
     let mut closest: f64 = 0.0;
     for seed in 0..runs {

@@ -50,16 +50,28 @@ fn blind_bounds_hold_whatever_the_order() {
         let fifo_net = validate_spec(spec.clone()).0.expect("random networks validate");
         let blind = run(
             &fifo_net,
-            &Request { method: "best".into(), grouping: false, blind: true, ..Default::default() },
+            &Request {
+                method: rtnetlab_core::analysis::Method::Best,
+                grouping: false,
+                blind: true,
+                ..Default::default()
+            },
         )
         .unwrap();
         // SFA iterated on its own and TFA's output bounds, blind.
         let iter = run(
             &fifo_net,
-            &Request { method: "sfa-iter".into(), grouping: false, blind: true, ..Default::default() },
+            &Request {
+                method: rtnetlab_core::analysis::Method::SfaIter,
+                grouping: false,
+                blind: true,
+                ..Default::default()
+            },
         )
         .unwrap();
-        let fifo = run(&fifo_net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        let fifo =
+            run(&fifo_net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
+                .unwrap();
         let n = spec.flows.len();
         for variant in 0..2 {
             let round_robin = variant == 1;

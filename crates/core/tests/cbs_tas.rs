@@ -125,7 +125,8 @@ fn random_gated_ports_within_their_bounds(seeds: std::ops::Range<u64>, rng_seed:
         let mut spec = random_small(3000 + seed, RandomSchedulers::Only("cbs"));
         spec.schedulers.insert("cbs".into(), random_gated(&mut rng, total));
         let Some(net) = validate_spec(spec).0 else { continue };
-        let b = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        let b = run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
+            .unwrap();
         let cfg = SimConfig {
             duration_ns: 200_000_000,
             seed,
@@ -150,7 +151,8 @@ fn random_gated_ports_within_their_bounds(seeds: std::ops::Range<u64>, rng_seed:
 fn an_unbounded_credit_is_an_infinite_bound_with_its_reason() {
     let text = include_str!("../../../examples/tsn/cbs_tas.yaml").replace("sr_a: 250Mbps", "sr_a: 600Mbps");
     let net = load(&text);
-    let r = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r =
+        run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() }).unwrap();
     let row = |name: &str| r.flows.iter().find(|f| net.flows[f.flow].name == name).unwrap();
     assert!(row("video").delay_us.is_finite());
     let audio = row("audio");
@@ -211,7 +213,8 @@ fn over_subscribed_idle_slopes_name_the_port_of_the_shaped_traffic() {
 #[test]
 fn inet_cbs_and_tas_showcase() {
     let net = load(include_str!("../../../examples/tsn/cbs_tas_inet_showcase.yaml"));
-    let r = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r =
+        run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() }).unwrap();
     for (flow, share, published) in [("best_effort", "0.652453", 42.64), ("video", "0.319120", 21.32)] {
         let row = r.flows.iter().find(|f| net.flows[f.flow].name == flow).unwrap();
         assert!(row.delay_us.is_infinite(), "{flow}: {}", row.delay_us);

@@ -215,7 +215,8 @@ fn campaign(seeds: std::ops::Range<u64>, duration_ms: i64) -> Tally {
         let sim = simulate(&net, &cfg).unwrap_or_else(|e| panic!("{what}: {e}"));
         for method in METHODS {
             for blind in [false, true] {
-                let req = Request { method: method.into(), blind, ..Default::default() };
+                let req =
+                    Request { method: method.parse().expect("a method name"), blind, ..Default::default() };
                 let bounds = std::panic::catch_unwind(|| run(&net, &req))
                     .unwrap_or_else(|_| panic!("{what}: {method} (blind {blind}) panicked"));
                 t.analyses += 1;
@@ -270,7 +271,8 @@ fn searched_campaign(seeds: std::ops::Range<u64>, evaluations: u64) -> (u64, u64
         assert!(report.violations.is_empty(), "{what}: above best's bound: {:?}", report.violations);
         for method in METHODS {
             for blind in [false, true] {
-                let req = Request { method: method.into(), blind, ..Default::default() };
+                let req =
+                    Request { method: method.parse().expect("a method name"), blind, ..Default::default() };
                 let Ok(bounds) = run(&net, &req) else { continue };
                 for row in &report.rows {
                     let b = bounds

@@ -94,8 +94,13 @@ fn differences(name: &str, net: &Net, rows: &[Row], arrival_bounds: ArrivalBound
         // PMOO arrival bounding is for arbitrary multiplexing: the suite runs FIFO with the PBOO
         // sets only, and the FIFO rows of a second block are those.
         let arrival_bounds = if matches!(mux, Fifo) { ArrivalBounds::Pboo } else { arrival_bounds };
-        let req =
-            Request { method: method.into(), grouping: false, blind: matches!(mux, Arb), arrival_bounds };
+        let req = Request {
+            method: method.parse().expect("a method name"),
+            grouping: false,
+            blind: matches!(mux, Arb),
+            arrival_bounds,
+            ..Default::default()
+        };
         let report = run(&network, &req).unwrap_or_else(|e| panic!("{name}: {e}"));
         let row = &report.flows[flow];
         let (d, b) = (row.delay_us / 1e6, row.backlog_bytes * 8.0);
@@ -559,7 +564,7 @@ fn dnc_functional_sink_tree_rows() {
         let (_, net) = NETWORKS.iter().find(|(n, _)| *n == name).expect("a network of the table");
         let (network, _) = load_network(&description(name, net));
         let network = network.unwrap();
-        let req = Request { method: "sink-tree-backlog".into(), ..Default::default() };
+        let req = Request { method: rtnetlab_core::analysis::Method::SinkTreeBacklog, ..Default::default() };
         let row = &run(&network, &req).unwrap().flows[flow];
         let got = row.backlog_bytes * 8.0;
         assert!(row.delay_us.is_infinite(), "{name} f{flow}: a sink-tree bound has no delay");
@@ -606,7 +611,8 @@ fn sfa_counts_the_flow_of_interest_upstream_under_fifo() {
     let (name, net) = NETWORKS.iter().find(|(n, _)| *n == "TA_2S_1SC_2F_1AC_1P").unwrap();
     let (network, _) = load_network(&description(name, net));
     let network = network.unwrap();
-    let r = run(&network, &Request { method: "sfa".into(), ..Default::default() }).unwrap();
+    let r = run(&network, &Request { method: rtnetlab_core::analysis::Method::Sfa, ..Default::default() })
+        .unwrap();
     for row in &r.flows {
         assert!(matches(36.25, row.delay_us / 1e6, None), "{}", row.delay_us);
         assert!(matches(181.25, row.backlog_bytes * 8.0, None), "{}", row.backlog_bytes);
@@ -623,7 +629,9 @@ fn exact_single_hop_fifo() {
     let (network, diags) = load_network(&description("single-hop", &net));
     let network = network.unwrap_or_else(|| panic!("{:?}", diags.0));
     for method in ["tfa", "sfa", "best"] {
-        let r = run(&network, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let r =
+            run(&network, &Request { method: method.parse().expect("a method name"), ..Default::default() })
+                .unwrap();
         for row in r.flows.iter() {
             let d = row.delay_us / 1e6;
             let exact = 3.0 / 4.71;
@@ -691,13 +699,25 @@ fn load_random(kind: &str, (servers, flows): RandomNet) -> rtnetlab_core::model:
 fn assert_best_not_above_single_methods(kind: &str, case: usize, random: RandomNet) {
     let network = load_random(kind, random);
     for blind in [false, true] {
-        let best =
-            run(&network, &Request { method: "best".into(), grouping: false, blind, ..Default::default() })
-                .unwrap();
+        let best = run(
+            &network,
+            &Request {
+                method: rtnetlab_core::analysis::Method::Best,
+                grouping: false,
+                blind,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         for method in ["tfa", "sfa", "sfa-iter", "pmoo"] {
             let one = run(
                 &network,
-                &Request { method: method.into(), grouping: false, blind, ..Default::default() },
+                &Request {
+                    method: method.parse().expect("a method name"),
+                    grouping: false,
+                    blind,
+                    ..Default::default()
+                },
             )
             .unwrap();
             for (b, o) in best.flows.iter().zip(one.flows.iter()) {
@@ -751,8 +771,12 @@ fn sfa_iter_is_never_above_sfa_on_random_tandems_and_trees() {
                 let random =
                     if family == "tandems" { random_tandem(&mut rng) } else { random_tree(&mut rng) };
                 let network = load_random(family, random);
-                let req =
-                    |m: &str| Request { method: m.into(), grouping: false, blind, ..Default::default() };
+                let req = |m: &str| Request {
+                    method: m.parse().expect("a method name"),
+                    grouping: false,
+                    blind,
+                    ..Default::default()
+                };
                 let sfa = run(&network, &req("sfa")).unwrap();
                 let iter = run(&network, &req("sfa-iter")).unwrap();
                 for (a, b) in sfa.flows.iter().zip(iter.flows.iter()) {
@@ -802,10 +826,11 @@ fn tightest_arrival_bounds_are_never_above_pboo_on_random_tandems_and_trees() {
             let network = load_random(family, random);
             for method in ["tfa", "sfa", "pmoo", "best"] {
                 let req = |arrival_bounds| Request {
-                    method: method.into(),
+                    method: method.parse().expect("a method name"),
                     grouping: false,
                     blind: true,
                     arrival_bounds,
+                    ..Default::default()
                 };
                 let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();
                 let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
@@ -842,7 +867,13 @@ fn the_default_leaves_pmoo_arrival_bounds_out_on_large_server_graphs() {
     let (network, _) = load_network(&doc);
     let network = network.unwrap();
     const { assert!(2010 > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS) };
-    let req = |arrival_bounds| Request { method: "tfa".into(), grouping: false, blind: true, arrival_bounds };
+    let req = |arrival_bounds| Request {
+        method: rtnetlab_core::analysis::Method::Tfa,
+        grouping: false,
+        blind: true,
+        arrival_bounds,
+        ..Default::default()
+    };
     let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
     let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();
     assert!(

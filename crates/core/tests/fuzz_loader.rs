@@ -30,7 +30,7 @@ fn check(net: &Option<Network>, diags: &Diagnostics) {
 fn run_engines(net: &Network) {
     for method in ["best", "tfa"] {
         let req = rtnetlab_core::analysis::Request {
-            method: method.into(),
+            method: method.parse().expect("a method name"),
             grouping: false,
             blind: false,
             ..Default::default()

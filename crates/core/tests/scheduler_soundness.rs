@@ -58,8 +58,9 @@ fn simulation_never_exceeds_the_bound_of_any_registered_scheduler() {
             let net = validate_spec(random_small(1000 + seed, RandomSchedulers::Only(name)))
                 .0
                 .unwrap_or_else(|| panic!("{name} seed {seed}: random network does not validate"));
-            let bounds = run(&net, &Request { method: "best".into(), ..Default::default() })
-                .unwrap_or_else(|e| panic!("{name}: best does not apply: {e}"));
+            let bounds =
+                run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
+                    .unwrap_or_else(|e| panic!("{name}: best does not apply: {e}"));
             let release = if seed % 2 == 0 { Release::Synchronized } else { Release::Random };
             let frame_sizes = if seed % 3 == 0 { FrameSizes::Uniform } else { FrameSizes::Max };
             let workload = WORKLOADS[(seed / 2) as usize % WORKLOADS.len()];
@@ -120,7 +121,9 @@ fn an_overloaded_lowest_class_leaves_the_other_bounds_sound() {
             }
             let net =
                 validate_spec(spec).0.unwrap_or_else(|| panic!("{name} seed {seed}: does not validate"));
-            let bounds = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+            let bounds =
+                run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
+                    .unwrap();
             let cfg = SimConfig { duration_ns: 20_000_000, seed, ..Default::default() };
             let sim = simulate(&net, &cfg).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             for b in &bounds.flows {

@@ -9,9 +9,10 @@ use rtnetlab_core::model::{load_text, parse::Format, validate_spec, Limits, Netw
 use rtnetlab_core::sim::{simulate, FrameSizes, Release, SimConfig};
 
 fn check(net: &Network, what: &str, seed: u64) -> usize {
-    let best = run(net, &Request { method: "best".into(), ..Default::default() })
+    let best = run(net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
         .unwrap_or_else(|e| panic!("{what}: best failed: {e}"));
-    let tfa = run(net, &Request { method: "tfa".into(), ..Default::default() }).unwrap();
+    let tfa =
+        run(net, &Request { method: rtnetlab_core::analysis::Method::Tfa, ..Default::default() }).unwrap();
     for (b, t) in best.flows.iter().zip(&tfa.flows) {
         assert!(b.delay_us <= t.delay_us, "{what}: best {} > tfa {}", b.delay_us, t.delay_us);
     }

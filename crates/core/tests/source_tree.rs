@@ -17,7 +17,16 @@ const LOWER: f64 = 16.6;
 fn tagged(method: &str, blind: bool, arrival_bounds: ArrivalBounds) -> f64 {
     let (net, diags) = load_text(SOURCE16_50, Format::Yaml, "source16_50.yaml", &Limits::default());
     let net = net.unwrap_or_else(|| panic!("{:?}", diags.0));
-    let r = run(&net, &Request { method: method.into(), grouping: false, blind, arrival_bounds }).unwrap();
+    let r = run(
+        &net,
+        &Request {
+            method: method.parse().expect("a method name"),
+            blind,
+            arrival_bounds,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let row = r.flows.iter().find(|f| r.flows.names_of(f).0 == "t").unwrap();
     row.delay_us / 1e6
 }

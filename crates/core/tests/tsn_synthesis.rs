@@ -112,7 +112,9 @@ fn synthesised_random_networks_hold_in_simulation() {
         );
         let mut d = Diagnostics::default();
         let net = model::load_value(report.document.clone().unwrap(), &mut d).expect("valid output");
-        let analysis = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+        let analysis =
+            run(&net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() })
+                .unwrap();
         let sim = simulate(
             &net,
             &SimConfig { duration_ns: 100_000_000, release: Release::Random, ..Default::default() },

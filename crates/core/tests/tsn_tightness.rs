@@ -16,7 +16,8 @@ fn bound_and_simulated(net: &Network) -> Vec<(String, f64, f64)> {
 
 /// The same with the first releases given per flow (ns; the others at 0).
 fn bound_and_simulated_from(net: &Network, offsets: &[(&str, i64)]) -> Vec<(String, f64, f64)> {
-    let r = run(net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r =
+        run(net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() }).unwrap();
     let duration_ns = 20_000_000;
     let scenario = (!offsets.is_empty()).then(|| Scenario {
         duration_ns,

@@ -70,8 +70,15 @@ fn request(
     use pyo3::exceptions::PyValueError;
     let arrival_bounds = rtnetlab_core::analysis::network_bounds::ArrivalBounds::parse(arrival_bounds)
         .map_err(PyValueError::new_err)?;
-    let lp_effort = rtnetlab_core::analysis::fifo_lp::Effort::parse(lp_effort).map_err(PyValueError::new_err)?;
-    Ok(rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind, arrival_bounds, lp_effort })
+    let lp_effort =
+        rtnetlab_core::analysis::fifo_lp::Effort::parse(lp_effort).map_err(PyValueError::new_err)?;
+    Ok(rtnetlab_core::analysis::Request {
+        method: method.parse().map_err(PyValueError::new_err)?,
+        grouping,
+        blind,
+        arrival_bounds,
+        lp_effort,
+    })
 }
 
 /// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
@@ -121,6 +128,8 @@ impl Network {
     /// x ≥ 0, it returns the optimum or raises ValueError with why there is none.
     /// `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
     #[pyo3(signature = (method, grouping=false, blind=false, lp=None, arrival_bounds="tightest", lp_effort="default"))]
+    // One argument per keyword of the Python call.
+    #[allow(clippy::too_many_arguments)]
     fn analyze_json(
         &self,
         py: Python<'_>,
@@ -131,7 +140,8 @@ impl Network {
         arrival_bounds: &str,
         lp_effort: &str,
     ) -> PyResult<String> {
-        self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp).map(|report| to_json(&report))
+        self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp)
+            .map(|report| to_json(&report))
     }
     /// The analysis as `analyze --json` prints it: the report's fields, then `warnings`, JSON
     /// text indented by two spaces (`indent`) or compact; serialised here rather than decoded
@@ -179,7 +189,7 @@ impl Network {
     #[pyo3(signature = (method, grouping=false, blind=false))]
     fn analyze_summary(&self, method: &str, grouping: bool, blind: bool) -> PyResult<(usize, usize, f64)> {
         let req = rtnetlab_core::analysis::Request {
-            method: method.to_string(),
+            method: method.parse().map_err(pyo3::exceptions::PyValueError::new_err)?,
             grouping,
             blind,
             ..Default::default()

@@ -276,6 +276,30 @@ def print_explanation(e: dict) -> None:
             f"(TFA's sum): {num(r['tfa_sum_us'])} us; the bound: {num(r['bound_us'])} us ({r['method']})",
             markup=False,
         )
+        out.print("  " + _terms_text(r["terms"], num), markup=False)
+
+
+def _terms_text(terms: dict, num) -> str:
+    """One line: what the method that gave a route's bound computed it from."""
+    constant = f"+ constant delays {num(terms['constant_us'])} us"
+    kind = terms["kind"]
+    if kind == "tfa":
+        return f"Terms (TFA): the queue delays {num(terms['queue_delays_us'])} us {constant}."
+    if kind == "service":
+        if terms["service"] is None:
+            return f"Terms (end-to-end service): none ({terms.get('reason')})."
+        corners = ", ".join(f"({x:,.3f} us, {y:,.0f} bits)" for x, y in terms["service"][:6])
+        more = " ..." if len(terms["service"]) > 6 else ""
+        return (f"Terms (end-to-end service): the horizontal deviation between the token bucket "
+                f"({num(terms['burst_bits'], '{:,.0f}')} bits, {num(terms['rate_bps'] / 1e6, '{:,.3f}')} Mb/s) "
+                f"and the left-over service through {corners}{more}, then "
+                f"{num(terms['service_rate_bps'] / 1e6, '{:,.3f}')} Mb/s, {constant}.")
+    lp = terms["program"]
+    cut = ", ".join(lp["cut_flows"][:8]) + (" ..." if len(lp["cut_flows"]) > 8 else "")
+    return (f"Terms (fifo-lp): one linear program over {lp['servers']} queues unfolded from the route's end, "
+            f"{lp['entering']} token buckets entering ({len(lp['cut_flows'])} flows cut from their source, "
+            f"their bursts grown by their delay bounds before the cut{': ' + cut if cut else ''}), "
+            f"{lp['lines']} line-shaping constraints, {lp['variables']} variables {constant}.")
 
 
 def _print_backlog_report(report: dict, limit: int | None) -> None:

@@ -25,11 +25,75 @@ mod textbook_tests;
 use crate::model::Network;
 use results::AnalysisReport;
 
-/// The analysis methods, by the names users give them.
-/// SFA with the flow of interest left out of its companions' arrival bounds under FIFO too, as
-/// DNC's functional tests compute it ([`network_bounds::with_foi_lowest_upstream`]): accepted by
-/// [`run`] to reproduce them, but no bound under FIFO, so neither listed nor offered.
+/// The analysis methods, by the names users give them: parsed once where the name enters (the
+/// command line, a description, the binding), matched exhaustively everywhere else.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Per route, the smallest bound of every method that applies.
+    #[default]
+    Best,
+    Tfa,
+    Sfa,
+    SfaIter,
+    Pmoo,
+    FifoLp,
+    AfdxNaive,
+    SinkTreeBacklog,
+    /// SFA with the flow of interest left out of its companions' arrival bounds under FIFO too, as
+    /// DNC's functional tests compute it ([`network_bounds::with_foi_lowest_upstream`]): accepted
+    /// to reproduce them, but no bound under FIFO, so neither listed nor offered.
+    SfaFoiLowest,
+}
+
+impl Method {
+    /// The methods offered to users, in the order help texts list them.
+    pub const LISTED: &'static [Method] = &[
+        Method::Best,
+        Method::Tfa,
+        Method::Sfa,
+        Method::SfaIter,
+        Method::Pmoo,
+        Method::FifoLp,
+        Method::AfdxNaive,
+        Method::SinkTreeBacklog,
+    ];
+
+    /// The name users give it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Method::Best => "best",
+            Method::Tfa => "tfa",
+            Method::Sfa => "sfa",
+            Method::SfaIter => "sfa-iter",
+            Method::Pmoo => "pmoo",
+            Method::FifoLp => fifo_lp::NAME,
+            Method::AfdxNaive => "afdx-naive",
+            Method::SinkTreeBacklog => network_bounds::sink_tree::NAME,
+            Method::SfaFoiLowest => SFA_FOI_LOWEST,
+        }
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = String;
+
+    /// `text` as a method, or the one-line reason listing the methods.
+    fn from_str(text: &str) -> Result<Method, String> {
+        Method::LISTED.iter().chain([&Method::SfaFoiLowest]).copied().find(|m| m.name() == text).ok_or_else(
+            || format!("unknown analysis method '{text}', expected one of {}", METHODS.join(", ")),
+        )
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name of [`Method::SfaFoiLowest`].
 pub const SFA_FOI_LOWEST: &str = "sfa-foi-lowest";
+/// The names of [`Method::LISTED`].
 pub const METHODS: &[&str] =
     &["best", "tfa", "sfa", "sfa-iter", "pmoo", "fifo-lp", "afdx-naive", network_bounds::sink_tree::NAME];
 
@@ -37,7 +101,7 @@ pub const METHODS: &[&str] =
 /// server graph how the cross traffic is bounded.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
-    pub method: String,
+    pub method: Method,
     pub grouping: bool,
     pub blind: bool,
     pub arrival_bounds: network_bounds::ArrivalBounds,
@@ -53,7 +117,7 @@ pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
 
 /// [`run`] with a linear-programming solver for `fifo-lp` (and `best` on server graphs).
 pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Result<AnalysisReport, String> {
-    use network_bounds::{ArrivalBounds, Method, Multiplexing, Options};
+    use network_bounds::{ArrivalBounds, Candidate, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
     let graph = net.kind == crate::model::NetworkKind::ServerGraph;
@@ -68,48 +132,48 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
         if !graph {
             return Err("--arrival-bounds pmoo: applies to server graphs".into());
         }
-        if !matches!(req.method.as_str(), "tfa" | "sfa" | "pmoo" | "best") {
+        if !matches!(req.method, Method::Tfa | Method::Sfa | Method::Pmoo | Method::Best) {
             return Err(format!(
                 "--arrival-bounds pmoo: applies to tfa, sfa, pmoo and best, not {}",
                 req.method
             ));
         }
-        if !req.blind && req.method != "pmoo" {
+        if !req.blind && req.method != Method::Pmoo {
             return Err(
                 "--arrival-bounds pmoo: PMOO arrival bounding assumes arbitrary multiplexing (add --blind)"
                     .into(),
             );
         }
     }
-    let mut report = match req.method.as_str() {
-        "afdx-naive" if graph => {
+    let mut report = match req.method {
+        Method::AfdxNaive if graph => {
             Err("afdx-naive applies to AFDX networks, not to a server graph (use tfa, sfa or best)".into())
         }
-        "afdx-naive" => {
+        Method::AfdxNaive => {
             if req.grouping || req.blind {
                 return Err("afdx-naive has no grouping and no blind variant (use tfa or sfa)".into());
             }
             afdx_naive::applies(net).map(|_| afdx_naive::analyze(net))
         }
-        "tfa" => network_bounds::applies(net)
-            .map(|_| network_bounds::analyze_with(net, &opt(Method::Tfa), arrival)),
-        "sfa" => network_bounds::applies(net)
-            .map(|_| network_bounds::analyze_with(net, &opt(Method::Sfa), arrival)),
+        Method::Tfa => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Candidate::Tfa), arrival)),
+        Method::Sfa => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Candidate::Sfa), arrival)),
         // The functional tests' convention (the foi left out upstream under FIFO too): not a
         // bound under FIFO, not among METHODS; kept to reproduce DNC's functional tests.
-        SFA_FOI_LOWEST => network_bounds::applies(net).map(|_| {
+        Method::SfaFoiLowest => network_bounds::applies(net).map(|_| {
             network_bounds::with_foi_lowest_upstream(|| {
-                network_bounds::analyze_with(net, &opt(Method::Sfa), arrival)
+                network_bounds::analyze_with(net, &opt(Candidate::Sfa), arrival)
             })
         }),
-        "sfa-iter" => network_bounds::applies(net)
-            .map(|_| network_bounds::analyze_with(net, &opt(Method::SfaIter), arrival)),
+        Method::SfaIter => network_bounds::applies(net)
+            .map(|_| network_bounds::analyze_with(net, &opt(Candidate::SfaIter), arrival)),
         // PMOO assumes arbitrary multiplexing: --blind changes nothing, and it is named so.
-        "pmoo" => network_bounds::applies(net).map(|_| {
-            let opt = Options { multiplexing: Multiplexing::Blind, ..opt(Method::Pmoo) };
+        Method::Pmoo => network_bounds::applies(net).map(|_| {
+            let opt = Options { multiplexing: Multiplexing::Blind, ..opt(Candidate::Pmoo) };
             network_bounds::analyze_with(net, &opt, arrival)
         }),
-        network_bounds::sink_tree::NAME => {
+        Method::SinkTreeBacklog => {
             if req.grouping || req.blind {
                 return Err(format!(
                     "{}: a bound on aggregates, with no grouping and no blind variant",
@@ -118,30 +182,29 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
             }
             network_bounds::sink_tree::applies(net).map(|_| network_bounds::sink_tree::analyze(net))
         }
-        "fifo-lp" => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
+        Method::FifoLp => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
             Some(solver) => Ok(fifo_lp::analyze(net, req.lp_effort, solver)),
             None => Err("fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, \
                          the extra `cloud`)"
                 .to_string()),
         }),
         // On a server graph under FIFO multiplexing, the linear program where it applies.
-        "best" => network_bounds::applies(net).map(|_| {
+        Method::Best => network_bounds::applies(net).map(|_| {
             let mut report = network_bounds::best_with(net, mux, arrival);
             if let (false, Some(solver)) = (req.blind, lp) {
                 fifo_lp::tighten(net, &mut report, req.lp_effort, solver);
             }
             report
         }),
-        other => Err(format!("unknown analysis method '{other}', expected one of {}", METHODS.join(", "))),
     }?;
-    report.notes.extend(staircase_note(net, &req.method));
+    report.notes.extend(staircase_note(net, req.method));
     finish(net, &mut report);
     Ok(report)
 }
 
 /// What a report on a server graph with staircase flows says of them: where `method` takes them
 /// exactly, and where by their affine envelopes.
-fn staircase_note(net: &Network, method: &str) -> Option<String> {
+fn staircase_note(net: &Network, method: Method) -> Option<String> {
     const NAMED: usize = 5;
     let stairs: Vec<&str> =
         net.flows.iter().filter(|f| f.staircase.is_some()).map(|f| f.name.as_str()).collect();
@@ -155,7 +218,7 @@ fn staircase_note(net: &Network, method: &str) -> Option<String> {
         "affine envelope (burst size·(1 + tolerance/period), rate size/period: a valid arrival curve, \
                     looser than the staircase)";
     Some(match method {
-        "pmoo" | fifo_lp::NAME => format!(
+        Method::Pmoo | Method::FifoLp => format!(
             "{method} takes token buckets: each staircase flow ({named}) enters by its {envelope}; tfa and sfa take \
              the staircases exactly where the flows enter"
         ),
@@ -201,35 +264,25 @@ pub fn explain_with(
     flow: &str,
     lp: Option<fifo_lp::Solver>,
 ) -> Result<network_bounds::explain::Explanation, String> {
-    use network_bounds::{Method, Multiplexing, Options};
     let f = net
         .flows
         .iter()
         .position(|x| x.name == flow)
         .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
-    if req.method == network_bounds::sink_tree::NAME {
+    if req.method == Method::SinkTreeBacklog {
         return Err(
             "--explain shows a flow's hop-by-hop terms; sink-tree-backlog bounds a server's backlog \
                     (docs/ANALYSIS.md)"
                 .into(),
         );
     }
-    if req.method == fifo_lp::NAME {
-        return Err("--explain shows hop-by-hop terms; fifo-lp solves one linear program over the whole \
-                    path (docs/ANALYSIS.md)"
-            .into());
-    }
     let report = run_with(net, req, lp)?;
-    let method = match req.method.as_str() {
-        "sfa" => Method::Sfa,
-        "sfa-iter" => Method::SfaIter,
-        "pmoo" => Method::Pmoo,
-        _ => Method::Tfa,
-    };
     // `best` groups on Ethernet; a server graph has no links.
-    let grouping = req.grouping || (req.method == "best" && net.kind == crate::model::NetworkKind::Ethernet);
-    let multiplexing = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
-    Ok(network_bounds::explain::explain(net, &Options { method, grouping, multiplexing }, &report, f))
+    let grouping =
+        req.grouping || (req.method == Method::Best && net.kind == crate::model::NetworkKind::Ethernet);
+    let multiplexing =
+        if req.blind { network_bounds::Multiplexing::Blind } else { network_bounds::Multiplexing::Fifo };
+    Ok(network_bounds::explain::explain(net, (grouping, multiplexing), req.lp_effort, &report, f))
 }
 
 /// What every method's report gets: redundancy-managed bounds and the end-system jitter check.

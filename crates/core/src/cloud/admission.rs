@@ -172,9 +172,16 @@ impl Admission {
         if infra.paths == 0 || infra.paths > 100 {
             return Err(format!("paths: between 1 and 100, got {}", infra.paths));
         }
-        if !analysis::METHODS.contains(&infra.method.as_str()) {
-            return Err(format!("method: one of {}, got '{}'", analysis::METHODS.join(", "), infra.method));
-        }
+        let method: analysis::Method = match infra.method.parse() {
+            Ok(m) if analysis::Method::LISTED.contains(&m) => m,
+            _ => {
+                return Err(format!(
+                    "method: one of {}, got '{}'",
+                    analysis::METHODS.join(", "),
+                    infra.method
+                ))
+            }
+        };
         if infra.hosts.is_empty() {
             return Err("hosts: at least one host".into());
         }
@@ -208,7 +215,7 @@ impl Admission {
                 }
             }
         }
-        let request = analysis::Request { method: infra.method.clone(), ..Default::default() };
+        let request = analysis::Request { method, ..Default::default() };
         // The infrastructure's own flows must meet their deadlines before any VSN comes.
         let report = analysis::run(&base_net, &request).map_err(|e| format!("method: {e}"))?;
         if let Some(row) = report.flows.iter().find(|r| r.status != analysis::results::Status::Ok) {

@@ -73,7 +73,7 @@ impl LiveNetwork {
 
     /// Whether `req` is TFA as the cache holds it (no grouping, FIFO multiplexing).
     fn cached(req: &analysis::Request) -> bool {
-        req.method == "tfa" && !req.grouping && !req.blind
+        req.method == crate::analysis::Method::Tfa && !req.grouping && !req.blind
     }
 
     /// Takes the network as it is now as the state later analyses extend: with `tfa`, its state

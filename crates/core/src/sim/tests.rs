@@ -151,7 +151,9 @@ fn assert_within_bounds(n: &crate::model::Network, cfg: &SimConfig, what: &str) 
     let mut checked = 0;
     let seed = what;
     for method in ["best", "sfa-iter"] {
-        let bounds = run(n, &Request { method: method.into(), ..Default::default() }).unwrap();
+        let bounds =
+            run(n, &Request { method: method.parse().expect("a method name"), ..Default::default() })
+                .unwrap();
         for (s, b) in sim.flows.iter().zip(&bounds.flows) {
             assert_eq!((&*s.flow, &*s.destination, &*s.plane), bounds.flows.names_of(b));
             // The analysis computes in floating point: its result may lie an ulp or two below the

@@ -165,7 +165,7 @@ pub fn configure(doc: Value, req: &Request) -> Result<Report, Vec<String>> {
         let (Some(n), _) = model::validate_spec(spec) else { return false };
         match crate::analysis::run(
             &n,
-            &crate::analysis::Request { method: "best".into(), ..Default::default() },
+            &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
         ) {
             Ok(r) => r.flows.iter().all(|f| f.status == crate::analysis::results::Status::Ok),
             Err(_) => false,

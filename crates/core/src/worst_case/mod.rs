@@ -163,7 +163,8 @@ pub(crate) fn run_with(net: &Network, settings: &Settings, bound_scale: f64) -> 
             return Err(format!("--flows: no flow named '{name}' in {}", net.spec.name));
         }
     }
-    let analysis = analysis::run(net, &Request { method: "best".into(), ..Default::default() })?;
+    let analysis =
+        analysis::run(net, &Request { method: crate::analysis::Method::Best, ..Default::default() })?;
     let mut notes = Vec::new();
     let cut: Vec<&str> =
         net.nodes.iter().filter(|n| n.switching == Switching::CutThrough).map(|n| n.name.as_str()).collect();

@@ -16,7 +16,8 @@ pub fn load(text: &str) -> Network {
 /// `best`'s delay bound per (flow, destination, plane) row, µs, with the flow's name.
 #[allow(dead_code)] // not every test file that loads a description needs the bounds
 pub fn bounds(net: &Network) -> Vec<(String, f64)> {
-    let r = run(net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let r =
+        run(net, &Request { method: rtnetlab_core::analysis::Method::Best, ..Default::default() }).unwrap();
     r.flows.iter().map(|f| (net.flows[f.flow].name.clone(), f.delay_us)).collect()
 }
 

@@ -42,7 +42,7 @@
 //! to a [`Solver`] given by the caller: the Python front passes HiGHS (the package highspy).
 //! Without a solver, `fifo-lp` is refused and `best` does without it.
 
-use super::network_bounds::{self, Method, Multiplexing, Options};
+use super::network_bounds::{self, Candidate, Multiplexing, Options};
 use super::results::AnalysisReport;
 use crate::curves::Unbounded;
 use crate::model::{FlowId, Network, NetworkKind, PortId};
@@ -428,6 +428,46 @@ impl<'a> Bounds<'a> {
     }
 }
 
+/// What fifo-lp's program for one route is made of (`analyze --explain` on a fifo-lp row): the
+/// queues of the network unfolded backwards from the route's last port, the flows entering it
+/// (each maximal run of a flow along the tree a token bucket; a run cut from its source brings
+/// σ + ρ·d, d a bound on its delay before the cut), and the line-shaping constraints.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct LpTerms {
+    /// Queues of the unfolded tree (a queue feeding two branches counted under each).
+    pub servers: usize,
+    /// Token buckets entering the tree, and the flows among them cut from their source.
+    pub entering: usize,
+    pub cut_flows: Vec<String>,
+    /// Line-shaping constraints (flows reaching a queue through one input link).
+    pub lines: usize,
+    /// Variables of the program (dates and their arrivals and departures).
+    pub variables: usize,
+    /// The effort it ran with (`--lp-effort`): dates per tree, unfolding limit.
+    pub dates: usize,
+    pub unfold: usize,
+}
+
+/// [`LpTerms`] of flow `f`'s program up to its port `end` under `effort` (the tree; not solved).
+pub fn terms(net: &Network, effort: Effort, f: FlowId, end: PortId) -> LpTerms {
+    let m = Model::new(net);
+    let tree = model::Tree::unfolded(&m, f, end, effort.dates, effort.unfold);
+    let entries = model::pieces(&m, f, &tree);
+    let mut cut: Vec<String> =
+        entries.iter().filter(|(e, _)| !e.fresh).map(|(e, _)| net.flows[e.flow].name.clone()).collect();
+    cut.sort();
+    cut.dedup();
+    LpTerms {
+        servers: tree.queues.len(),
+        entering: entries.len(),
+        cut_flows: cut,
+        lines: model::lines(&m, &tree, &entries).len(),
+        variables: model::variables(&m, f, end, effort.dates, effort.unfold),
+        dates: effort.dates,
+        unfold: effort.unfold,
+    }
+}
+
 /// TFA's prefix bound where it is finite, else why not.
 fn finite_or<'b>(b: &'b Bounds, f: FlowId, end: PortId) -> impl Fn(f64) -> Result<f64, Unbounded> + 'b {
     move |d| {
@@ -454,7 +494,7 @@ pub fn route_bound(net: &Network, f: FlowId, solver: Solver) -> Result<f64, Unbo
 /// the pass before's own bound there, valid by the pass before, so each pass is a bound no
 /// larger than the last: up to [`CYCLE_PASSES`] of them, until no bound moves by 10⁻⁶.
 pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport {
-    let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
+    let opt = Options { method: Candidate::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let mut report = network_bounds::analyze(net, &opt);
     report.method = NAME.to_string();
     let mut bounds = Bounds::new(net, effort);

@@ -70,10 +70,10 @@ fn rules_are_named_in_one_line() {
     // f0 goes s0 -> s1, f1 s1 -> s0: cyclic, covered through cuts (below, cyclic_networks_are_cut).
     let cyclic = graph(&[(10.0, 1.0), (10.0, 1.0)], &[(1.0, 1.0, &[0, 1]), (1.0, 1.0, &[1, 0])]);
     assert!(applies(&cyclic, false).is_ok());
-    let req = Request { method: NAME.into(), ..Default::default() };
+    let req = Request { method: crate::analysis::Method::FifoLp, ..Default::default() };
     // Without a solver: refused, and best does without it.
     assert!(run(&net, &req).unwrap_err().contains("highspy"));
-    let best = run(&net, &Request { method: "best".into(), ..Default::default() }).unwrap();
+    let best = run(&net, &Request { method: crate::analysis::Method::Best, ..Default::default() }).unwrap();
     assert!(best.flows.iter().all(|r| r.method != NAME));
 }
 
@@ -100,7 +100,7 @@ fn best_asks_for_every_flow() {
         asked += 1;
         Ok(0.0)
     };
-    let req = Request { method: "best".into(), ..Default::default() };
+    let req = Request { method: crate::analysis::Method::Best, ..Default::default() };
     let r = run_with(&net, &req, Some(&mut count)).unwrap();
     assert_eq!(asked, 18);
     assert!(r.flows.iter().all(|f| f.method == NAME));
@@ -163,7 +163,7 @@ fn best_stops_at_its_work_budget() {
     let net = source16();
     let m = Model::new(&net);
     assert_eq!(model::variables(&m, 0, 15, usize::MAX, UNFOLD), 425);
-    let opt = Options { method: Method::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
+    let opt = Options { method: Candidate::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let mut zero = |_: &Program| -> Result<f64, String> { Ok(0.0) };
     let mut report = network_bounds::analyze(&net, &opt);
     // t's row is the first: its screen (one-period program) bounds it; past 1 variable, every
@@ -210,7 +210,7 @@ fn tandem_program_holds_a_reachable_trajectory() {
 fn overload_is_unbounded_with_its_reason() {
     let net = graph(&[(10.0, 1.0)], &[(1.0, 6.0, &[0]), (1.0, 6.0, &[0])]);
     let mut never = |_: &Program| -> Result<f64, String> { panic!("no program for an overloaded server") };
-    let req = Request { method: NAME.into(), ..Default::default() };
+    let req = Request { method: crate::analysis::Method::FifoLp, ..Default::default() };
     let r = run_with(&net, &req, Some(&mut never)).unwrap();
     assert!(r
         .flows
@@ -229,7 +229,7 @@ fn the_optimum_becomes_the_bound() {
     // 25, time 2.5) that is an optimum of 10 for the tandem program (45 from the other).
     let net = graph(&[(10.0, 10.0), (10.0, 10.0)], &[(25.0, 5.0, &[0, 1]), (25.0, 5.0, &[0, 1])]);
     let mut ten = |_: &Program| -> Result<f64, String> { Ok(10.0) };
-    let req = Request { method: "best".into(), ..Default::default() };
+    let req = Request { method: crate::analysis::Method::Best, ..Default::default() };
     let r = run_with(&net, &req, Some(&mut ten)).unwrap();
     for f in r.flows.iter() {
         assert_eq!(f.method, NAME);

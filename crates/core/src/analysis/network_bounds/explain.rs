@@ -1,7 +1,8 @@
 //! Where a flow's bound comes from (`rtnetlab analyze --explain FLOW`): per route, hop by hop,
 //! what the port offers (its rate and latency, its queue's load), what the flow brings there
 //! (its burst entering the port), the queue's delay bound (TFA's term) and the service the
-//! flow is left (SFA's term), and the constant delays added on top.
+//! flow is left (SFA's term), and the constant delays added on top; per route, the terms of the
+//! method that gave its bound ([`Terms`]).
 
 use super::*;
 use serde::Serialize;
@@ -50,6 +51,39 @@ pub struct RouteExplanation {
     /// Σ of the queue delays plus the constant delays: TFA's bound of the route, µs.
     #[serde(serialize_with = "finite_or_null")]
     pub tfa_sum_us: f64,
+    /// The terms of the method that gave `bound_us`.
+    pub terms: Terms,
+}
+
+/// What the method that gave a route's bound computed it from. Every variant's bound is its
+/// queueing term plus `constant_us` (propagation delays and the destination's receive latency).
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Terms {
+    /// TFA (and afdx-naive, which is TFA with WOPANet's rounding): the hops' `queue_delay_us`
+    /// added up.
+    Tfa {
+        #[serde(serialize_with = "finite_or_null")]
+        queue_delays_us: f64,
+        constant_us: f64,
+    },
+    /// SFA, SFA-iter and PMOO: the horizontal deviation between the flow's token bucket at its
+    /// source (burst, rate) and its end-to-end left-over service, given by its corner points
+    /// (µs, bits). SFA's is the convolution of the hops' `left_over` (each but the last
+    /// packetized); SFA-iter's is SFA's first pass (its later passes only shrink the cross
+    /// traffic); PMOO's is its formula's, per choice of the interferers' buckets, maximised.
+    Service {
+        burst_bits: f64,
+        rate_bps: f64,
+        service: Option<Vec<(f64, f64)>>,
+        /// The service's rate after its last corner, bit/s.
+        service_rate_bps: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        constant_us: f64,
+    },
+    /// fifo-lp: the linear program over the network unfolded backwards from the route's end.
+    FifoLp { program: crate::analysis::fifo_lp::LpTerms, constant_us: f64 },
 }
 
 /// The explanation of one flow's bounds.
@@ -68,11 +102,21 @@ pub struct Explanation {
     pub routes: Vec<RouteExplanation>,
 }
 
-/// The explanation of flow `f`'s rows of `report` (the analysis run with `opt`).
-pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId) -> Explanation {
+/// The explanation of flow `f`'s rows of `report`: the analysis ran with `grouping` and
+/// `multiplexing`, and fifo-lp (alone or in `best`) with `lp_effort`.
+pub fn explain(
+    net: &Network,
+    (grouping, multiplexing): (bool, Multiplexing),
+    lp_effort: crate::analysis::fifo_lp::Effort,
+    report: &AnalysisReport,
+    f: FlowId,
+) -> Explanation {
+    let opt = &Options { method: Candidate::Tfa, grouping, multiplexing };
     let lay = layout(net);
     let (st, _) = tfa(net, &lay, opt);
-    let sfa_opt = Options { method: Method::Sfa, ..*opt };
+    let sfa_opt = Options { method: Candidate::Sfa, ..*opt };
+    let mut sfa_services_at: Option<Vec<Result<Curve, Unbounded>>> = None;
+    let mut pmoo_scratch = pmoo::Scratch::new(&lay);
     let mut others = OtherGroups::new(&st);
     let loads = net.port_loads();
     let flow = &net.flows[f];
@@ -112,6 +156,32 @@ pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId)
                 reason: delay.err().map(|u| u.to_string()),
             });
         }
+        let constant_us = crate::analysis::network_bounds::fixed_delays_us(net, row);
+        let last = *route.ports.last().expect("a route has ports");
+        let service = |service: Result<Curve, Unbounded>| Terms::Service {
+            burst_bits: flow.burst,
+            rate_bps: flow.rate,
+            service: service.as_ref().ok().map(|c| c.points().iter().map(|pt| (pt.x * 1e6, pt.y)).collect()),
+            service_rate_bps: service.as_ref().ok().map(|c| c.tail_slope()),
+            reason: service.err().map(|u| u.to_string()),
+            constant_us,
+        };
+        let terms = match RowMethod::of(row.method) {
+            RowMethod::FifoLp => Terms::FifoLp {
+                program: crate::analysis::fifo_lp::terms(net, lp_effort, f, last),
+                constant_us,
+            },
+            RowMethod::Tfa => Terms::Tfa { queue_delays_us: tfa_sum * 1e6 - constant_us, constant_us },
+            RowMethod::Sfa(mux) => {
+                let services = sfa_services_at.get_or_insert_with(|| {
+                    sfa_services(net, &lay, &st, &Options { multiplexing: mux, ..sfa_opt }, None)
+                });
+                service(services[lay.crossing(f, last)].clone())
+            }
+            RowMethod::Pmoo => {
+                service(pmoo::pmoo_service(net, &lay, &st, f, &route.ports, &mut pmoo_scratch))
+            }
+        };
         routes.push(RouteExplanation {
             destination: names.nodes[row.destination].clone(),
             plane: names.planes[row.plane].clone(),
@@ -121,6 +191,7 @@ pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId)
             hops,
             receive_latency_us: net.nodes[route.destination].receive_latency * 1e6,
             tfa_sum_us: tfa_sum * 1e6,
+            terms,
         });
     }
     Explanation {
@@ -130,5 +201,44 @@ pub fn explain(net: &Network, opt: &Options, report: &AnalysisReport, f: FlowId)
         rate_bps: flow.rate,
         staircase: flow.staircase,
         routes,
+    }
+}
+
+/// The family of the method a row names (its name as [`Options::name`], fifo-lp's or
+/// afdx-naive's), which says which terms explain it.
+enum RowMethod {
+    Tfa,
+    Sfa(Multiplexing),
+    Pmoo,
+    FifoLp,
+}
+
+impl RowMethod {
+    fn of(name: &str) -> RowMethod {
+        if name == crate::analysis::fifo_lp::NAME {
+            return RowMethod::FifoLp;
+        }
+        if name == "afdx-naive" {
+            return RowMethod::Tfa;
+        }
+        let known = [Candidate::Tfa, Candidate::Sfa, Candidate::SfaIter, Candidate::Pmoo]
+            .into_iter()
+            .flat_map(|method| {
+                [
+                    (Multiplexing::Fifo, false),
+                    (Multiplexing::Fifo, true),
+                    (Multiplexing::Blind, false),
+                    (Multiplexing::Blind, true),
+                ]
+                .map(|(multiplexing, grouping)| Options { method, grouping, multiplexing })
+            });
+        match known.into_iter().find(|o| o.name() == name) {
+            Some(Options { method: Candidate::Tfa, .. }) => RowMethod::Tfa,
+            Some(Options { method: Candidate::Sfa | Candidate::SfaIter, multiplexing, .. }) => {
+                RowMethod::Sfa(multiplexing)
+            }
+            Some(Options { method: Candidate::Pmoo, .. }) => RowMethod::Pmoo,
+            None => panic!("a row's method '{name}' is one of the engine's names"),
+        }
     }
 }

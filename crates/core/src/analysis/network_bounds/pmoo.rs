@@ -155,6 +155,22 @@ pub(super) fn pmoo_route(
     ports: &[PortId],
     scratch: &mut Scratch,
 ) -> Result<(f64, f64), Unbounded> {
+    let beta = pmoo_service(net, lay, st, f, ports, scratch)?;
+    let flow = &net.flows[f];
+    let alpha = Curve::token_bucket(flow.rate, flow.burst);
+    Ok((curves::horizontal_deviation(&alpha, &beta)?, curves::vertical_deviation(&alpha, &beta)?))
+}
+
+/// PMOO's end-to-end left-over service of flow `f` along `ports`: per choice of one token bucket
+/// per interfering stretch, the rate-latency curve of the PMOO formula, and their maximum.
+pub(super) fn pmoo_service(
+    net: &Network,
+    lay: &Layout,
+    st: &TfaState,
+    f: FlowId,
+    ports: &[PortId],
+    scratch: &mut Scratch,
+) -> Result<Curve, Unbounded> {
     let cx = &lay.crossings;
     let n = ports.len();
     // Each hop's server, its latency including the packetizer before the next hop.
@@ -275,14 +291,11 @@ pub(super) fn pmoo_route(
             });
         }
     }
-    let flow = &net.flows[f];
-    let beta = best.ok_or_else(|| {
+    best.ok_or_else(|| {
         Unbounded::new(format!(
             "{}: the interfering flows leave no rate to flow {} along its route (PMOO)",
             net.port_label(ports[0]),
-            flow.name
+            net.flows[f].name
         ))
-    })?;
-    let alpha = Curve::token_bucket(flow.rate, flow.burst);
-    Ok((curves::horizontal_deviation(&alpha, &beta)?, curves::vertical_deviation(&alpha, &beta)?))
+    })
 }

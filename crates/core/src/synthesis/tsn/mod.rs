@@ -285,9 +285,11 @@ fn check(document: &Value, report: &mut Report) -> Result<(), Vec<String>> {
         .filter(|(f, _)| streams.contains(out.flows[*f].name.as_str()))
         .map(|(_, why)| why.clone())
         .collect();
-    let analysis =
-        crate::analysis::run(&out, &crate::analysis::Request { method: "best".into(), ..Default::default() })
-            .map_err(|e| vec![e])?;
+    let analysis = crate::analysis::run(
+        &out,
+        &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
+    )
+    .map_err(|e| vec![e])?;
     report.misses = analysis
         .flows
         .iter()

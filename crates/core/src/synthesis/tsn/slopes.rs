@@ -50,9 +50,11 @@ fn load(doc: &Value) -> Result<Network, Vec<String>> {
 /// The flows of `class` at the ports running `scheduler` that miss (or have no bound), in `doc`.
 fn misses(doc: &Value, scheduler: &str, class: &str) -> Result<Vec<String>, Vec<String>> {
     let net = load(doc)?;
-    let report =
-        crate::analysis::run(&net, &crate::analysis::Request { method: "best".into(), ..Default::default() })
-            .map_err(|e| vec![e])?;
+    let report = crate::analysis::run(
+        &net,
+        &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
+    )
+    .map_err(|e| vec![e])?;
     let k = net.classes.iter().position(|c| c.name == class);
     let crosses = |f: usize| {
         net.flows[f].routes.iter().flat_map(|r| &r.ports).any(|&p| net.ports[p].scheduler_name == scheduler)
