@@ -24,3 +24,9 @@ pub use residual::{
     static_priority_residual,
 };
 pub use unbounded::Unbounded;
+
+/// The least burst b with `c(t) ≤ b + r·t`, r the tail slope of the concave curve `c`.
+pub fn upper_burst(c: &Curve) -> f64 {
+    let r = c.tail_slope();
+    c.points().iter().map(|pt| pt.y - r * pt.x).fold(c.burst(), f64::max)
+}

@@ -72,7 +72,9 @@
 //! of the whole closed time and send a burst beyond hiCredit (the test
 //! `credit_held_while_closed_stays_within_hi_credit` shows the bound then fails).
 
-use super::{Behaviour, ConfigProblem, Queued};
+use super::{Above, Behaviour, ConfigProblem, LevelService, Queued, ShapedPort};
+use crate::curves::upper_burst;
+use crate::curves::{Curve, Unbounded};
 use crate::model::TrafficClass;
 use crate::units::DataRate;
 use std::collections::{BTreeMap, VecDeque};
@@ -534,6 +536,152 @@ pub mod annex_l {
     /// maxFrameSize_A/portTransmitRate).
     pub fn hi_credit_b(max_interference: f64, frame_a: f64, idle_a: f64, idle_b: f64, link: f64) -> f64 {
         idle_b * (max_interference / (link - idle_a) + frame_a / link)
+    }
+}
+
+/// A level of a port with credit-based shapers, after this module: a shaped class gets
+/// β = I·[t − T − (hiCredit − loCredit)/I]^+, hiCredit from the token bucket that bounds the
+/// higher classes' output, and its output is within (hiCredit − loCredit, I); an unshaped level
+/// gets the link minus the higher classes' output curves (their arrival curves when no shaped
+/// class is above it: the levels above then serve whenever they hold frames) and one lower frame.
+pub fn level_service<'a>(
+    port: &'a ShapedPort<'a>,
+    slopes: &'a BTreeMap<String, DataRate>,
+) -> impl FnMut(usize, &Above) -> LevelService + 'a {
+    let (link, latency, rate_text) = (port.link, port.latency, port.rate_text);
+    let beta = Curve::rate_latency(link, latency);
+    let lmax = port.max_frames();
+    move |k, above| {
+        let (class, rate) = (port.levels[k].class, port.levels[k].rate);
+        let lower = lmax[k + 1..].iter().copied().fold(0.0, f64::max);
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            let higher = if above.shaped { &above.out } else { &above.arrivals };
+            return (crate::curves::static_priority_residual(&beta, higher, lower), None);
+        };
+        if rate > idle * (1.0 + 1e-12) {
+            let why = format!("class '{class}' offered {} > idle slope {}", rate_text(rate), rate_text(idle));
+            return (Err(Unbounded::new(why)), None);
+        }
+        match hi_credit(idle, link, lower, above.tb) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (its idle slope and the higher \
+                     classes' rates exceed the link)"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = lo_credit(idle, link, lmax[k]);
+                let lr = latency_rate(idle, hi, lo);
+                (Ok(Curve::rate_latency(lr.rate, lr.latency + latency)), Some(output_bucket(idle, hi, lo)))
+            }
+        }
+    }
+}
+
+/// A level of a port whose credit-based shapers sit behind a gate control list, after
+/// this module's gated model: a shaped class gets I·ρ·[t − T − θ − (hiCredit −
+/// loCredit)/(I·ρ)]^+, (ρ, θ) the supply bound of its gate's windows less its largest frame at
+/// their ends, hiCredit from [`schedulers::cbs::gated_hi_credit`]; an unshaped level is a gated
+/// level as under the time-aware shaper ([`super::tas::level_service`]), the shaped levels above it
+/// counted by their output buckets.
+pub fn gated_level_service<'a>(
+    port: &'a ShapedPort<'a>,
+    slopes: &'a BTreeMap<String, DataRate>,
+    gates: &'a super::tas::TasDiscipline<'a>,
+) -> impl FnMut(usize, &Above) -> LevelService + 'a {
+    let (link, latency, rate_text) = (port.link, port.latency, port.rate_text);
+    let lmax = port.max_frames();
+    let mut unshaped = super::tas::level_service(port, gates);
+    move |k, above| {
+        let (class, rate) = (port.levels[k].class, port.levels[k].rate);
+        let Some(idle) = slopes.get(class).map(|r| r.bps()) else {
+            return unshaped(k, above);
+        };
+        // The other levels' largest frames and classes (a shaped class is a level of its own).
+        let level_names = |j: usize| -> &[&str] { &port.levels[j].classes };
+        let others: Vec<(f64, &[&str])> =
+            (0..lmax.len()).filter(|&j| j != k).map(|j| (lmax[j], level_names(j))).collect();
+        let cycle = gates.cycle.secs();
+        let windows = gates.windows(&[class]);
+        // What the higher classes may send while the class waits with a growing credit, inside
+        // its windows: a higher class whose gate never opens there sends only outside them.
+        let relevant: Vec<usize> = match &windows {
+            None => (0..k).collect(),
+            Some(w) => {
+                (0..k).filter(|&j| w.iter().any(|&(o, c)| gates.open_within(level_names(j), o, c))).collect()
+            }
+        };
+        // The lower frame on the wire when the credit last was 0: one that started inside a window
+        // (a frame on the wire as a window opens is counted in the blocking below).
+        let lower = (k + 1..lmax.len())
+            .filter(|&j| {
+                windows
+                    .as_ref()
+                    .is_none_or(|w| w.iter().any(|&(o, c)| gates.open_within(level_names(j), o, c)))
+            })
+            .map(|j| lmax[j])
+            .fold(0.0, f64::max);
+        let Some(tb) = relevant.iter().try_fold((0.0, 0.0), |(b, r), &j| {
+            above
+                .levels
+                .get(j)
+                .and_then(Option::as_ref)
+                .map(|out| (b + upper_burst(out), r + out.tail_slope()))
+        }) else {
+            return (Err(Unbounded::new("a higher priority level has no bound")), None);
+        };
+        let (supply, blocking) = match windows {
+            None => (Some((1.0, 0.0)), 0.0),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> =
+                    windows.iter().map(|&(o, c)| (o, c - lmax[k] / link)).filter(|(a, b)| b > a).collect();
+                // Per cycle, the frames of other levels that may be on the wire as a window opens.
+                let blocking: f64 = windows
+                    .iter()
+                    .map(|&(o, _)| {
+                        others
+                            .iter()
+                            .filter(|(_, n)| gates.open_across(n, o))
+                            .map(|&(l, _)| l)
+                            .fold(0.0, f64::max)
+                    })
+                    .sum();
+                (super::tas::supply_bound(&usable, cycle), blocking)
+            }
+        };
+        let Some((rho, theta)) = supply else {
+            return (
+                Err(Unbounded::new(format!(
+                    "the gate windows of class '{class}' leave no time for its frames after the guard band"
+                ))),
+                None,
+            );
+        };
+        if rate > idle * rho * (1.0 + 1e-12) {
+            let why = format!(
+                "class '{class}' offered {} > idle slope {} x the usable share {:.6} of its gate",
+                rate_text(rate),
+                rate_text(idle),
+                rho
+            );
+            return (Err(Unbounded::new(why)), None);
+        }
+        let gate = GateSupply { rho, theta, blocking, cycle };
+        match gated_hi_credit(idle, link, lower, tb, gate) {
+            None => (
+                Err(Unbounded::new(format!(
+                    "the credit of class '{class}' has no bound (the higher classes' rate and the frames \
+                     blocking its window starts reach the link's rate in its usable share {rho:.6})"
+                ))),
+                None,
+            ),
+            Some(hi) => {
+                let lo = lo_credit(idle, link, lmax[k]);
+                let lr = gated_latency_rate(idle, hi, lo, gate);
+                (Ok(Curve::rate_latency(lr.rate, lr.latency + latency)), Some(output_bucket(idle, hi, lo)))
+            }
+        }
     }
 }
 

@@ -161,6 +161,61 @@ pub trait Discipline {
     }
 }
 
+/// A shaper's service model of a port's levels: `levels(k, above)`, level k's [`LevelService`]
+/// given what the levels above send ([`cbs::level_service`], [`tas::level_service`]).
+pub type ShaperLevels<'a> = Box<dyn FnMut(usize, &Above) -> LevelService + 'a>;
+
+/// One priority level of a shaped port (credit-based or time-aware), as its shaper's service
+/// model reads it; the analysis builds it from the flows at the port.
+pub struct Level<'a> {
+    /// Its priority, and every class of the network at that priority.
+    pub priority: Option<u32>,
+    pub classes: Vec<&'a str>,
+    /// The class of its flows ("" for none): a shaped class is a level of its own.
+    pub class: &'a str,
+    /// The long-term rate of its flows, bit/s, and its largest frame on the wire, bits.
+    pub rate: f64,
+    pub max_frame: f64,
+}
+
+/// A shaped port as its shaper's service model reads it: the link's rate (bit/s), the node's
+/// latency (s), its levels highest first, and how reasons show a rate.
+pub struct ShapedPort<'a> {
+    pub link: f64,
+    pub latency: f64,
+    pub levels: Vec<Level<'a>>,
+    pub rate_text: &'a dyn Fn(f64) -> String,
+}
+
+impl ShapedPort<'_> {
+    /// The largest frame of each level, highest first.
+    pub fn max_frames(&self) -> Vec<f64> {
+        self.levels.iter().map(|l| l.max_frame).collect()
+    }
+}
+
+/// What the levels above one level of a shaped port send, as the walk over the port's levels
+/// (highest first, `analysis::network_bounds`'s walk) has bounded it.
+pub struct Above {
+    /// Their output as a token bucket (burst, rate) and as a curve.
+    pub tb: (f64, f64),
+    pub out: crate::curves::Curve,
+    /// Each level's output curve, highest first, `None` for a level without a bound (a gated
+    /// level counts only those whose gates may open inside its windows).
+    pub levels: Vec<Option<crate::curves::Curve>>,
+    /// Why a level above has no bound, if one has none (`tb` and `out` then leave it out).
+    pub unbounded: Option<crate::curves::Unbounded>,
+    /// Their arrival curves.
+    pub arrivals: crate::curves::Curve,
+    /// Whether a level above is shaped (bounds its own output, so may hold frames back).
+    pub shaped: bool,
+}
+
+/// What a shaper gives one level: its service curve, and the level's output bound as a token
+/// bucket (burst, rate) when the shaper bounds it itself (else the walk takes α(τ + D), the
+/// arrivals advanced by the level's delay bound).
+pub type LevelService = (Result<crate::curves::Curve, crate::curves::Unbounded>, Option<(f64, f64)>);
+
 /// The worst-case service model of a discipline, as the analysis applies it to a port.
 pub enum Service<'a> {
     /// One FIFO queue served at the port's rate (β_{C,T}).

@@ -26,7 +26,8 @@
 //! backlog starts, of another level whose gate is open inside one of the level's windows (the
 //! others' frames occupy only time outside the windows, which the supply does not count).
 
-use super::{Behaviour, ConfigProblem, Queued};
+use super::{Above, Behaviour, ConfigProblem, LevelService, Queued, ShapedPort};
+use crate::curves::{Curve, Unbounded};
 use crate::model::{FlowId, GateEntry, Network, NodeKind, PortId, Switching, Traffic, TrafficClass};
 use std::collections::VecDeque;
 
@@ -640,6 +641,72 @@ pub fn supply_bound(usable: &[(f64, f64)], cycle: f64) -> Option<(f64, f64)> {
         }
     }
     Some((rho, theta))
+}
+
+/// A level of a port with a time-aware shaper, after this module: the rate-latency bound
+/// of the supply of its gate's usable windows (each window less the largest frame of another
+/// level whose gate is open across the window's start, and the level's largest frame at its end),
+/// minus the output (arrival curves advanced by their delay bounds) of the higher levels whose
+/// gates open inside one of the level's windows (the others send only outside them), and the largest
+/// frame of another level whose gate is open during one of the level's windows (a frame of a
+/// level whose gate closes at the window's start, or never opens inside the window, has ended
+/// before it: frames end before their gate closes).
+pub fn level_service<'a>(
+    port: &'a ShapedPort<'a>,
+    tas: &'a TasDiscipline<'a>,
+) -> impl FnMut(usize, &Above) -> LevelService + 'a {
+    let (link, latency) = (port.link, port.latency);
+    let lmax = port.max_frames();
+    move |k, above| {
+        // The classes of the level: every class of the network at its priority.
+        let level = port.levels[k].priority;
+        let names: &[&str] = &port.levels[k].classes;
+        // The other levels at the port: their largest frame and their classes.
+        let others: Vec<(f64, &[&str])> =
+            (0..lmax.len()).filter(|&j| j != k).map(|j| (lmax[j], &port.levels[j].classes[..])).collect();
+        let largest = |open: &dyn Fn(&[&str]) -> bool| {
+            others.iter().filter(|(_, n)| open(n)).map(|&(l, _)| l).fold(0.0, f64::max)
+        };
+        let windows = tas.windows(names);
+        // A higher level whose gate never opens inside the level's windows sends only outside
+        // them (its frames end before its gate closes): the supply does not count that time, so
+        // its output is not subtracted.
+        let relevant: Vec<usize> = match &windows {
+            None => (0..k).collect(),
+            Some(w) => {
+                (0..k).filter(|&j| w.iter().any(|&(o, c)| tas.open_within(others[j].1, o, c))).collect()
+            }
+        };
+        let Some(higher) = relevant.iter().try_fold(Curve::zero(), |sum, &j| {
+            above.levels.get(j).and_then(Option::as_ref).map(|out| sum.add(out))
+        }) else {
+            return (Err(Unbounded::new("a higher priority level has no bound")), None);
+        };
+        let (supply, other) = match &windows {
+            None => (Some((1.0, 0.0)), largest(&|_| true)),
+            Some(windows) => {
+                let usable: Vec<(f64, f64)> = windows
+                    .iter()
+                    .map(|&(o, c)| (o + largest(&|n| tas.open_across(n, o)) / link, c - lmax[k] / link))
+                    .filter(|(a, b)| b > a)
+                    .collect();
+                let inside = largest(&|n| windows.iter().any(|&(o, c)| tas.open_within(n, o, c)));
+                (supply_bound(&usable, tas.cycle.secs()), inside)
+            }
+        };
+        let service = match supply {
+            None => Err(Unbounded::new(format!(
+                "the gate windows of priority {} leave no time for its frames after the guard band \
+                 and a frame of another level",
+                level.map_or("-".to_string(), |l| l.to_string())
+            ))),
+            Some((rho, theta)) => {
+                let beta = Curve::rate_latency(link * rho, theta + latency);
+                crate::curves::static_priority_residual(&beta, &higher, other)
+            }
+        };
+        (service, None)
+    }
 }
 
 #[cfg(test)]

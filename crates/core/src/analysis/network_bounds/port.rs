@@ -111,47 +111,22 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
     let mut port_delay: Result<f64, Unbounded> = Ok(0.0);
     // Shaped ports: one walk over the levels, the shaper's curve for each.
     let d = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
+    let rate_text = |bps: f64| rate_text(net, bps);
+    let view = shaped_port(net, lay, p, latency, &rate_text);
+    let walk = |gated, level| shaped_levels(lay, p, opt, &alphas, &blocked, gated, level);
     let mut shaped = match d.service() {
-        schedulers::Service::CreditBased(cbs) => Some(
-            match &cbs.gates {
-                None => shaped_levels(
-                    net,
-                    lay,
-                    p,
-                    opt,
-                    &alphas,
-                    &blocked,
-                    false,
-                    credit_based_level(net, lay, p, cbs.idle_slopes, latency),
-                ),
-                Some(gates) => shaped_levels(
-                    net,
-                    lay,
-                    p,
-                    opt,
-                    &alphas,
-                    &blocked,
-                    true,
-                    gated_credit_based_level(net, lay, p, cbs.idle_slopes, gates, latency),
-                ),
+        schedulers::Service::CreditBased(cbs) => Some(match &cbs.gates {
+            None => walk(false, Box::new(schedulers::cbs::level_service(&view, cbs.idle_slopes))),
+            Some(gates) => {
+                walk(true, Box::new(schedulers::cbs::gated_level_service(&view, cbs.idle_slopes, gates)))
             }
-            .into_iter(),
-        ),
-        schedulers::Service::TimeAware(tas) => Some(
-            shaped_levels(
-                net,
-                lay,
-                p,
-                opt,
-                &alphas,
-                &blocked,
-                true,
-                time_aware_level(net, lay, p, tas, latency),
-            )
-            .into_iter(),
-        ),
+        }),
+        schedulers::Service::TimeAware(tas) => {
+            Some(walk(true, Box::new(schedulers::tas::level_service(&view, tas))))
+        }
         _ => None,
-    };
+    }
+    .map(Vec::into_iter);
     for (k, &q) in queues.iter().enumerate() {
         let service = match (&model.discipline, lay.queues[q].priority) {
             (Discipline::CreditBased | Discipline::TimeAware, _) => {

@@ -2,6 +2,7 @@
 //! iteration (SFA-iter) with the cross traffic bounded by SFA's own output bounds.
 
 use super::*;
+use crate::curves::upper_burst;
 
 /// SFA's end-to-end left-over service for every crossing: the service left to the crossing's flow
 /// at its port by the cross traffic, convolved with the same at every upstream crossing. Routes of
