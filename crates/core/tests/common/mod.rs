@@ -1,6 +1,9 @@
 //! What several integration tests share: a description loaded from YAML text, `best`'s bound per
 //! flow, and a packet-level run checked against its bounds.
 
+#[allow(dead_code)] // the campaigns that check fifo-lp use it
+pub mod lp;
+
 use rtnetlab_core::analysis::results::AnalysisReport;
 use rtnetlab_core::analysis::{run, Request};
 use rtnetlab_core::model::{load_text, parse::Format, Limits, Network};
