@@ -45,7 +45,7 @@ fn run(
 /// campaign took 3.5 CPU minutes and found no bound exceeded, the passes through the cycles'
 /// cuts included).
 fn with_lp(seed: u64) -> bool {
-    seed % 4 == 0
+    seed.is_multiple_of(4)
 }
 
 const METHODS: [&str; 7] = ["best", "tfa", "sfa", "sfa-iter", "pmoo", "fifo-lp", "afdx-naive"];
