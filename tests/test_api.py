@@ -20,7 +20,8 @@ SEED002 = EXAMPLES / "seed002_four_vls.yaml"
 def four_vls() -> rt.Network:
     """Seed 002's four virtual links (examples/seed002_four_vls.yaml), built in code; numbers for
     some quantities (SI units), strings for the rest."""
-    net = rt.Network("seed002-four-vls", description="AFDX sample network of seed 002, Fig. 4 (reconstructed)",
+    net = rt.Network("seed002-four-vls",
+                     description="AFDX sample network of seed 002, Fig. 4 (reconstructed)",
                      defaults={"link_rate": 100e6, "technological_latency": "10us",
                                "interframe_overhead": "20B"})
     for k in range(1, 7):

@@ -20,7 +20,8 @@ from rtnetlab.errors import ModelError, UserError
 
 if TYPE_CHECKING:
     from rtnetlab.display import Report, report
-    from rtnetlab.model import load_file, load_text
+    from rtnetlab.model import load_file as load_file
+    from rtnetlab.model import load_text as load_text
     from rtnetlab.network import Network, load, read, schema
     from rtnetlab.result import (
         AnalysisResult,

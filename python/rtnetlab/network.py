@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rtnetlab.errors import UserError
-from rtnetlab.quantities import with_units
+from rtnetlab.quantities import kinds, with_units
 
 if TYPE_CHECKING:
     from rtnetlab import model
@@ -177,49 +177,61 @@ class Network:
         ``servers``, ``chains``) with the format's keys. Returns the network (calls chain)."""
         if section not in LISTS:
             raise UserError(f"{section}: not a list of the format; expected one of {', '.join(LISTS)}")
-        self._section(section).append(with_units(keys))
-        return self.touch()
+        return self._append(section, keys)
+
+    def _append(self, section: str, item: dict) -> Network:
+        data = self._data if self._data is not None else self.data
+        items = data.get(section)
+        if items is None:
+            items = data[section] = []
+        elif not isinstance(items, list):
+            raise UserError(f"{self._source}: {section}: must be a list")
+        items.append(_units_of(item))
+        self._engine = None
+        return self
 
     def add_class(self, name: str, priority: int | None = None, **keys: Any) -> Network:
         """A traffic class (``priority``: 0 is served first by static priority; or ``pcp``)."""
         if priority is not None:
             keys["priority"] = priority
-        return self.add("classes", name=name, **keys)
+        return self._append("classes", {"name": name, **keys})
 
     def add_end_system(self, name: str, **keys: Any) -> Network:
         """An end system (``scheduler``, ``buffer``, ``technological_latency``, ``receive_latency``)."""
-        return self.add("end_systems", name=name, **keys)
+        return self._append("end_systems", {"name": name, **keys})
 
     def add_switch(self, name: str, plane: str | None = None, **keys: Any) -> Network:
         """A switch of one plane (``technological_latency``, ``switching``, ``scheduler``,
         ``buffer``, ``ports: {name: {scheduler, buffer}}``)."""
         if plane is not None:
             keys["plane"] = plane
-        return self.add("switches", name=name, **keys)
+        return self._append("switches", {"name": name, **keys})
 
     def add_link(self, a: str, b: str, rate: Quantity | None = None, **keys: Any) -> Network:
         """A full-duplex link between nodes `a` and `b` (the format's ``from`` and ``to``;
         ``from_port``, ``to_port``, ``propagation_delay``, ``plane``)."""
         if rate is not None:
             keys["rate"] = rate
-        return self.add("links", **{"from": a, "to": b}, **keys)
+        return self._append("links", {"from": a, "to": b, **keys})
 
     def add_flow(self, name: str, source: str, destinations: Iterable[Any], type: str = "virtual_link",
                  **keys: Any) -> Network:
         """A flow of any type of the format (``virtual_link``, ``periodic``, ``token_bucket``)
         from `source` to `destinations` (names, or ``{node, path}`` / ``{node, paths}``), with its
         type's keys and the common ones (``class``, ``deadline``, ``planes``)."""
-        return self.add("flows", name=name, type=type, source=source, destinations=list(destinations),
-                        **keys)
+        return self._append("flows", {"name": name, "type": type, "source": source,
+                                      "destinations": list(destinations), **keys})
 
     def add_virtual_link(self, name: str, source: str, destinations: Iterable[Any], bag: Quantity,
                          lmax: Quantity, lmin: Quantity | None = None, **keys: Any) -> Network:
         """An AFDX virtual link: `bag` (2^k ms), `lmax` and `lmin` (Ethernet frame sizes; `lmin`
         defaults to 64 B in the format), and ``id``, ``class``, ``deadline``, ``release_jitter``..."""
-        keys.update(bag=bag, lmax=lmax)
+        item = {"name": name, "type": "virtual_link", "source": source, "destinations": list(destinations),
+                "bag": bag, "lmax": lmax}
         if lmin is not None:
-            keys["lmin"] = lmin
-        return self.add_flow(name, source, destinations, "virtual_link", **keys)
+            item["lmin"] = lmin
+        item.update(keys)
+        return self._append("flows", item)
 
     def add_scheduler(self, name: str, kind: str, **params: Any) -> Network:
         """A named egress scheduler configuration (``kind``: ``wrr``, ``drr``, ``d2drr``, ``wf2q``,
@@ -322,7 +334,16 @@ class Network:
         if self._engine is None:
             from rtnetlab import model
 
-            self._engine = model.load_data(self.data, self._source)
+            try:
+                import orjson
+
+                # A few times faster than json for a large network; a NaN becomes null, which the
+                # engine then refuses at its place (json's message names no place).
+                text = orjson.dumps(self.data).decode()
+            except (TypeError, ValueError):
+                self._engine = model.load_data(self.data, self._source)  # json's one-line refusal
+            else:
+                self._engine = model.load_text(text, self._source)
         return self._engine
 
     def validate(self) -> list[str]:
@@ -509,6 +530,23 @@ class Network:
             counts = (f"{len(d.get('end_systems') or [])} end systems, {len(d.get('switches') or [])} "
                       f"switches, {len(d.get('flows') or [])} flows")
         return f"<rtnetlab.Network {self.name!r}: {counts}>"
+
+
+def _units_of(item: dict) -> dict:
+    """`item` with its quantities given as numbers written with their units: a fast look first,
+    as an item built in code is mostly text (names, quantities with their units)."""
+    quantity_keys = None
+    for k, v in item.items():
+        t = type(v)
+        if t is str or (t is list and all(type(x) is str for x in v)):
+            continue
+        if t is int or t is float:
+            if quantity_keys is None:
+                quantity_keys = kinds()
+            if k not in quantity_keys:
+                continue
+        return with_units(item)  # type: ignore[no-any-return]
+    return item
 
 
 def load(path: str | Path) -> Network:

@@ -110,23 +110,30 @@ def format_quantity(kind: str, value: float) -> str:
     return f"{bps}bps"
 
 
-def with_units(value: Any, key: str | None = None, kind: str | None = None) -> Any:
+def with_units(value: Any, key: str | None = None, kind: str | None = None,
+               parent: str | None = None) -> Any:
     """`value` (plain data, a description or a part of one) with every number held by a
-    quantity key written with its unit; everything else as it is. A new object where something
-    changed, the same one otherwise."""
-    if kind is None and key is not None:
-        kind = kinds().get(key)
+    quantity key written with its unit (a number under a mapping of quantities, such as DRR
+    ``quanta``, takes the mapping's kind); everything else as it is. A new object where
+    something changed, the same one otherwise. The schema is read only when a number is met."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, dict):
         changed = {}
         for k, v in value.items():
-            # The values of a mapping of quantities (quanta: {class: size}) are of its kind.
-            new = with_units(v, k if kind is None else None, kind if not isinstance(v, dict) else None)
+            if isinstance(v, str):
+                continue
+            new = with_units(v, k, kind, key)
             if new is not v:
                 changed[k] = new
         return {**value, **changed} if changed else value
     if isinstance(value, list):
-        items = [with_units(v, None, kind) for v in value]
-        return items if any(a is not b for a, b in zip(items, value)) else value
-    if kind is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return format_quantity(kind, float(value))
+        items = [with_units(v, None, kind, key) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if kind is None:
+            table = kinds()
+            kind = table.get(key or "") or table.get(parent or "")
+        if kind is not None:
+            return format_quantity(kind, float(value))
     return value
