@@ -21,6 +21,10 @@ from typing import Any
 _TYPES = {"Duration": "duration", "DataSize": "size", "DataRate": "rate"}
 
 
+#: Parts of the format whose numbers are plain (a server graph's: any consistent units).
+PLAIN = frozenset({"server_graph"})
+
+
 def _kind_of(node: Any) -> str | None:
     """The kind of quantity a schema node is (directly, or through one level of anyOf / allOf)."""
     if not isinstance(node, dict):
@@ -121,7 +125,7 @@ def with_units(value: Any, key: str | None = None, kind: str | None = None,
     if isinstance(value, dict):
         changed = {}
         for k, v in value.items():
-            if isinstance(v, str):
+            if isinstance(v, str) or k in PLAIN:
                 continue
             new = with_units(v, k, kind, key)
             if new is not v:
