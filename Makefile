@@ -65,8 +65,14 @@ test-rust: $(STAMP)
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo fmt --all --check
 
+# The public Python API is typed (python/rtnetlab/py.typed): its modules checked strictly, and
+# the tests that use it as a user would, as a user's code is.
+API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
+	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_cli_api.py
 
 test-python: build
 	$(VENV)/bin/pytest -q

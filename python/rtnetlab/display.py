@@ -46,7 +46,7 @@ def _cell(value: Any) -> str:
     return html.escape(str(value))
 
 
-def rows_html(rows: list[dict], title: str = "", limit: int = SHOWN_ROWS) -> str:
+def rows_html(rows: list[dict[str, Any]], title: str = "", limit: int = SHOWN_ROWS) -> str:
     """Rows (dicts with the same keys) as an HTML table: a row's ``status`` (ok, miss,
     unbounded) colours it and its badge as in the report; a row above its bound is an alarm."""
     if not rows:
@@ -93,7 +93,7 @@ class Report:
     CDFs, ports. Shown in a notebook cell as the page itself; :attr:`summary` holds its verdict
     and :attr:`paths` the files written (when a path was given)."""
 
-    def __init__(self, html_text: str, summary: dict, paths: dict[str, Path] | None = None):
+    def __init__(self, html_text: str, summary: dict[str, Any], paths: dict[str, Path] | None = None):
         self.html = html_text
         self.summary = summary
         self.paths = paths or {}
@@ -115,8 +115,8 @@ def report(network: Network | str | Path, path: str | Path | None = None, *, met
     `method` analysis beside a `duration` simulation of seed `seed`. With `path`, the page is
     written there with its .csv and .json beside it (``rtnetlab report -o PATH``); `measured`:
     a testbed run's JSON; `worst_case`: a worst-case search's results."""
-    from rtnetlab import report as report_mod
     from rtnetlab.network import Network, load
+    from rtnetlab.report import files as report_files
     from rtnetlab.simulate import _quantity
 
     net = network if isinstance(network, Network) else load(network)
@@ -131,8 +131,8 @@ def report(network: Network | str | Path, path: str | Path | None = None, *, met
     inputs = [Path(net.source)] if net.source and Path(net.source).exists() else []
     if path is not None:
         out = Path(path)
-        report_mod.check_output(out, inputs)
-        summary, paths = report_mod.generate(
+        report_files.check_output(out, inputs)
+        summary, paths = report_files.generate(
             net.engine, out, method=method, duration_ns=round(seconds * 1e9), seed=seed, progress=progress,
             inputs=inputs + ([Path(measured)] if measured is not None else []), measured=measured_data,
             worst_case=None if worst_case is None else Path(worst_case))

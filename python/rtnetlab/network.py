@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,10 +61,12 @@ class Network:
     """
 
     #: How :func:`rtnetlab.generate_afdx` sized a generated network (None otherwise).
-    sizing: dict | None = None
+    sizing: dict[str, Any] | None = None
+    #: Reads the description when first needed (:func:`read`).
+    _reader: Callable[[], dict[str, Any]] | None = None
 
     def __init__(self, name: str = "network", **keys: Any) -> None:
-        self._data: dict | None = {"name": name, **with_units(dict(keys))}
+        self._data: dict[str, Any] | None = {"name": name, **with_units(dict(keys))}
         self._engine: model.Network | None = None
         self._source = BUILT
 
@@ -83,7 +85,7 @@ class Network:
         return net
 
     @classmethod
-    def _of_data(cls, data: dict, source: str = BUILT) -> Network:
+    def _of_data(cls, data: dict[str, Any], source: str = BUILT) -> Network:
         """A network of `data` as it is (a file's, or the engine's: its quantities have units)."""
         net = cls.__new__(cls)
         net._data = data
@@ -110,12 +112,12 @@ class Network:
         return str(self.data.get("name", ""))
 
     @property
-    def data(self) -> dict:
+    def data(self) -> dict[str, Any]:
         """The description as plain data (the format's keys), the object this network edits.
         Change it in place through the ``add_*``/``set_*`` methods, or call :meth:`touch` after
         changing it directly."""
         if self._data is None:
-            reader = getattr(self, "_reader", None)
+            reader = self._reader
             if reader is not None:
                 self._data, self._reader = reader(), None
             else:
@@ -123,7 +125,7 @@ class Network:
                 self._data = self._engine.spec
         return self._data
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """A copy of the description as plain data, the format's keys (``from_dict`` takes it back)."""
         return copy.deepcopy(self.data)
 
@@ -165,7 +167,7 @@ class Network:
         self._engine = None
         return self
 
-    def _section(self, key: str) -> list:
+    def _section(self, key: str) -> list[Any]:
         items = self.data.setdefault(key, [])
         if not isinstance(items, list):
             raise UserError(f"{self._source}: {key}: must be a list")
@@ -179,7 +181,7 @@ class Network:
             raise UserError(f"{section}: not a list of the format; expected one of {', '.join(LISTS)}")
         return self._append(section, keys)
 
-    def _append(self, section: str, item: dict) -> Network:
+    def _append(self, section: str, item: dict[str, Any]) -> Network:
         data = self._data if self._data is not None else self.data
         items = data.get(section)
         if items is None:
@@ -253,13 +255,13 @@ class Network:
         self.data["redundancy"] = with_units({"planes": list(planes), **keys})
         return self.touch()
 
-    def _named(self, section: str, name: str) -> dict:
+    def _named(self, section: str, name: str) -> dict[str, Any]:
         for item in self.data.get(section, []) or []:
             if isinstance(item, dict) and item.get("name") == name:
                 return item
         raise UserError(f"{self._source}: {section}: no item named '{name}'")
 
-    def flow(self, name: str) -> dict:
+    def flow(self, name: str) -> dict[str, Any]:
         """Flow `name`'s entry in the description (the object itself: edit it with :meth:`set_flow`)."""
         return self._named("flows", name)
 
@@ -356,11 +358,11 @@ class Network:
         """The warnings of the last validation (validating now if needed)."""
         return list(self.engine.warnings)
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         """What ``rtnetlab info --json`` prints: counts, and the load of every egress port and link."""
         return self.engine.info()
 
-    def resolved(self) -> dict:
+    def resolved(self) -> dict[str, Any]:
         """The resolved model: nodes, ports, links and flows by index, every route's ports."""
         return self.engine.resolved()
 
@@ -389,7 +391,7 @@ class Network:
 
     def analysis_table(self, rows: int | None = None, method: str = "best", *, grouping: bool = False,
                        blind: bool = False, arrival_bounds: str = "tightest",
-                       lp_effort: str = "default") -> dict:
+                       lp_effort: str = "default") -> dict[str, Any]:
         """The analysis as ``rtnetlab analyze`` shows it: the report with the first `rows` flow,
         loaded-port and redundancy rows (all when None), most critical first, with ``counts``,
         ``failures`` and ``unbounded_ports``. Only those rows leave the engine."""
@@ -456,7 +458,8 @@ class Network:
 
     # -- synthesis ----------------------------------------------------------------------------
 
-    def _configured(self, report: dict, configured: dict | None, analysis: dict | None = None,
+    def _configured(self, report: dict[str, Any], configured: dict[str, Any] | None,
+                    analysis: dict[str, Any] | None = None,
                     **extra: Any) -> ConfigureResult:
         from rtnetlab.result import ConfigureResult
 
@@ -532,7 +535,7 @@ class Network:
         return f"<rtnetlab.Network {self.name!r}: {counts}>"
 
 
-def _units_of(item: dict) -> dict:
+def _units_of(item: dict[str, Any]) -> dict[str, Any]:
     """`item` with its quantities given as numbers written with their units: a fast look first,
     as an item built in code is mostly text (names, quantities with their units)."""
     quantity_keys = None
@@ -570,7 +573,7 @@ def read(path: str | Path) -> Network:
     return net
 
 
-def schema() -> dict:
+def schema() -> dict[str, Any]:
     """The JSON Schema of the description format (generated from the engine's model)."""
     from rtnetlab import model
 

@@ -33,18 +33,19 @@ class Result:
     #: What the result is, in its display.
     kind = "result"
 
-    def __init__(self, data: dict, warnings: list[str] | None = None, network: Network | None = None):
+    def __init__(self, data: dict[str, Any], warnings: list[str] | None = None,
+                 network: Network | None = None):
         self.data = data
         self._warnings = list(warnings or [])
         self.network = network
 
     @property
-    def flows(self) -> list[dict]:
+    def flows(self) -> list[dict[str, Any]]:
         """One row per (flow, destination, plane), with the JSON's keys."""
         return list(self.data.get("flows") or [])
 
     @property
-    def ports(self) -> list[dict]:
+    def ports(self) -> list[dict[str, Any]]:
         """One row per egress port, with the JSON's keys."""
         return list(self.data.get("ports") or [])
 
@@ -66,7 +67,7 @@ class Result:
             return json.dumps(doc, allow_nan=False)
         return jsontext.dumps(doc)
 
-    def _table(self, rows: str | None) -> list[dict]:
+    def _table(self, rows: str | None) -> list[dict[str, Any]]:
         name = rows or self._rows
         if name not in ("flows", "ports"):
             value = self.data.get(name)
@@ -106,7 +107,7 @@ class Result:
         return display.result_html(self)
 
 
-def _flat(rows: list[dict]) -> list[dict]:
+def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows with lists and mappings (a histogram, a route) left out of frames' columns as text."""
     out = []
     for r in rows:
@@ -128,7 +129,7 @@ class AnalysisResult(Result):
         return str(self.data.get("method", ""))
 
     @property
-    def verdict(self) -> dict:
+    def verdict(self) -> dict[str, Any]:
         """Counts of the bounds (``ok``, ``miss``, ``unbounded``) and ``failures``, the rows
         that fail their deadline (``--fail-on-miss``'s verdict); ``failed`` when any."""
         from rtnetlab import results
@@ -177,7 +178,7 @@ class WorstCaseResult(Result):
     _rows = "rows"
 
     @property
-    def flows(self) -> list[dict]:
+    def flows(self) -> list[dict[str, Any]]:
         """One row per (flow, destination, plane): achieved, bound, and the scenario's id."""
         return list(self.data.get("rows") or [])
 
@@ -190,7 +191,7 @@ class Explanation(Result):
     kind = "explanation"
 
     @property
-    def flows(self) -> list[dict]:
+    def flows(self) -> list[dict[str, Any]]:
         """One row per hop of every route, with the route's destination and plane."""
         rows = []
         for r in self.data.get("routes") or []:
@@ -206,8 +207,8 @@ class ConfigureResult(Result):
 
     kind = "configuration"
 
-    def __init__(self, data: dict, warnings: list[str] | None, network: Network | None,
-                 analysis: dict | None = None):
+    def __init__(self, data: dict[str, Any], warnings: list[str] | None, network: Network | None,
+                 analysis: dict[str, Any] | None = None):
         super().__init__(data, warnings, network)
         self.analysis = None if analysis is None else AnalysisResult(analysis, warnings, network)
 
@@ -217,7 +218,7 @@ class ConfigureResult(Result):
         return bool(self.data.get("feasible", True))
 
     @property
-    def flows(self) -> list[dict]:
+    def flows(self) -> list[dict[str, Any]]:
         """The report's rows: virtual links (afdx), streams (tsn), or tasks (partition)."""
         for key in ("vls", "streams", "tasks", "flows"):
             if isinstance(self.data.get(key), list):
