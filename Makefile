@@ -15,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock docs wheel bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
@@ -57,6 +57,11 @@ build: $(BUILD_STAMP)
 
 demo: build
 	$(VENV)/bin/rtnetlab demo
+
+# The documentation site (mkdocs.yml): docs/ and the API's docstrings (mkdocstrings), built
+# strictly (a broken link fails) into site/. tests/test_docs.py builds it too and runs its examples.
+docs: build
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 test: test-rust lint test-python
 

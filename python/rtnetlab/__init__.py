@@ -1,10 +1,10 @@
 """rtnetlab: worst-case analysis, simulation and synthesis for real-time networks.
 
-``import rtnetlab as rt``, then build a network in code (:class:`Network`) or read one
-(:func:`load`), analyse it (:meth:`Network.analyze`), simulate it (:meth:`Network.simulate`),
-search its worst case (:meth:`Network.worst_case`), explain a bound (:meth:`Network.explain`),
+``import rtnetlab as rt``, then build a network in code (`Network`) or read one
+(`load`), analyse it (`Network.analyze`), simulate it (`Network.simulate`),
+search its worst case (`Network.worst_case`), explain a bound (`Network.explain`),
 configure it (``Network.configure_*``) and read the results as rows or data frames
-(:class:`AnalysisResult`, :class:`SimulationResult`...). Every command of the ``rtnetlab`` command
+(`AnalysisResult`, `SimulationResult`...). Every command of the ``rtnetlab`` command
 line is a layer over these functions.
 
 The engine (model, analysis, simulation, synthesis) is the Rust extension ``rtnetlab._core``. The

@@ -1,5 +1,5 @@
 """Rich display in Jupyter: a network's topology as SVG, results as HTML tables coloured as the
-HTML report colours them, and the report itself (:func:`report`) in a cell."""
+HTML report colours them, and the report itself (`report`) in a cell."""
 
 from __future__ import annotations
 
@@ -90,8 +90,8 @@ def result_html(result: Result) -> str:
 
 class Report:
     """The HTML report of a network (``rtnetlab report``): bounds beside simulation, topology,
-    CDFs, ports. Shown in a notebook cell as the page itself; :attr:`summary` holds its verdict
-    and :attr:`paths` the files written (when a path was given)."""
+    CDFs, ports. Shown in a notebook cell as the page itself; `summary` holds its verdict
+    and `paths` the files written (when a path was given)."""
 
     def __init__(self, html_text: str, summary: dict[str, Any], paths: dict[str, Path] | None = None):
         self.html = html_text
@@ -111,7 +111,7 @@ class Report:
 def report(network: Network | str | Path, path: str | Path | None = None, *, method: str = "best",
            duration: str | float = "1s", seed: int = 1, measured: str | Path | None = None,
            worst_case: str | Path | None = None, progress: bool = False) -> Report:
-    """The HTML report of `network` (a :class:`rtnetlab.Network` or a description file): the
+    """The HTML report of `network` (a `rtnetlab.Network` or a description file): the
     `method` analysis beside a `duration` simulation of seed `seed`. With `path`, the page is
     written there with its .csv and .json beside it (``rtnetlab report -o PATH``); `measured`:
     a testbed run's JSON; `worst_case`: a worst-case search's results."""

@@ -1,15 +1,15 @@
-"""The public face of a network description: :class:`Network`, built in code or read with
-:func:`load`, analysed, simulated and configured from Python.
+"""The public face of a network description: `Network`, built in code or read with
+`load`, analysed, simulated and configured from Python.
 
-A :class:`Network` holds the description as plain data with the format's own keys (what a YAML
+A `Network` holds the description as plain data with the format's own keys (what a YAML
 file holds) and, once validated, the engine's handle of it. Building and editing only change the
 data; the engine validates it — with the same one-line messages as a file — when it is next
-needed (:meth:`Network.validate`, :meth:`Network.analyze`, ...), and keeps it until the next
+needed (`Network.validate`, `Network.analyze`, ...), and keeps it until the next
 edit. A network read from a file is validated as it is read, and its data is fetched from the
-engine only when asked for (:meth:`Network.to_dict`, an edit).
+engine only when asked for (`Network.to_dict`, an edit).
 
-Every bad input raises :class:`rtnetlab.UserError` (a ``ValueError``; a description that breaks
-rules raises its subclass :class:`rtnetlab.ModelError`, one line per problem in ``lines``) with
+Every bad input raises `rtnetlab.UserError` (a ``ValueError``; a description that breaks
+rules raises its subclass `rtnetlab.ModelError`, one line per problem in ``lines``) with
 the message the command line prints.
 """
 
@@ -51,18 +51,21 @@ class Network:
     ``redundancy``, ...). Quantities are strings with their unit, as in a file (``"100Mbps"``,
     ``"2ms"``, ``"1518B"``), or numbers in SI base units: seconds, bits, bits per second.
 
+    ```pycon
     >>> import rtnetlab as rt
     >>> net = rt.Network("two-hosts", defaults={"link_rate": "100Mbps"})
     >>> _ = net.add_end_system("ES1").add_end_system("ES2").add_switch("SW1")
     >>> _ = net.add_link("ES1", "SW1").add_link("ES2", "SW1")
-    >>> _ = net.add_virtual_link("VL1", "ES1", ["ES2"], bag="4ms", lmax="1518B")
+    >>> _ = net.add_virtual_link("VL1", "ES1", ["ES2"], bag="4ms", lmax="1518B", lmin="64B")
     >>> net.analyze().flows[0]["delay_us"] > 0
     True
+
+    ```
     """
 
-    #: How :func:`rtnetlab.generate_afdx` sized a generated network (None otherwise).
+    #: How `rtnetlab.generate_afdx` sized a generated network (None otherwise).
     sizing: dict[str, Any] | None = None
-    #: Reads the description when first needed (:func:`read`).
+    #: Reads the description when first needed (`read`).
     _reader: Callable[[], dict[str, Any]] | None = None
 
     def __init__(self, name: str = "network", **keys: Any) -> None:
@@ -114,7 +117,7 @@ class Network:
     @property
     def data(self) -> dict[str, Any]:
         """The description as plain data (the format's keys), the object this network edits.
-        Change it in place through the ``add_*``/``set_*`` methods, or call :meth:`touch` after
+        Change it in place through the ``add_*``/``set_*`` methods, or call `touch` after
         changing it directly."""
         if self._data is None:
             reader = self._reader
@@ -161,7 +164,7 @@ class Network:
     # -- building and editing -----------------------------------------------------------------
 
     def touch(self) -> Network:
-        """Marks the description changed (after editing :attr:`data` directly): the next use
+        """Marks the description changed (after editing `data` directly): the next use
         validates it again."""
         _ = self.data
         self._engine = None
@@ -225,13 +228,11 @@ class Network:
                                       "destinations": list(destinations), **keys})
 
     def add_virtual_link(self, name: str, source: str, destinations: Iterable[Any], bag: Quantity,
-                         lmax: Quantity, lmin: Quantity | None = None, **keys: Any) -> Network:
-        """An AFDX virtual link: `bag` (2^k ms), `lmax` and `lmin` (Ethernet frame sizes; `lmin`
-        defaults to 64 B in the format), and ``id``, ``class``, ``deadline``, ``release_jitter``..."""
+                         lmax: Quantity, lmin: Quantity, **keys: Any) -> Network:
+        """An AFDX virtual link: `bag` (2^k ms), `lmax` and `lmin` (Ethernet frame sizes, 64 to
+        1518 B), and ``id``, ``class``, ``deadline``, ``release_jitter``, ``messages``..."""
         item = {"name": name, "type": "virtual_link", "source": source, "destinations": list(destinations),
-                "bag": bag, "lmax": lmax}
-        if lmin is not None:
-            item["lmin"] = lmin
+                "bag": bag, "lmax": lmax, "lmin": lmin}
         item.update(keys)
         return self._append("flows", item)
 
@@ -262,7 +263,7 @@ class Network:
         raise UserError(f"{self._source}: {section}: no item named '{name}'")
 
     def flow(self, name: str) -> dict[str, Any]:
-        """Flow `name`'s entry in the description (the object itself: edit it with :meth:`set_flow`)."""
+        """Flow `name`'s entry in the description (the object itself: edit it with `set_flow`)."""
         return self._named("flows", name)
 
     def set_flow(self, name: str, **keys: Any) -> Network:
@@ -332,7 +333,7 @@ class Network:
     @property
     def engine(self) -> model.Network:
         """The engine's validated network (validated now if the description changed); raises
-        :class:`rtnetlab.ModelError` with one line per problem."""
+        `rtnetlab.ModelError` with one line per problem."""
         if self._engine is None:
             from rtnetlab import model
 
@@ -350,7 +351,7 @@ class Network:
 
     def validate(self) -> list[str]:
         """Validates the description (the checks of ``rtnetlab validate``); returns its warnings,
-        raises :class:`rtnetlab.ModelError` on problems."""
+        raises `rtnetlab.ModelError` on problems."""
         return list(self.engine.warnings)
 
     @property
@@ -555,7 +556,7 @@ def _units_of(item: dict[str, Any]) -> dict[str, Any]:
 def load(path: str | Path) -> Network:
     """Reads and validates a description file: YAML (.yaml, .yml), JSON, WOPANet XML (.xml) or a
     DNC server graph (.java), every format the command line reads. Raises
-    :class:`rtnetlab.ModelError` (one line per problem) or :class:`rtnetlab.UserError`."""
+    `rtnetlab.ModelError` (one line per problem) or `rtnetlab.UserError`."""
     from rtnetlab import model
 
     return Network._of_engine(model.load_file(Path(path)))
@@ -563,7 +564,7 @@ def load(path: str | Path) -> Network:
 
 def read(path: str | Path) -> Network:
     """The description in a file as written there (its keys and their order), not validated
-    yet: what ``configure`` edits and writes back. :func:`load` validates as it reads."""
+    yet: what ``configure`` edits and writes back. `load` validates as it reads."""
     from rtnetlab.io import formats
 
     p = Path(path)

@@ -2,7 +2,7 @@
 
 The format refuses a bare number for a duration, a data size or a data rate (``2`` could be
 seconds or milliseconds, bits or bytes). The API takes numbers in SI base units — seconds, bits,
-bits per second, what :func:`rtnetlab._core.parse_quantity` returns — and writes them with their
+bits per second, what `rtnetlab._core.parse_quantity` returns — and writes them with their
 unit before the description reaches the engine: ``0.002`` for a ``bag`` becomes ``"2ms"``,
 ``12144`` bits for an ``lmax`` becomes ``"1518B"``.
 
@@ -83,12 +83,15 @@ def _whole(x: float) -> int | None:
 def format_quantity(kind: str, value: float) -> str:
     """A number in SI base units (seconds, bits, bits per second) as the format writes it.
 
+    ```pycon
     >>> format_quantity("duration", 0.002)
     '2ms'
     >>> format_quantity("size", 12144)
     '1518B'
     >>> format_quantity("rate", 100e6)
     '100Mbps'
+
+    ```
     """
     if isinstance(value, bool) or not math.isfinite(value):
         return repr(value)  # refused by the engine, by name

@@ -1,11 +1,11 @@
 """What the API's analyses, simulations, searches and syntheses return: the engine's report with
 its rows at hand and as data frames.
 
-Every result holds :attr:`Result.data`, the same document the command's ``--json`` prints (without
-the ``warnings``, which are in :attr:`Result.notes`), and gives its rows as lists of dicts
-(:attr:`Result.flows`: one per flow, destination and plane; :attr:`Result.ports`: one per egress
-port), as a polars or pandas data frame with the JSON's column names (:meth:`Result.to_polars`,
-:meth:`Result.to_pandas`), and as JSON text (:meth:`Result.to_json`). In Jupyter a result shows
+Every result holds `Result.data`, the same document the command's ``--json`` prints (without
+the ``warnings``, which are in `Result.notes`), and gives its rows as lists of dicts
+(`Result.flows`: one per flow, destination and plane; `Result.ports`: one per egress
+port), as a polars or pandas data frame with the JSON's column names (`Result.to_polars`,
+`Result.to_pandas`), and as JSON text (`Result.to_json`). In Jupyter a result shows
 as tables coloured as the HTML report colours them.
 """
 
@@ -88,7 +88,7 @@ class Result:
         return pl.DataFrame(table, infer_schema_length=None) if table else pl.DataFrame()
 
     def to_pandas(self, rows: str | None = None) -> pandas.DataFrame:
-        """The rows as a pandas DataFrame (the same columns as :meth:`to_polars`)."""
+        """The rows as a pandas DataFrame (the same columns as `to_polars`)."""
         try:
             import pandas as pd
         except ImportError:
@@ -116,9 +116,9 @@ def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class AnalysisResult(Result):
-    """Worst-case bounds (``rtnetlab analyze --json``): :attr:`flows` holds per (flow,
+    """Worst-case bounds (``rtnetlab analyze --json``): `flows` holds per (flow,
     destination, plane) ``delay_us``, ``jitter_us``, ``best_case_us``, ``deadline_us``,
-    ``slack_us``, ``status`` (ok, miss, unbounded), ``method`` and ``reason``; :attr:`ports`
+    ``slack_us``, ``status`` (ok, miss, unbounded), ``method`` and ``reason``; `ports`
     per egress port its backlog and delay bounds."""
 
     kind = "analysis"
@@ -154,14 +154,14 @@ class AnalysisResult(Result):
 
 
 class SimulationResult(Result):
-    """A simulation (``rtnetlab simulate --json``): :attr:`flows` holds per (flow, destination,
+    """A simulation (``rtnetlab simulate --json``): `flows` holds per (flow, destination,
     plane) ``count``, ``min_us``, ``mean_us``, ``p50_us``, ``p99_us``, ``p999_us``, ``max_us``,
-    ``jitter_us``, losses and the ``bound_us`` beside; :attr:`ports` the backlog, drops and
+    ``jitter_us``, losses and the ``bound_us`` beside; `ports` the backlog, drops and
     utilisation; ``data["bounds"]`` the soundness check (``above_bound`` must be empty)."""
 
     kind = "simulation"
 
-    #: The warnings of the network simulated (the first of :attr:`notes`; the run's follow).
+    #: The warnings of the network simulated (the first of `notes`; the run's follow).
     network_warnings: list[str] = []
 
     @property
@@ -186,7 +186,7 @@ class WorstCaseResult(Result):
 class Explanation(Result):
     """Where one flow's bound comes from (``rtnetlab analyze --explain FLOW --json``): per route
     the hops, each with its port's rate and latency, the loads, the burst entering and the delay
-    it adds; :attr:`flows` has one row per hop."""
+    it adds; `flows` has one row per hop."""
 
     kind = "explanation"
 
@@ -201,9 +201,9 @@ class Explanation(Result):
 
 
 class ConfigureResult(Result):
-    """A synthesis (``rtnetlab configure ... --json``): the engine's report in :attr:`data`,
-    the configured network in :attr:`network` (None when nothing feasible was found) and, where
-    the command analyses it, its :attr:`analysis`."""
+    """A synthesis (``rtnetlab configure ... --json``): the engine's report in `data`,
+    the configured network in `network` (None when nothing feasible was found) and, where
+    the command analyses it, its `analysis`."""
 
     kind = "configuration"
 

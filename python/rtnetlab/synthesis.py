@@ -1,7 +1,7 @@
 """Networks and configurations made from requirements rather than read: a synthetic AFDX network
-(:func:`generate_afdx`) and a Deficit Table from latency and bandwidth requirements
-(:func:`configure_dtable`). Configurations of a given network are its ``configure_*`` methods
-(:class:`rtnetlab.Network`)."""
+(`generate_afdx`) and a Deficit Table from latency and bandwidth requirements
+(`configure_dtable`). Configurations of a given network are its ``configure_*`` methods
+(`rtnetlab.Network`)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,13 @@ def generate_afdx(vls: int = 100, switches: int | None = None, seed: int = 1, pl
     ``rtnetlab generate afdx`` sizes it; how it was sized is in the network's ``sizing``
     attribute (switches, end systems, link rates, the largest port load).
 
+    ```pycon
     >>> import rtnetlab as rt
     >>> net = rt.generate_afdx(20, seed=3)
     >>> len(net.data["flows"])
     20
+
+    ```
     """
     from rtnetlab import _core, limits
     from rtnetlab.network import Network
