@@ -15,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock docs wheel bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock docs wheel wheel-test bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
@@ -133,5 +133,19 @@ middleware-full: build
 	$(VENV)/bin/rtnetlab middleware reqresp --requests 10000 --json > out/middleware/reqresp.json
 	$(VENV)/bin/rtnetlab middleware report out/middleware/*.json
 
+# An abi3 wheel (one for CPython 3.10+) in dist/, the testbed's program inside it (rtnetlab/bin):
+# `pip install dist/rtnetlab-*.whl` needs no Rust toolchain. `make wheel-test` installs it in a
+# fresh virtual environment without cargo on PATH and runs the CLI's smoke tests and the seed 002
+# notebook from it (tests/test_wheel.py).
+wheel: $(STAMP)
+	cargo build --release --quiet -p rtnetlab-testbed
+	rm -rf dist && mkdir -p python/rtnetlab/bin
+	cp target/release/rtnetlab-testbed python/rtnetlab/bin/
+	$(VENV)/bin/maturin build --release --quiet --out dist; rc=$$?; rm -rf python/rtnetlab/bin; exit $$rc
+	@ls dist/*.whl
+
+wheel-test: wheel
+	RTNETLAB_WHEEL_TEST=1 $(VENV)/bin/pytest -q -s -p no:cacheprovider tests/test_wheel.py
+
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target dist site
