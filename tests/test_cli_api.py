@@ -42,13 +42,13 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "configure tsn": ([str(EX / "tsn" / "tsn_synthesis.yaml"), "-o", "{tmp}/t.yaml", "--verify", "none"],
                       {"rt.read", "Network.configure_tsn"}),
     "configure dtable": ([str(EX / "dtable" / "table4_requirements.yaml")], {"rt.configure_dtable"}),
+    "admit": (["{tmp}/infra.yaml", "{tmp}/requests.yaml"], {"rt.admit"}),
 }
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
 NOT_YET = {
     "demo": "rtnetlab.demo.run",
     "sweep": "rtnetlab.sweep (Dask runner)",
-    "admit": "rtnetlab.cloud.admit",
     "slrm": "rtnetlab.cloud.slrm",
     "experiment": "rtnetlab.experiments, rtnetlab.sweep, rtnetlab.cloud",
     "testbed": "rtnetlab.testbed.run",
@@ -79,7 +79,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
         monkeypatch.setattr(owner, attribute, wrapper)
 
-    for name in ("load", "read", "schema", "generate_afdx", "configure_dtable"):
+    for name in ("load", "read", "schema", "generate_afdx", "configure_dtable", "admit"):
         spy(rtnetlab, name, f"rt.{name}")
     spy(rtnetlab.display, "report", "rt.report")
     for method in ("info", "save", "analyze", "analysis_json", "analysis_table", "explain", "simulate",
@@ -93,6 +93,15 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 def test_command_calls_the_api(command: str, calls: set[str], tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     args, expected = OVER_THE_API[command]
+    if command == "admit":
+        import yaml
+
+        from test_cloud import two_host_infra, vsn
+
+        two_host_infra(tmp_path)  # infra.yaml, net.yaml
+
+        (tmp_path / "requests.yaml").write_text(yaml.safe_dump(
+            {"requests": [vsn("v1", "0s", "10s", [0.3])]}))
     words = [w for w in command.split() if not w.startswith("-")]
     rest = [a.replace("{tmp}", str(tmp_path)) for a in args]
     options = [w for w in command.split() if w.startswith("-")]

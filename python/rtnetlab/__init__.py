@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rtnetlab.model import load_text as load_text
     from rtnetlab.network import Network, load, read, schema
     from rtnetlab.result import (
+        AdmissionResult,
         AnalysisResult,
         ConfigureResult,
         Explanation,
@@ -31,9 +32,10 @@ if TYPE_CHECKING:
         SimulationResult,
         WorstCaseResult,
     )
-    from rtnetlab.synthesis import configure_dtable, generate_afdx
+    from rtnetlab.synthesis import admit, configure_dtable, generate_afdx
 
 __all__ = [
+    "AdmissionResult",
     "AnalysisResult",
     "ConfigureResult",
     "Explanation",
@@ -45,6 +47,7 @@ __all__ = [
     "UserError",
     "WorstCaseResult",
     "__version__",
+    "admit",
     "configure_dtable",
     "generate_afdx",
     "load",
@@ -65,6 +68,8 @@ _LAZY = {
     "WorstCaseResult": "rtnetlab.result",
     "Explanation": "rtnetlab.result",
     "ConfigureResult": "rtnetlab.result",
+    "AdmissionResult": "rtnetlab.result",
+    "admit": "rtnetlab.synthesis",
     "Report": "rtnetlab.display",
     "configure_dtable": "rtnetlab.synthesis",
     "generate_afdx": "rtnetlab.synthesis",

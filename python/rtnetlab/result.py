@@ -224,3 +224,23 @@ class ConfigureResult(Result):
             if isinstance(self.data.get(key), list):
                 return list(self.data[key])
         return []
+
+
+class AdmissionResult(Result):
+    """An admission (``rtnetlab admit --json``): :attr:`flows` has one row per request's
+    decision (``request``, ``accepted``, ``constraint``...); :attr:`summary` the counts, the
+    acceptance ratio and the decision times."""
+
+    kind = "admission"
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        """One row per decision, in arrival order."""
+        return list(self.data.get("decisions") or [])
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Accepted, rejected, the acceptance ratio, the mean and largest decision time."""
+        from rtnetlab.cloud import admit
+
+        return admit.summary(self.data)

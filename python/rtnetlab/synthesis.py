@@ -1,7 +1,7 @@
 """Networks and configurations made from requirements rather than read: a synthetic AFDX network
-(`generate_afdx`) and a Deficit Table from latency and bandwidth requirements
-(`configure_dtable`). Configurations of a given network are its ``configure_*`` methods
-(`rtnetlab.Network`)."""
+(`generate_afdx`), a Deficit Table from latency and bandwidth requirements (`configure_dtable`),
+and the admission of virtual service networks on an infrastructure (`admit`). Configurations of
+a given network are its ``configure_*`` methods (`rtnetlab.Network`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rtnetlab.errors import UserError
 
 if TYPE_CHECKING:
     from rtnetlab.network import Network
-    from rtnetlab.result import ConfigureResult
+    from rtnetlab.result import AdmissionResult, ConfigureResult
 
 
 def generate_afdx(vls: int = 100, switches: int | None = None, seed: int = 1, planes: int = 2,
@@ -60,3 +60,27 @@ def configure_dtable(requirements: str | Path | dict[str, Any]) -> ConfigureResu
 
     source = requirements if isinstance(requirements, dict) else Path(requirements)
     return ConfigureResult(configure.dtable(source), [], None)
+
+
+def admit(infrastructure: str | Path | dict[str, Any], requests: str | Path | dict[str, Any], *,
+          incremental: bool = True, names: tuple[str, str] | None = None) -> AdmissionResult:
+    """Online admission of virtual service networks (seed 001F, ``rtnetlab admit``): the
+    requests in arrival order, components placed on cores (EDF), virtual links on paths whose
+    flows' bounds meet their latency and jitter; every rejection names its constraint.
+    `infrastructure` and `requests` are files (docs/CLOUD.md) or their plain data.
+    `incremental=False` validates and analyses the whole description at every trial (the
+    reference the incremental admission is tested against). `names`: how messages name the two
+    inputs (default: their paths). ``.flows`` has one row per decision; ``.summary`` the
+    acceptance ratio and decision times."""
+    from rtnetlab.cloud import admit as adm
+    from rtnetlab.result import AdmissionResult
+
+    infra_name = "infrastructure" if isinstance(infrastructure, dict) else str(infrastructure)
+    requests_name = "requests" if isinstance(requests, dict) else str(requests)
+    infra = (infrastructure if isinstance(infrastructure, dict)
+             else adm.read_infrastructure(Path(infrastructure)))
+    reqs = requests if isinstance(requests, dict) else adm.read_requests(Path(requests))
+    if names is not None:
+        infra_name, requests_name = names
+    report = adm.admit(infra, reqs, infra_name, requests_name, incremental)
+    return AdmissionResult(report, [], None)
