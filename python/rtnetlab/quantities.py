@@ -47,7 +47,9 @@ def kinds() -> dict[str, str]:
     A name used for two kinds is left out (its numbers are then passed as they are, and the
     engine names the problem); a mapping whose values are quantities (DRR ``quanta``, CBS
     ``idle_slopes``) is listed under its own name."""
-    from rtnetlab.model import schema
+    import json
+
+    from rtnetlab import _core
 
     found: dict[str, set[str]] = {}
 
@@ -71,7 +73,7 @@ def kinds() -> dict[str, str]:
             for value in node:
                 visit(value)
 
-    visit(schema())
+    visit(json.loads(_core.schema_json()))
     return {name: next(iter(k)) for name, k in found.items() if len(k) == 1}
 
 
