@@ -508,6 +508,38 @@ class Network:
                                            source=self._source)
         return self._configured(report, configured)
 
+    # -- real hosts ---------------------------------------------------------------------------
+
+    def export_taprio(self, node: str, dev: str, port: str | None = None,
+                      offload: str = "none") -> tuple[str, list[str]]:
+        """A shell script configuring a real Linux port's time-aware and credit-based shapers
+        (taprio, cbs and etf qdiscs; ``rtnetlab export taprio``) for `node`'s `port` (its only
+        one by default) on interface `dev`; `offload`: ``none``, ``txtime`` or ``full``.
+        Returns the script and what it cannot express, one line each."""
+        from rtnetlab.testbed import taprio, tc
+
+        taprio.check_options(dev, offload)
+        try:
+            return taprio.export_script(self.resolved(), node, port, dev, offload, self._source)
+        except KeyError:
+            raise UserError(f"--node: no node named {tc.comment(node)}") from None
+        except ValueError as e:
+            raise UserError(f"--node: {e}") from None
+
+    def gate_control_yang(self, node: str | None = None) -> dict[str, Any]:
+        """The gate control lists (of `node`'s ports, or of every port) as an IEEE 802.1Qcw YANG
+        instance, RFC 7951 JSON as plain data (``rtnetlab export yang``)."""
+        from rtnetlab.testbed import taprio, tc
+
+        try:
+            doc: dict[str, Any] = taprio.yang_instance(self.resolved(), node)
+        except KeyError:
+            raise UserError(f"--node: no node named {tc.comment(node or '')}") from None
+        if not doc[f"{taprio.IF}:interfaces"]["interface"]:
+            where = "" if node is None else " at " + node
+            raise UserError(f"{self._source}: no port runs a gate control list{where}")
+        return doc
+
     # -- display ------------------------------------------------------------------------------
 
     def topology_svg(self) -> str:
