@@ -15,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
+.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock docs wheel wheel-test bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
@@ -58,6 +58,11 @@ build: $(BUILD_STAMP)
 demo: build
 	$(VENV)/bin/rtnetlab demo
 
+# The documentation site (mkdocs.yml): docs/ and the API's docstrings (mkdocstrings), built
+# strictly (a broken link fails) into site/. tests/test_docs.py builds it too and runs its examples.
+docs: build
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 test: test-rust lint test-python
 
 test-rust: $(STAMP)
@@ -65,8 +70,14 @@ test-rust: $(STAMP)
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo fmt --all --check
 
+# The public Python API is typed (python/rtnetlab/py.typed): its modules checked strictly, and
+# the tests that use it as a user would, as a user's code is.
+API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
+	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_cli_api.py
 
 test-python: build
 	$(VENV)/bin/pytest -q
@@ -122,5 +133,19 @@ middleware-full: build
 	$(VENV)/bin/rtnetlab middleware reqresp --requests 10000 --json > out/middleware/reqresp.json
 	$(VENV)/bin/rtnetlab middleware report out/middleware/*.json
 
+# An abi3 wheel (one for CPython 3.10+) in dist/, the testbed's program inside it (rtnetlab/bin):
+# `pip install dist/rtnetlab-*.whl` needs no Rust toolchain. `make wheel-test` installs it in a
+# fresh virtual environment without cargo on PATH and runs the CLI's smoke tests and the seed 002
+# notebook from it (tests/test_wheel.py).
+wheel: $(STAMP)
+	cargo build --release --quiet -p rtnetlab-testbed
+	rm -rf dist && mkdir -p python/rtnetlab/bin
+	cp target/release/rtnetlab-testbed python/rtnetlab/bin/
+	$(VENV)/bin/maturin build --release --quiet --out dist; rc=$$?; rm -rf python/rtnetlab/bin; exit $$rc
+	@ls dist/*.whl
+
+wheel-test: wheel
+	RTNETLAB_WHEEL_TEST=1 $(VENV)/bin/pytest -q -s -p no:cacheprovider tests/test_wheel.py
+
 clean:
-	rm -rf $(VENV) target
+	rm -rf $(VENV) target dist site

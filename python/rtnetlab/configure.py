@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from rtnetlab import _core
 from rtnetlab.errors import ModelError, UserError
@@ -16,11 +17,29 @@ AFDX_OBJECTIVES = ("first-feasible", "min-bandwidth", "bag-order")
 AFDX_JITTER_AT = ("all", "sources", "none")
 
 
+def _read(source: Any) -> dict:
+    """A description to configure: a file read, a copy of plain data or of a
+    :class:`rtnetlab.Network`'s description (the caller's is kept)."""
+    to_dict = getattr(source, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    if isinstance(source, dict):
+        import copy
+
+        return copy.deepcopy(source)
+    return formats.read(source)
+
+
+def _name(source: Any, given: str) -> str:
+    return given or (str(source) if isinstance(source, (str, Path)) else "")
+
+
 def afdx(
-    path: Path,
+    path: Any,
     objective: str = "first-feasible",
     jitter_at: str = "all",
     check_deadlines: bool = True,
+    source: str = "",
 ) -> tuple[dict, dict | None]:
     """BAG and MTU of every VL that lists its messages (seed 001D on the whole network).
 
@@ -31,7 +50,7 @@ def afdx(
         )
     if jitter_at not in AFDX_JITTER_AT:
         raise UserError(f"--jitter-at: expected all, sources or none, got '{jitter_at}'")
-    data = formats.read(path)
+    data = _read(path)
     request = {"objective": objective, "jitter_at": jitter_at, "check_deadlines": check_deadlines}
     try:
         report = json.loads(_core.configure_afdx(json.dumps(data), json.dumps(request)))
@@ -50,15 +69,15 @@ def afdx(
     return report, data
 
 
-def dtable(path: Path) -> dict:
+def dtable(path: Any, source: str = "") -> dict:
     """Deficit Table entries and weights that decouple latency from bandwidth (seed 003 §4-5),
     with the DTable-WF2Q, SCFQ and DRR configurations of the same shares. `feasible` is false
     (with the `reason`) when no table meets the requirements; a wrong document is a UserError."""
-    data = formats.read(path)
+    data = _read(path)
     try:
         report = json.loads(_core.configure_dtable(json.dumps(data)))
     except ValueError as e:
-        raise UserError(f"{path}: {e}") from None
+        raise UserError(f"{_name(path, source) or 'requirements'}: {e}") from None
     report.setdefault("feasible", True)
     return report
 
@@ -77,15 +96,16 @@ def insert_schedulers(network: Path, schedulers: dict, prefix: str) -> dict:
     return data
 
 
-def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict | None]:
+def priorities(path: Any, method: str = "opa", source: str = "") -> tuple[dict, dict | None, dict | None]:
     """A priority order per processor and bus (OPA or deadline monotonic).
 
     Returns the engine's report, the description with the priorities written in (None when some
     resource has no feasible order) and the analysis of that description."""
     from rtnetlab import model
 
-    data = formats.read(path)
-    net = model.load_data(data, str(path))
+    data = _read(path)
+    where = _name(path, source)
+    net = model.load_data(data, where)
     try:
         report = net.assign_priorities(method)
     except model.ChoiceError as e:
@@ -99,11 +119,11 @@ def priorities(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict
         for item in data.get(key, []) or []:
             if isinstance(item, dict) and (kind, item.get("name")) in given:
                 item["priority"] = given[(kind, item["name"])]
-    analysis = model.load_data(data, str(path)).analyze()
+    analysis = model.load_data(data, where).analyze()
     return report, data, analysis
 
 
-def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict | None]:
+def partition(path: Any, method: str = "opa", source: str = "") -> tuple[dict, dict | None, dict | None]:
     """Tasks of chains placed on processors, with priorities (DOPA, seed 001E).
 
     Returns the engine's report, the description with the placement written in (None when
@@ -113,14 +133,15 @@ def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict 
     `messages` and its chain's steps."""
     from rtnetlab import model
 
-    data = formats.read(path)
-    net = model.load_data(data, str(path))
+    data = _read(path)
+    where = _name(path, source)
+    net = model.load_data(data, where)
     try:
         report = net.partition(method)
     except model.ChoiceError as e:
         raise UserError(f"--method: {e}") from None
     except ValueError as e:
-        raise UserError(f"{path}: {e}") from None
+        raise UserError(f"{where}: {e}") from None
     if not report["feasible"]:
         return report, None, None
     tasks = {t["name"]: t for t in report["tasks"]}
@@ -148,7 +169,7 @@ def partition(path: Path, method: str = "opa") -> tuple[dict, dict | None, dict 
     for chain in data.get("chains", []) or []:
         if isinstance(chain, dict):
             chain["steps"] = [s for s in chain.get("steps", []) if s not in dropped]
-    analysis = model.load_data(data, str(path)).analyze()
+    analysis = model.load_data(data, where).analyze()
     return report, data, analysis
 
 
@@ -159,11 +180,12 @@ TSN_CHECKS = ("analysis", "simulation", "testbed")
 
 
 def tsn(
-    path: Path,
+    path: Any,
     objective: str = "bandwidth",
     time_limit: float = 60.0,
     solver: str = "auto",
     exact_limit: int = 5000,
+    source: str = "",
 ) -> tuple[dict, dict | None]:
     """Gate control lists for every `tas` port without entries, offsets for the streams of its
     `scheduled` classes, and idle slopes for `auto` credit-based classes (the engine's
@@ -181,7 +203,7 @@ def tsn(
         raise UserError(f"--time-limit: must be a positive number of seconds, got {time_limit}")
     if exact_limit < 0:
         raise UserError(f"--exact-limit: must not be negative, got {exact_limit}")
-    data = formats.read(path)
+    data = _read(path)
     request = {"objective": objective, "time_limit": time_limit, "solver": solver, "exact_limit": exact_limit}
     milp = None if solver == "heuristic" else milp_solver()
     try:

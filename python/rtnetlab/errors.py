@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 
-class UserError(Exception):
-    """A problem with the user's input (file, option), reported as one line without traceback."""
+class UserError(ValueError):
+    """A problem with the user's input (file, option, an argument of an API call), one line.
+
+    The command line prints it without traceback and exits with code 2; the Python API raises
+    it as it is (a ``ValueError``, so ``except ValueError`` catches every bad input)."""
 
 
 class ModelError(UserError):

@@ -8,6 +8,7 @@ import contextlib
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from rtnetlab.errors import Terminated, UserError
 from rtnetlab.io import output as outfiles
@@ -32,6 +33,232 @@ WARN_MEMORY_BYTES = 1e9
 #: The bounds set beside a simulation.
 BOUND_METHOD = "best"
 NO_BOUNDS = "not asked for (--no-bounds)"
+
+
+WORKLOADS = ("periodic", "cbr", "poisson", "pareto")
+
+
+def _quantity(kind: str, value: Any, option: str) -> float:
+    """A quantity given as text with its unit, or as a number in SI units (seconds, bits)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    from rtnetlab import _core
+
+    try:
+        return _core.parse_quantity(kind, str(value))
+    except ValueError as e:
+        raise UserError(f"{option}: {e}") from None
+
+
+def _memory_limit(value: Any) -> int:
+    limit = _quantity("size", value, "--memory-limit") / 8
+    if not 1 <= limit < 2**64:
+        raise UserError(f"--memory-limit: expected a size such as 16000MB, got {value}")
+    return int(limit)
+
+
+def read_sizes(path: Path) -> list[int]:
+    """Frame sizes in bytes, one per line (or separated by commas/spaces); '#' starts a comment."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise UserError(f"{path}: cannot be read ({e.strerror})") from None
+    sizes = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for word in line.split("#")[0].replace(",", " ").split():
+            if not word.isdigit() or not 0 < int(word) < 65536:
+                column = line.index(word) + 1
+                raise UserError(f"{path}:{n}:{column}: expected frame sizes in bytes, got '{word}'")
+            sizes.append(int(word))
+    if not sizes:
+        raise UserError(f"{path}: no frame sizes")
+    return sizes
+
+
+def config(
+    duration: Any = "1s",
+    seed: int = 1,
+    release: str = "random",
+    sizes: str = "uniform",
+    size_trace: Path | list[int] | None = None,
+    workload: str = "periodic",
+    load: float | None = None,
+    retransmit: bool = False,
+    retransmit_timeout: Any = None,
+    dedup: str | None = None,
+    dedup_counters: int = 1280,
+    trace: Path | None = None,
+    trace_limit: int | None = None,
+    memory_limit: Any = None,
+) -> dict:
+    """The engine's SimConfig from a simulation's options, each checked (the messages name the
+    command line's options); `size_trace` is a file of frame sizes or the sizes in bytes."""
+    seconds = _quantity("duration", duration, "--duration")
+    if not seconds > 0:
+        raise UserError(f"--duration: must be positive, got {duration}")
+    for name, value, allowed in [
+        ("--release", release, ("random", "synchronized")),
+        ("--sizes", sizes, ("uniform", "max", "min", "trace")),
+        ("--workload", workload, WORKLOADS),
+    ]:
+        if value not in allowed:
+            raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
+    trace_sizes: list[int] = []
+    if size_trace is not None and sizes != "trace":
+        # Ignored until now: the sizes the user gave were silently not the ones simulated.
+        raise UserError(f"--size-trace: used only with --sizes trace, got --sizes {sizes}")
+    if sizes == "trace":
+        if size_trace is None:
+            raise UserError("--sizes trace: give the frame sizes with --size-trace FILE")
+        if isinstance(size_trace, list):
+            if not size_trace or not all(isinstance(x, int) and 0 < x < 65536 for x in size_trace):
+                raise UserError("--size-trace: expected frame sizes in bytes (1..65535)")
+            trace_sizes = list(size_trace)
+        else:
+            trace_sizes = read_sizes(Path(size_trace))
+    if dedup is not None and dedup not in ("first_copy", "hold_until_twin"):
+        raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
+    if load is None:
+        load = 1.0 if workload == "cbr" else 0.5
+    if workload != "periodic" and not load > 0:
+        raise UserError(f"--load: must be positive, got {load}")
+    if not 1 <= dedup_counters:
+        raise UserError(f"--dedup-counters: must be at least 1, got {dedup_counters}")
+    timeout_ns = 0
+    if retransmit_timeout is not None:
+        timeout = _quantity("duration", retransmit_timeout, "--retransmit-timeout")
+        if not timeout >= 1e-9:
+            raise UserError(f"--retransmit-timeout: must be at least 1ns, got {retransmit_timeout}")
+        retransmit, timeout_ns = True, round(timeout * 1e9)
+    if trace_limit is not None and trace is None:
+        raise UserError("--trace-limit: give the trace file with --trace FILE")
+    work: dict = {"kind": "periodic"}
+    if workload in ("cbr", "poisson"):
+        work = {"kind": workload, "load": load}
+    elif workload == "pareto":
+        work = {"kind": "pareto_bursts", "load": load, "alpha": 1.5, "mean_frames": 4.0}
+    return {
+        "duration_ns": round(seconds * 1e9),
+        "seed": seed,
+        "release": release,
+        "frame_sizes": sizes,
+        "workload": work,
+        "retransmit": retransmit,
+        "retransmit_timeout_ns": timeout_ns,
+        "trace_limit": (trace_limit or DEFAULT_TRACE_LIMIT) if trace else 0,
+        "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
+        "size_trace": trace_sizes,
+        "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
+    }
+
+
+def simulate_configured(
+    net: Network,
+    config: dict,
+    *,
+    bounds: bool = True,
+    trace: Path | None = None,
+    histograms: Path | None = None,
+    scenario: str | None = None,
+    progress: bool = False,
+) -> tuple[dict, Network]:
+    """Runs a simulation of `net` with `config` (from :func:`config`): the switched network and
+    the CAN buses, the histograms written, the `best` bounds set beside the measurements, the
+    warnings (the network's, then the run's) in ``warnings``. Returns the report and the network
+    simulated (a scenario's, when one is replayed); ``files`` lists what was written."""
+    if config.get("retransmit") and not config.get("retransmit_timeout_ns") and not any(
+            f.get("deadline") for f in net.spec.get("flows", [])):
+        raise UserError("--retransmit: no flow has a deadline to time out on; give --retransmit-timeout")
+    if scenario is not None:
+        from rtnetlab.worst_case import replay_setup
+
+        net, config = replay_setup(net, config, scenario)
+    info = net.info()
+    counts = info["counts"]
+    if info["kind"] == "server_graph":
+        raise UserError(f"{net.source or 'network'}: a server graph has no frames and no links to simulate; "
+                        "analyse it with `rtnetlab analyze`")
+    bounds_job = BoundsJob(net, config, analyze=bounds)
+    if counts["end_systems"]:
+        report = run(net, config, progress=progress, trace=trace)
+    else:
+        if trace or histograms:
+            raise UserError("--trace/--histograms: this description has no switched network to trace")
+        report = {"flows": [], "ports": [], "stats": {"events": 0, "frame_hops": 0, "wall_s": 0.0},
+                  "interrupted": False}
+    if counts["buses"] and not report["interrupted"]:
+        bus_config = {"duration_ns": config["duration_ns"], "seed": config.get("seed", 1),
+                      "random_offsets": config.get("release", "random") == "random"}
+        try:
+            report["buses"] = net.simulate_buses(bus_config)
+        except ValueError as e:
+            raise UserError(f"{net.source or 'network'}: {e}") from None
+    written: list[Path] = []
+    if trace is not None and report["stats"].get("trace_written"):
+        written.append(trace)
+    if histograms:
+        try:
+            write_histograms(report, histograms)
+            written.append(histograms)
+        except KeyboardInterrupt as e:  # a second Ctrl-C: the measurements are still reported
+            report["interrupted"] = True
+            report.setdefault("interrupted_by", signal_name(e))
+    for f in report["flows"]:
+        f.pop("histogram", None)
+    report["bounds"] = attach_bounds(net, report, config, job=bounds_job)
+    unwritten = histograms if histograms is not None and histograms not in written else None
+    report["warnings"] = list(net.warnings) + sim_warnings(report, trace, unwritten)
+    report["files"] = [str(p) for p in written]
+    return report, net
+
+
+def simulate(net: Network, *, bounds: bool = True, trace: Path | None = None,
+             histograms: Path | None = None, scenario: str | None = None, progress: bool = False,
+             **options: Any) -> tuple[dict, Network]:
+    """:func:`config` of `options`, the output files checked, then :func:`simulate_configured`."""
+    conf = config(trace=trace, **options)
+    outfiles.check({k: v for k, v in {"--trace": trace, "--histograms": histograms}.items() if v is not None},
+                   [p for p in [net.source and Path(net.source)] if p])
+    return simulate_configured(net, conf, bounds=bounds, trace=trace, histograms=histograms,
+                               scenario=scenario, progress=progress)
+
+
+def sim_warnings(report: dict, trace: Path | None, histograms: Path | None) -> list[str]:
+    """Warnings of a simulation (`histograms`: a histogram file requested but not written)."""
+    st = report["stats"]
+    out_w = []
+    if report["interrupted"]:
+        what = "SIGTERM" if report.get("interrupted_by") == "SIGTERM" else "Ctrl-C"
+        simulated = st.get("simulated_us", 0) / 1e6
+        out_w.append(f"warning: interrupted ({what}): results cover {simulated:g} s simulated")
+    if trace is not None:
+        if not st.get("trace_written"):
+            out_w.append(f"warning: --trace: {trace}: not written (interrupted while writing it; "
+                         "nothing left behind)")
+        elif st["trace_truncated"]:
+            out_w.append(
+                f"warning: --trace: {trace}: first {st['trace_frames']:,} of {st['frame_hops']:,} frame "
+                f"transmissions written (--trace-limit {st['trace_limit']:,}; raise it to keep more)"
+            )
+    if histograms is not None:
+        out_w.append(f"warning: --histograms: {histograms}: not written (interrupted while writing it)")
+    b = report["bounds"]
+    if not b["applies"] and report["flows"] and b["reason"] != NO_BOUNDS:
+        out_w.append(f"warning: bounds: not set beside the measurements: {b['reason']}")
+    if b["above_bound"]:
+        out_w.append("warning: " + soundness_line(b["above_bound"]))
+    return out_w
+
+
+def soundness_line(rows: list[dict]) -> str:
+    first = rows[0]
+    if first.get("bus"):
+        where = first["violation"]
+    else:
+        where = (f"{first['flow']} -> {first['destination']} ({first['plane']}): simulated "
+                 f"{first['max_us']:,.3f} us > bound {first['bound_us']:,.3f} us")
+    return (f"SIMULATED MAXIMUM ABOVE ITS BOUND in {len(rows)} row(s), first {where}: a bound must never "
+            "be exceeded; this is a bug in rtnetlab, please report it with the description and --seed")
 
 
 def signal_name(e: BaseException) -> str:

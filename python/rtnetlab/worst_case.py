@@ -144,3 +144,66 @@ def html_section(doc: dict | None) -> str:
                     f"<td>{r['scenario']}</td></tr>")
     body.append("</tbody></table></section>")
     return head + "".join(body)
+
+
+def budget_seconds(budget: Any, evaluations: int | None, workers: int | None) -> float | None:
+    """The search's budget in seconds (None with a budget in `evaluations`), its options checked."""
+    from rtnetlab import limits
+
+    if workers is not None:
+        limits.check("workers", workers, "--workers", f"{workers:,} search threads")
+    if evaluations is not None:
+        if evaluations < 1:
+            raise UserError(f"--evaluations: must be at least 1, got {evaluations}")
+        return None
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        seconds = float(budget)
+    else:
+        from rtnetlab import _core
+
+        try:
+            seconds = _core.parse_quantity("duration", str(budget))
+        except ValueError as e:
+            raise UserError(f"--budget: {e}") from None
+    if not seconds > 0:
+        raise UserError(f"--budget: must be positive, got {budget}")
+    return seconds
+
+
+def search(
+    net: Any,
+    budget: Any = "60s",
+    evaluations: int | None = None,
+    flows: list[str] | None = None,
+    seed: int = 1,
+    workers: int | None = None,
+    output: Path | None = None,
+) -> dict:
+    """The worst-case search of `net` (the engine's network) within `budget` (wall-clock, text
+    with its unit or seconds) or `evaluations` simulations, on `flows` (all when None), with
+    `workers` threads (the cores when None); the report as ``worst-case --json`` prints it, and
+    written to `output` (rows and scenarios) if given."""
+    import os
+
+    seconds = budget_seconds(budget, evaluations, workers)
+    names = list(flows or [])
+    if output is not None:
+        from rtnetlab.io import output as outfiles
+
+        outfiles.check({"-o": output}, [Path(net.source)] if net.source else [])
+    known = {f["name"] for f in net.spec.get("flows", [])}
+    for n in names:
+        if n not in known:
+            raise UserError(f"--flows: no flow named '{n}' in {net.source or 'the network'}")
+    try:
+        report = net.worst_case(seconds, evaluations, seed, workers or os.cpu_count() or 1, names)
+    except ValueError as e:
+        raise UserError(f"{net.source or 'network'}: {e}") from None
+    report["kind"] = KIND
+    report["budget"] = {"evaluations": evaluations} if evaluations is not None else {"seconds": seconds}
+    report["warnings"] = list(net.warnings)
+    if output is not None:
+        from rtnetlab.io import output as outfiles
+
+        outfiles.write_all({output: json.dumps(report, indent=1, allow_nan=False) + "\n"})
+    return report

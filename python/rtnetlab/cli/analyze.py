@@ -142,15 +142,17 @@ def analyze(
     as_json: JsonOpt = False,
 ) -> None:
     """Worst-case delay, jitter and backlog bounds of every flow and egress port."""
-    from rtnetlab import model, results
+    import rtnetlab as rt
+    from rtnetlab import results
     from rtnetlab.io import formats
 
     limit = parse_limit(rows)
     if explain is not None:
         if output is not None or compare is not None or output_format not in (None, "table", "json"):
             raise UserError("--explain: prints one flow's terms; it takes no -o, --compare or --format")
-        net = model.load_file(file)
-        explanation = net.explain(method, grouping, blind, explain, arrival_bounds, lp_effort)
+        net = rt.load(file)
+        explanation = net.explain(explain, method, grouping=grouping, blind=blind,
+                                  arrival_bounds=arrival_bounds, lp_effort=lp_effort).data
         if as_json or output_format == "json":
             emit_json({**explanation, "warnings": net.warnings})
         else:
@@ -159,35 +161,37 @@ def analyze(
         return
     fmt = _analyze_format(output_format, output, as_json)
     check_outputs({"-o": output}, [file, compare])
-    net = model.load_file(file)
+    net = rt.load(file)
     if output is None and compare is None and fmt in ("table", "json"):
         # What a user runs most: the engine writes the JSON document, or selects the rows the
         # tables show; the whole report (6.8 MB of JSON on 5000 VLs) never crosses into Python.
         if fmt == "json":
-            text = net.analysis_document(method, grouping, blind, arrival_bounds=arrival_bounds,
-                                         lp_effort=lp_effort)
+            text = net.analysis_json(method, grouping=grouping, blind=blind, arrival_bounds=arrival_bounds,
+                                     lp_effort=lp_effort)
             sys.stdout.write(text + "\n")
             verdict = results.verdict(json.loads(text)) if fail_on_miss else {"failed": False}
         else:
-            view = net.analysis_tables(method, grouping, blind, limit, arrival_bounds=arrival_bounds,
-                                       lp_effort=lp_effort)
+            view = net.analysis_table(limit, method, grouping=grouping, blind=blind,
+                                      arrival_bounds=arrival_bounds, lp_effort=lp_effort)
             verdict = _view_verdict(view)
             warn(net)
-            print_report(view, limit, results.Reasons.of(net, {"ports": view["unbounded_ports"]}))
+            print_report(view, limit, results.Reasons.of(net.engine, {"ports": view["unbounded_ports"]}))
         if fail_on_miss and verdict["failed"]:
             if not as_json:
                 err.print(results.failure_line(verdict["failures"]), style="bold red", markup=False)
             raise typer.Exit(EXIT_VERDICT)
         return
-    report = net.analyze(method, grouping, blind, arrival_bounds, lp_effort)
+    report = net.analyze(method, grouping=grouping, blind=blind, arrival_bounds=arrival_bounds,
+                         lp_effort=lp_effort).data
+    engine = net.engine
     reference = None
     if compare is not None:
         from rtnetlab.io import wopanet
 
-        reference = wopanet.compare_results(compare, net, report)
+        reference = wopanet.compare_results(compare, engine, report)
     verdict = results.verdict(report)
     if output is not None:
-        formats.atomic_write(output, _analysis_text(fmt, net, report))
+        formats.atomic_write(output, _analysis_text(fmt, engine, report))
     if as_json:
         if output is None:
             doc = {**report, "warnings": net.warnings + (reference["warnings"] if reference else [])}
@@ -201,12 +205,12 @@ def analyze(
                 doc["comparison"] = reference
         emit_json(doc)
     elif output is None and fmt != "table":
-        sys.stdout.write(_analysis_text(fmt, net, report))
+        sys.stdout.write(_analysis_text(fmt, engine, report))
         warn(net)
     else:
         warn(net)
         if output is None:
-            print_report(report, limit, results.Reasons.of(net, report))
+            print_report(report, limit, results.Reasons.of(engine, report))
         else:
             wrote(output, detail=fmt)
             out.print(_verdict_line(verdict), markup=False)

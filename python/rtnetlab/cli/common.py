@@ -210,6 +210,8 @@ def comma_list(
             if not item:
                 raise ValueError(item)
             values.append(parse(item))
+        except UserError:
+            raise  # the item's own rule (UserError is a ValueError too)
         except ValueError:
             raise UserError(message.format(option=option, text=text, item=item, what=what)) from None
     if any(isinstance(v, float) and not math.isfinite(v) for v in values):

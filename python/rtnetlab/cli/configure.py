@@ -49,13 +49,14 @@ def configure_afdx(
     as_json: JsonOpt = False,
 ) -> None:
     """BAG and MTU of every virtual link that lists the messages it carries (seed 001D)."""
-    from rtnetlab import configure, model
+    import rtnetlab as rt
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
-    report, configured = configure.afdx(Path(file), objective, jitter_at, deadlines)
+    result = rt.read(file).configure_afdx(objective, jitter_at, deadlines)
+    report, configured = result.data, result.network
     if configured is not None:
-        model.write(configured, output)
+        configured.save(output)
     if as_json:
         report["output"] = str(output) if configured is not None else None
         emit_json(report)
@@ -119,16 +120,18 @@ def configure_priorities(
     as_json: JsonOpt = False,
 ) -> None:
     """Fixed priorities for every task, message and server (per processor and bus)."""
-    from rtnetlab import configure, model
+    import rtnetlab as rt
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
-    report, configured, analysis = configure.priorities(Path(file), method)
+    result = rt.read(file).configure_priorities(method)
+    report, configured = result.data, result.network
+    analysis = result.analysis.data if result.analysis is not None else None
     chains_ok = analysis is None or all(
         c["status"] == "ok" for c in (analysis.get("fixed_priority") or {}).get("chains", [])
     )
     if configured is not None and chains_ok:
-        model.write(configured, output)
+        configured.save(output)
     if as_json:
         report["analysis"] = analysis
         emit_json(report)
@@ -171,13 +174,15 @@ def configure_partition(
     as_json: JsonOpt = False,
 ) -> None:
     """Place the tasks of chains on processors, with priorities (DOPA, seed 001E)."""
-    from rtnetlab import configure, model
+    import rtnetlab as rt
 
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file])
-    report, configured, analysis = configure.partition(Path(file), method)
+    result = rt.read(file).configure_partition(method)
+    report, configured = result.data, result.network
+    analysis = result.analysis.data if result.analysis is not None else None
     if configured is not None:
-        model.write(configured, output)
+        configured.save(output)
     if as_json:
         report["analysis"] = analysis
         emit_json(report)
@@ -273,7 +278,8 @@ def configure_tsn(
     as_json: JsonOpt = False,
 ) -> None:
     """Gate control lists, stream offsets and idle slopes that meet every deadline (802.1Qbv, 802.1Qav)."""
-    from rtnetlab import configure, model
+    import rtnetlab as rt
+    from rtnetlab import configure
     from rtnetlab.cli.common import comma_list, quantity
 
     check_description_output("-o", output)
@@ -291,15 +297,16 @@ def configure_tsn(
 
     limits.check("duration", sim_s, "--sim-duration")
     limits.check("duration", tb_s, "--testbed-duration")
-    report, configured = configure.tsn(Path(file), objective, time_limit, solver, exact_limit)
+    result = rt.read(file).configure_tsn(objective, time_limit, solver, exact_limit)
+    report, configured = result.data, result.network
     verdict_failed = not report["feasible"] or bool(report["misses"]) or bool(report["unconfirmed"])
     if configured is not None and not verdict_failed:
-        report["verification"] = configure.verify_tsn(configured, report, checks, sim_s, tb_s, str(file))
+        report["verification"] = configure.verify_tsn(configured.data, report, checks, sim_s, tb_s, str(file))
         # The testbed measures the host as much as the schedule: reported, never a verdict.
         checked = report["verification"].items()
         verdict_failed = any(v["passed"] is False for k, v in checked if k != "testbed")
         if not verdict_failed:
-            model.write(configured, output)
+            configured.save(output)
     if as_json:
         report["output"] = str(output) if configured is not None and not verdict_failed else None
         emit_json(report)
@@ -395,13 +402,14 @@ def configure_dtable(
     as_json: JsonOpt = False,
 ) -> None:
     """Deficit Table entries and weights from latency and bandwidth requirements (seed 003)."""
+    import rtnetlab as rt
     from rtnetlab import configure, model
 
     if into is not None and output is None:
         raise UserError("--into: give -o/--output for the description with the schedulers added")
     check_description_output("-o", output)
     check_outputs({"-o": output}, [file, into])
-    report = configure.dtable(Path(file))
+    report = rt.configure_dtable(Path(file)).data
     if not report["feasible"]:
         if as_json:
             emit_json(report)

@@ -29,10 +29,10 @@ from rtnetlab.errors import ModelError, UserError
 
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a network description; report every problem, one line each."""
-    from rtnetlab import model
+    import rtnetlab as rt
 
     try:
-        net = model.load_file(file)
+        net = rt.load(file)
     except UserError as e:
         if as_json:
             errors, warnings = (e.lines, e.warnings) if isinstance(e, ModelError) else ([str(e)], [])
@@ -73,9 +73,9 @@ def _fixed_priority_counts(c: dict) -> str:
 
 def info(file: FileArg, as_json: JsonOpt = False) -> None:
     """Counts and the load of every egress port (overloaded ports flagged)."""
-    from rtnetlab import model
+    import rtnetlab as rt
 
-    net = model.load_file(file)
+    net = rt.load(file)
     data = net.info()
     if as_json:
         data["warnings"] = net.warnings
@@ -137,12 +137,12 @@ def convert(
     as_json: JsonOpt = False,
 ) -> None:
     """Convert between YAML, JSON and WOPANet XML; the input is validated first."""
-    from rtnetlab import model
+    import rtnetlab as rt
 
     check_description_output("", dst)
     check_outputs({"": dst}, [src])
-    net = model.load_file(src)
-    model.write(net.spec, dst)
+    net = rt.load(src)
+    net.save(dst)
     if as_json:
         emit_json({"from": str(src), "to": str(dst), "warnings": net.warnings})
         return
@@ -155,10 +155,10 @@ def schema(
     as_json: JsonOpt = False,
 ) -> None:
     """Print the JSON Schema of the description format (generated from the engine's model)."""
-    from rtnetlab import model
+    import rtnetlab as rt
     from rtnetlab.io import formats
 
-    text = json.dumps(model.schema(), indent=2) + "\n"
+    text = json.dumps(rt.schema(), indent=2) + "\n"
     if output:
         check_outputs({"-o": output}, [])
         formats.atomic_write(output, text)

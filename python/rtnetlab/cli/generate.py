@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from rtnetlab.cli.common import JsonOpt, check_description_output, check_outputs, emit_json, wrote
-from rtnetlab.errors import UserError
 
 app = typer.Typer(help="Generate synthetic networks.", no_args_is_help=True)
 
@@ -49,25 +47,16 @@ def generate_afdx(
     switches from 1Gbps), so every route is bounded; end systems' links at 100Mbps take it from
     defaults.link_rate. A network no link rate can carry is refused in one line.
     """
-    from rtnetlab import _core, limits, model
+    import rtnetlab as rt
 
-    # Before the engine allocates them (200,000,000 VLs would take the host's memory).
-    limits.check("vls", vls, "--vls")
-    if switches is not None:
-        limits.check("nodes", switches * planes, "--switches", f"{switches * planes:,} switches")
-    if end_systems is not None:
-        limits.check("nodes", (switches or 0) * planes + end_systems, "--end-systems")
     if output:
         check_description_output("-o", output)
         check_outputs({"-o": output}, [])
-    try:
-        text, sizing_text = _core.generate_afdx_sized(vls, switches or 0, seed, planes, end_systems or 0)
-    except ValueError as e:
-        raise UserError(f"generate afdx: {e}") from None
-    sizing = json.loads(sizing_text)
-    data = json.loads(text)
+    net = rt.generate_afdx(vls, switches, seed, planes, end_systems)
+    sizing = net.sizing or {}
+    data = net.data
     if output:
-        model.write(data, output)
+        net.save(output)
         if as_json:
             emit_json({"output": str(output), "virtual_links": vls, "sizing": sizing})
         else:

@@ -54,29 +54,22 @@ def report_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."""
-    from rtnetlab import model
+    import rtnetlab as rt
     from rtnetlab import report as report_mod
     from rtnetlab.results import failure_line
     from rtnetlab.testbed import compare
 
-    measured_data = compare.load(measured) if measured is not None else None
+    if measured is not None:
+        compare.load(measured)  # checked before anything runs
 
     seconds = quantity("duration", duration, "--duration")
     if seconds <= 0:
         raise UserError(f"--duration: must be positive, got {duration}")
     report_mod.check_output(output, [file])
-    net = model.load_file(file)
-    summary, paths = report_mod.generate(
-        net,
-        output,
-        method=method,
-        duration_ns=round(seconds * 1e9),
-        seed=seed,
-        progress=not as_json and sys.stderr.isatty(),
-        inputs=[file] + ([measured] if measured is not None else []),
-        measured=measured_data,
-        worst_case=worst_case,
-    )
+    net = rt.load(file)
+    page = rt.report(net, output, method=method, duration=seconds, seed=seed, measured=measured,
+                     worst_case=worst_case, progress=not as_json and sys.stderr.isatty())
+    summary, paths = page.summary, page.paths
     failed = fail_on_miss and summary["verdict"]["failed"]
     if as_json:
         files = {k: str(p) for k, p in paths.items()}

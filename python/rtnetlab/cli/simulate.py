@@ -21,20 +21,10 @@ from rtnetlab.cli.common import (
     err,
     fmt_opt_us,
     out,
-    quantity,
     table,
-    warn,
     wrote,
 )
-from rtnetlab.errors import UserError
 from rtnetlab.tables import DEFAULT_ROWS, ResultTable, RowsOpt, parse_limit
-
-
-def _memory_limit(text: str) -> int:
-    limit = quantity("size", text, "--memory-limit") / 8
-    if not 1 <= limit < 2**64:
-        raise UserError(f"--memory-limit: expected a size such as 16000MB, got {text}")
-    return int(limit)
 
 
 def simulate(
@@ -119,119 +109,39 @@ def simulate(
 ) -> None:
     """Simulate the network packet by packet; per-flow latencies beside their bounds, per-port
     backlog. Ctrl-C stops early and still reports (exit 130)."""
-    from rtnetlab import model
+    import rtnetlab as rt
     from rtnetlab import simulate as sim_mod
 
     limit = parse_limit(rows)
-    seconds = quantity("duration", duration, "--duration")
-    if seconds <= 0:
-        raise UserError(f"--duration: must be positive, got {duration}")
-    for name, value, allowed in [
-        ("--release", release, ("random", "synchronized")),
-        ("--sizes", sizes, ("uniform", "max", "min", "trace")),
-        ("--workload", workload, ("periodic", "cbr", "poisson", "pareto")),
-    ]:
-        if value not in allowed:
-            raise UserError(f"{name}: expected one of {', '.join(allowed)}, got '{value}'")
-    trace_sizes: list[int] = []
-    if size_trace is not None and sizes != "trace":
-        # Ignored until now: the sizes the user gave were silently not the ones simulated.
-        raise UserError(f"--size-trace: used only with --sizes trace, got --sizes {sizes}")
-    if sizes == "trace":
-        if size_trace is None:
-            raise UserError("--sizes trace: give the frame sizes with --size-trace FILE")
-        trace_sizes = _read_sizes(size_trace)
-    if dedup is not None and dedup not in ("first_copy", "hold_until_twin"):
-        raise UserError(f"--dedup: expected first_copy or hold_until_twin, got '{dedup}'")
-    if load is None:
-        load = 1.0 if workload == "cbr" else 0.5
-    if workload != "periodic" and not load > 0:
-        raise UserError(f"--load: must be positive, got {load}")
-    timeout_ns = 0
-    if retransmit_timeout is not None:
-        timeout = quantity("duration", retransmit_timeout, "--retransmit-timeout")
-        if not timeout >= 1e-9:
-            raise UserError(f"--retransmit-timeout: must be at least 1ns, got {retransmit_timeout}")
-        retransmit, timeout_ns = True, round(timeout * 1e9)
-    if trace_limit is not None and trace is None:
-        raise UserError("--trace-limit: give the trace file with --trace FILE")
-    # Before the run: an unwritable output would otherwise only show once it is over.
+    options = dict(duration=duration, seed=seed, release=release, sizes=sizes, size_trace=size_trace,
+                   workload=workload, load=load, retransmit=retransmit,
+                   retransmit_timeout=retransmit_timeout, dedup=dedup, dedup_counters=dedup_counters,
+                   trace_limit=trace_limit, memory_limit=memory_limit)
+    # The options checked before the description is read (and an unwritable output before the run).
+    sim_mod.config(trace=trace, **options)  # type: ignore[arg-type]
     check_outputs({"--trace": trace, "--histograms": histograms}, [file, size_trace])
-    work: dict = {"kind": "periodic"}
-    if workload in ("cbr", "poisson"):
-        work = {"kind": workload, "load": load}
-    elif workload == "pareto":
-        work = {"kind": "pareto_bursts", "load": load, "alpha": 1.5, "mean_frames": 4.0}
-    net = model.load_file(file)
-    if retransmit and not timeout_ns and not any(f.get("deadline") for f in net.spec.get("flows", [])):
-        raise UserError("--retransmit: no flow has a deadline to time out on; give --retransmit-timeout")
-    config = {
-        "duration_ns": round(seconds * 1e9),
-        "seed": seed,
-        "release": release,
-        "frame_sizes": sizes,
-        "workload": work,
-        "retransmit": retransmit,
-        "retransmit_timeout_ns": timeout_ns,
-        "trace_limit": (trace_limit or sim_mod.DEFAULT_TRACE_LIMIT) if trace else 0,
-        "dedup": {"counters": dedup_counters, "mode": dedup} if dedup else None,
-        "size_trace": trace_sizes,
-        "memory_limit_bytes": 0 if memory_limit is None else _memory_limit(memory_limit),
-    }
-    if scenario is not None:
-        from rtnetlab.worst_case import replay_setup
-
-        net, config = replay_setup(net, config, scenario)
-    info = net.info()
-    counts = info["counts"]
-    if info["kind"] == "server_graph":
-        raise UserError(f"{file}: a server graph has no frames and no links to simulate; "
-                        "analyse it with `rtnetlab analyze`")
-    bounds_job = sim_mod.BoundsJob(net, config, analyze=with_bounds)
-    if counts["end_systems"]:
-        report = sim_mod.run(net, config, progress=not as_json and sys.stderr.isatty(), trace=trace)
-    else:
-        if trace or histograms:
-            raise UserError("--trace/--histograms: this description has no switched network to trace")
-        report = {"flows": [], "ports": [], "stats": {"events": 0, "frame_hops": 0, "wall_s": 0.0},
-                  "interrupted": False}
-    if counts["buses"] and not report["interrupted"]:
-        bus_config = {"duration_ns": config["duration_ns"], "seed": seed,
-                      "random_offsets": release == "random"}
-        try:
-            report["buses"] = net.simulate_buses(bus_config)
-        except ValueError as e:
-            raise UserError(f"{file}: {e}") from None
-    written: list[Path] = []
-    if trace is not None and report["stats"].get("trace_written"):
-        written.append(trace)
-    if histograms:
-        try:
-            sim_mod.write_histograms(report, histograms)
-            written.append(histograms)
-        except KeyboardInterrupt as e:  # a second Ctrl-C: the measurements are still reported
-            report["interrupted"] = True
-            report.setdefault("interrupted_by", sim_mod.signal_name(e))
-    for f in report["flows"]:
-        f.pop("histogram", None)
-    report["bounds"] = sim_mod.attach_bounds(net, report, config, job=bounds_job)
-    unwritten = histograms if histograms is not None and histograms not in written else None
-    warnings = list(net.warnings) + _sim_warnings(report, trace, unwritten)
+    net = rt.load(file)
+    result = net.simulate(**options, bounds=with_bounds, trace=trace, histograms=histograms,  # type: ignore[arg-type]
+                          scenario=scenario, progress=not as_json and sys.stderr.isatty())
+    report = result.data
+    written = [Path(p) for p in report.pop("files")]
+    warnings = report["warnings"]
+    network_warnings = result.network_warnings
     if as_json:
-        report["warnings"] = warnings
         emit_json(report)
     else:
-        warn(net)
+        for w in network_warnings:
+            err.print(w, markup=False)
         if report["flows"]:
             _print_sim(report, limit)
         if report.get("buses"):
             print_bus_sim(report["buses"])
         if written:
             wrote(*written)
-        for w in warnings[len(net.warnings):]:
+        for w in warnings[len(network_warnings):]:
             err.print(w, style="yellow", markup=False)
         if report["bounds"]["above_bound"]:
-            err.print(_soundness_line(report["bounds"]["above_bound"]), style="bold white on red",
+            err.print(sim_mod.soundness_line(report["bounds"]["above_bound"]), style="bold white on red",
                       markup=False)
     failures = _sim_failures(report) if fail_on_miss else []
     if failures and not as_json:
@@ -242,46 +152,6 @@ def simulate(
         raise typer.Exit(EXIT_SIGTERM if report.get("interrupted_by") == "SIGTERM" else EXIT_SIGINT)
     if failures:
         raise typer.Exit(EXIT_VERDICT)
-
-
-def _sim_warnings(report: dict, trace: Path | None, histograms: Path | None) -> list[str]:
-    """Warnings of a simulation (`histograms`: a histogram file requested but not written)."""
-    from rtnetlab.simulate import NO_BOUNDS
-
-    st = report["stats"]
-    out_w = []
-    if report["interrupted"]:
-        what = "SIGTERM" if report.get("interrupted_by") == "SIGTERM" else "Ctrl-C"
-        simulated = st.get("simulated_us", 0) / 1e6
-        out_w.append(f"warning: interrupted ({what}): results cover {simulated:g} s simulated")
-    if trace is not None:
-        if not st.get("trace_written"):
-            out_w.append(f"warning: --trace: {trace}: not written (interrupted while writing it; "
-                         "nothing left behind)")
-        elif st["trace_truncated"]:
-            out_w.append(
-                f"warning: --trace: {trace}: first {st['trace_frames']:,} of {st['frame_hops']:,} frame "
-                f"transmissions written (--trace-limit {st['trace_limit']:,}; raise it to keep more)"
-            )
-    if histograms is not None:
-        out_w.append(f"warning: --histograms: {histograms}: not written (interrupted while writing it)")
-    b = report["bounds"]
-    if not b["applies"] and report["flows"] and b["reason"] != NO_BOUNDS:
-        out_w.append(f"warning: bounds: not set beside the measurements: {b['reason']}")
-    if b["above_bound"]:
-        out_w.append("warning: " + _soundness_line(b["above_bound"]))
-    return out_w
-
-
-def _soundness_line(rows: list[dict]) -> str:
-    first = rows[0]
-    if first.get("bus"):
-        where = first["violation"]
-    else:
-        where = (f"{first['flow']} -> {first['destination']} ({first['plane']}): simulated "
-                 f"{first['max_us']:,.3f} us > bound {first['bound_us']:,.3f} us")
-    return (f"SIMULATED MAXIMUM ABOVE ITS BOUND in {len(rows)} row(s), first {where}: a bound must never "
-            "be exceeded; this is a bug in rtnetlab, please report it with the description and --seed")
 
 
 def _sim_failures(report: dict) -> list[str]:
@@ -325,24 +195,6 @@ def print_bus_sim(buses: dict) -> None:
             )
     for v in buses["violations"]:
         err.print(f"BOUND VIOLATED: {v}", style="bold red")
-
-
-def _read_sizes(path: Path) -> list[int]:
-    """Frame sizes in bytes, one per line (or separated by commas/spaces); '#' starts a comment."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise UserError(f"{path}: cannot be read ({e.strerror})") from None
-    sizes = []
-    for n, line in enumerate(text.splitlines(), 1):
-        for word in line.split("#")[0].replace(",", " ").split():
-            if not word.isdigit() or not 0 < int(word) < 65536:
-                column = line.index(word) + 1
-                raise UserError(f"{path}:{n}:{column}: expected frame sizes in bytes, got '{word}'")
-            sizes.append(int(word))
-    if not sizes:
-        raise UserError(f"{path}: no frame sizes")
-    return sizes
 
 
 def _print_sim(report: dict, limit: int | None) -> None:

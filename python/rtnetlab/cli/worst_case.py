@@ -3,15 +3,12 @@ the engine's ``worst_case``), its table, ``-o`` (the scenarios' file) and its so
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from rtnetlab.errors import UserError
-from rtnetlab.worst_case import summary_line
+from rtnetlab.worst_case import budget_seconds, summary_line
 
 
 def worst_case_command(
@@ -59,39 +56,18 @@ def worst_case_command(
     # The help is rich markup: "\\[" keeps the interval's brackets from being read as a tag.
     """Search the worst case of every flow: the largest delay a replayed simulation realises
     beside its bound, the pessimism interval \\[achieved, bound], and the scenario that realises it."""
-    from rtnetlab import model
+    import rtnetlab as rt
     from rtnetlab.cli import common as cli
-    from rtnetlab.io import output as outfiles
     from rtnetlab.tables import parse_limit
-    from rtnetlab.worst_case import KIND
 
     limit = parse_limit(rows)
-    if workers is not None:
-        from rtnetlab import limits
-
-        limits.check("workers", workers, "--workers", f"{workers:,} search threads")
-    seconds = None
-    if evaluations is None:
-        seconds = cli.quantity("duration", budget, "--budget")
-        if not seconds > 0:
-            raise UserError(f"--budget: must be positive, got {budget}")
+    budget_seconds(budget, evaluations, workers)
     names = cli.comma_list("--flows", flows, what="flow names") if flows is not None else []
     if output is not None:
         cli.check_outputs({"-o": output}, [file])
-    net = model.load_file(file)
-    known = {f["name"] for f in net.spec.get("flows", [])}
-    for n in names:
-        if n not in known:
-            raise UserError(f"--flows: no flow named '{n}' in {file}")
-    try:
-        report = net.worst_case(seconds, evaluations, seed, workers or os.cpu_count() or 1, names)
-    except ValueError as e:
-        raise UserError(f"{file}: {e}") from None
-    report["kind"] = KIND
-    report["budget"] = {"evaluations": evaluations} if evaluations is not None else {"seconds": seconds}
-    report["warnings"] = list(net.warnings)
-    if output is not None:
-        outfiles.write_all({output: json.dumps(report, indent=1, allow_nan=False) + "\n"})
+    net = rt.load(file)
+    report = net.worst_case(budget, evaluations=evaluations, flows=names, seed=seed, workers=workers,
+                            output=output).data
     if as_json:
         cli.emit_json(report)
     else:

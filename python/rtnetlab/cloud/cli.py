@@ -281,6 +281,7 @@ def admit_command(
 ) -> None:
     """Admit VSN requests in arrival order: components on cores (EDF), virtual links on paths
     whose flows' bounds meet their latency and jitter; every rejection names its constraint."""
+    import rtnetlab as rt
     from rtnetlab.cloud import admit as adm
     from rtnetlab.io import output as outfiles
 
@@ -288,7 +289,8 @@ def admit_command(
         outfiles.check({f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, [infra, requests_file])
     infrastructure = adm.read_infrastructure(infra)
     try:
-        report = adm.admit(infrastructure, adm.read_requests(requests_file), str(infra), str(requests_file))
+        report = rt.admit(infrastructure, adm.read_requests(requests_file),
+                          names=(str(infra), str(requests_file))).data
     except UserError as e:
         raise UserError(_in_user_files(str(e), requests_file, infra=infra)) from None
     written: list[Path] = []

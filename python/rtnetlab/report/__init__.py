@@ -31,6 +31,10 @@ the template. matplotlib is imported by the plots on first use only.
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from rtnetlab.report.data import NO_CLASS, build
 from rtnetlab.report.files import check_output, generate, output_paths, render_csv, render_json, write
 from rtnetlab.report.page import render_html
@@ -53,3 +57,17 @@ __all__ = [
     "render_json",
     "write",
 ]
+
+
+class _ReportModule(types.ModuleType):
+    """This package, callable: ``rtnetlab.report`` is both the report's package and the API's
+    ``rt.report(network, path=None, ...)`` (:func:`rtnetlab.display.report`), whichever was
+    imported first (importing the package sets the attribute ``rtnetlab.report`` to it)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from rtnetlab.display import report
+
+        return report(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _ReportModule

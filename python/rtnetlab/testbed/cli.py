@@ -453,24 +453,16 @@ def export_taprio(
 ) -> None:
     """Write a shell script configuring a real Linux port's time-aware and credit-based shapers: taprio
     (gate control list), cbs and etf qdiscs, mqprio without gates."""
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import taprio, tc
+    from rtnetlab.testbed import taprio
 
     # The script runs as root: what goes into it is checked before anything is read.
-    problem = tc.interface_problem(dev)
-    if problem is not None:
-        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
-    if offload not in taprio.OFFLOADS:
-        raise UserError(f"--offload: expected none, txtime or full, got '{tc.comment(offload)}'")
+    taprio.check_options(dev, offload)
     if output is not None:
         outfiles.check({"--output": output}, [file])
-    net, _ = _load(file)
-    try:
-        script, missing = taprio.export_script(net.resolved(), node, port, dev, offload, str(file))
-    except KeyError:
-        raise UserError(f"--node: no node named {tc.comment(node)}") from None
-    except ValueError as e:
-        raise UserError(f"--node: {e}") from None
+    net = rt.read(file)
+    script, missing = net.export_taprio(node, dev, port, offload)
     for w in net.warnings:
         err.print(w, markup=False)
     if output is None:
@@ -492,18 +484,12 @@ def export_yang(
 ) -> None:
     """Write the gate control lists as an IEEE 802.1Qcw YANG instance (ieee802-dot1q-sched-bridge,
     RFC 7951 JSON)."""
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import taprio, tc
 
     if output is not None:
         outfiles.check({"--output": output}, [file])
-    net, _ = _load(file)
-    try:
-        doc = taprio.yang_instance(net.resolved(), node)
-    except KeyError:
-        raise UserError(f"--node: no node named {tc.comment(node)}") from None
-    if not doc[f"{taprio.IF}:interfaces"]["interface"]:
-        raise UserError(f"{file}: no port runs a gate control list{'' if node is None else ' at ' + node}")
+    doc = rt.read(file).gate_control_yang(node)
     text = json.dumps(doc, indent=2) + "\n"
     if output is None:
         sys.stdout.write(text)

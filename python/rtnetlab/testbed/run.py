@@ -45,9 +45,12 @@ DISTURBANCE_NS = 100_000
 
 
 def binary() -> Path:
-    """The testbed's process (`cargo build --release -p rtnetlab-testbed`, done by `make build`)."""
+    """The testbed's process: RTNETLAB_TESTBED_BIN, the one a wheel carries (rtnetlab/bin, `make
+    wheel`), the checkout's (`cargo build --release -p rtnetlab-testbed`, done by `make build`),
+    or one on PATH."""
     env = os.environ.get("RTNETLAB_TESTBED_BIN")
     candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[1] / "bin" / "rtnetlab-testbed")
     candidates.append(Path(__file__).resolve().parents[3] / "target" / "release" / "rtnetlab-testbed")
     found = shutil.which("rtnetlab-testbed")
     if found:

@@ -310,3 +310,15 @@ def yang_instance(resolved: dict, node: str | None = None) -> dict:
             f"{BRIDGE}:bridge-port": {f"{SCHED_BRIDGE}:gate-parameter-table": table},
         })
     return {f"{IF}:interfaces": {"interface": interfaces}}
+
+
+def check_options(dev: str, offload: str) -> None:
+    """`export taprio`'s options, checked before anything is read (the script runs as root)."""
+    from rtnetlab.errors import UserError
+    from rtnetlab.testbed import tc
+
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
+    if offload not in OFFLOADS:
+        raise UserError(f"--offload: expected none, txtime or full, got '{tc.comment(offload)}'")
