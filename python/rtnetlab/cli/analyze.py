@@ -294,8 +294,8 @@ def _terms_text(terms: dict, num) -> str:
             return f"Terms (end-to-end service): none ({terms.get('reason')})."
         corners = ", ".join(f"({x:,.3f} us, {y:,.0f} bits)" for x, y in terms["service"][:6])
         more = " ..." if len(terms["service"]) > 6 else ""
-        return (f"Terms (end-to-end service): the horizontal deviation between the token bucket "
-                f"({num(terms['burst_bits'], '{:,.0f}')} bits, {num(terms['rate_bps'] / 1e6, '{:,.3f}')} Mb/s) "
+        bucket = f"{num(terms['burst_bits'], '{:,.0f}')} bits, {num(terms['rate_bps'] / 1e6, '{:,.3f}')} Mb/s"
+        return (f"Terms (end-to-end service): the horizontal deviation between the token bucket ({bucket}) "
                 f"and the left-over service through {corners}{more}, then "
                 f"{num(terms['service_rate_bps'] / 1e6, '{:,.3f}')} Mb/s, {constant}.")
     lp = terms["program"]
