@@ -705,15 +705,16 @@ def test_request_path_through_the_windows():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('{"rows": []}', "not middleware results"),
-        ('{"host": {}, "rows": [{"flow": 1}]}', "rows of no known middleware experiment"),
-        ("[1, 2", "not JSON"),
+        ('{"rows": []}', ": not middleware results"),
+        ('{"host": {}, "rows": [{"flow": 1}]}', ": rows of no known middleware experiment"),
+        # Where it stops being JSON, as a place of the file (line and column), as every command says.
+        ("[1, 2", ":1:6: not JSON (Expecting ',' delimiter)"),
     ],
 )
 def test_report_refuses_what_is_not_middleware_results(rtnetlab_cli, tmp_path, text, message):
     src = tmp_path / "r.json"
     src.write_text(text)
-    refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}: {message}")
+    refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}{message}")
     assert not (tmp_path / "r.html").exists()
 
 

@@ -700,6 +700,7 @@ def report_cmd(
 ) -> None:
     """The HTML page (tables and plots) of saved middleware results: one page per results file,
     written beside it (x.json -> x.html) unless -o names it."""
+    from rtnetlab.io import jsontext
     from rtnetlab.io import output as outfiles
     from rtnetlab.report.middleware import kind_of, render
 
@@ -712,7 +713,7 @@ def report_cmd(
         except OSError as e:
             raise UserError(f"{src}: cannot be read ({e.strerror or e})") from None
         except ValueError as e:
-            raise UserError(f"{src}: not JSON ({e})") from None
+            raise UserError(jsontext.not_json(src, e)) from None
         kind_of(doc, str(src))
         dest = output if output is not None else Path(src).with_suffix(".html")
         pages[dest] = (doc, src)
