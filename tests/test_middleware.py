@@ -765,6 +765,14 @@ def test_report_of_results_without_samples(rtnetlab_cli, tmp_path):
     page = (tmp_path / "part.html").read_text()
     assert ">routing window<" in page and ">worst request's stages (analysis)<" not in page
     assert "The routed scenarios were not both measured: no request is drawn." in page
+    # --json: the pages written, as JSON on stdout instead of the `wrote` lines.
+    page_o = str(tmp_path / "o.html")
+    p = middleware(rtnetlab_cli, "report", str(tmp_path / "old.json"), "-o", page_o, "--json", timeout=60)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert json.loads(p.stdout) == {
+        "pages": [{"output": page_o, "results": str(tmp_path / "old.json"), "experiment": "pubsub"}]
+    }
+    assert (tmp_path / "o.html").read_text() == old
 
 
 def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):
