@@ -39,13 +39,6 @@ def commands() -> list[tuple[list[str], object]]:
 
 
 COMMANDS = commands()
-#: What the walk finds in commands of the testbed and middleware packages, left to them.
-NOT_OURS = {
-    "export tc": "no --json option (python/rtnetlab/testbed/cli.py)",
-    "export taprio": "no --json option, as export tc (python/rtnetlab/testbed/cli.py)",
-    "export yang": "no --json option, as export tc (python/rtnetlab/testbed/cli.py)",
-    "middleware report": "no --json option (python/rtnetlab/middleware/cli.py)",
-}
 
 
 def has_json(command) -> bool:
@@ -79,9 +72,6 @@ def test_an_unknown_option_is_one_line(capsys, path):
     rc, out, err = run(capsys, [*path, "--no-such-option"])
     assert (rc, out) == (2, "")
     assert err == f"--no-such-option: no such option of rtnetlab {name} (rtnetlab {name} --help)\n"
-    if name in NOT_OURS:
-        assert not has_json(command)
-        pytest.xfail(NOT_OURS[name])
     assert has_json(command), f"{name} has no --json"
     rc, out, err = run(capsys, [*path, "--no-such-option", "--json"])
     assert (rc, err) == (2, "")
@@ -137,12 +127,6 @@ def file_cases() -> list[tuple[list[str], str]]:
 
 
 FILE_CASES = file_cases()
-NOT_OURS_FILES = {
-    ("report", "measured"): "'--measured: FILE: not JSON (... line 1 column 1 ...)': no FILE:line:column "
-    "(python/rtnetlab/testbed/compare.py)",
-    ("middleware report", "results"): "'FILE: not JSON (... line 1 column 1 ...)': no FILE:line:column "
-    "(python/rtnetlab/middleware/cli.py)",
-}
 
 
 def args_for(path: list[str], command, bad_param: str, bad: Path, tmp: Path) -> list[str]:
@@ -172,20 +156,17 @@ def test_a_file_that_is_not_yaml_is_one_line_naming_its_line(capsys, tmp_path, m
     bad.write_text("name: x\nflows: [\n")
     (tmp_path / "ok.yaml").write_text((REPO / "examples" / "seed002_four_vls.yaml").read_text())
     args = args_for(path, command, param, bad, tmp_path)
-    name = " ".join(path)
     rc, out, err = run(capsys, args)
     assert (rc, out) == (2, ""), err
     assert len(err.splitlines()) == 1, err
-    if (name, param) in NOT_OURS_FILES:
-        pytest.xfail(NOT_OURS_FILES[(name, param)])
     # The file, the line and the column where it stops being what it should be, then why.
     assert re.match(r"(--[a-z-]+: )?bad\.yaml:\d+:\d+: \S", err), err
     assert not (tmp_path / "out").exists() and not (tmp_path / "x.json").exists()
-    if has_json(command):
-        rc, out, err = run(capsys, [*args, "--json"])
-        assert (rc, err) == (2, "")
-        error = one_error(out)
-        assert re.match(r"(--[a-z-]+: )?bad\.yaml:\d+:\d+: ", f"{error['place']}: {error['message']}"), error
+    rc, out, err = run(capsys, [*args, "--json"])
+    assert (rc, err) == (2, "")
+    error = one_error(out)
+    assert re.match(r"(--[a-z-]+: )?bad\.yaml:\d+:\d+: ", f"{error['place']}: {error['message']}"), error
+    assert not (tmp_path / "out").exists() and not (tmp_path / "x.json").exists()
 
 
 # --- the replays ----------------------------------------------------------------------

@@ -705,15 +705,16 @@ def test_request_path_through_the_windows():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('{"rows": []}', "not middleware results"),
-        ('{"host": {}, "rows": [{"flow": 1}]}', "rows of no known middleware experiment"),
-        ("[1, 2", "not JSON"),
+        ('{"rows": []}', ": not middleware results"),
+        ('{"host": {}, "rows": [{"flow": 1}]}', ": rows of no known middleware experiment"),
+        # Where it stops being JSON, as a place of the file (line and column), as every command says.
+        ("[1, 2", ":1:6: not JSON (Expecting ',' delimiter)"),
     ],
 )
 def test_report_refuses_what_is_not_middleware_results(rtnetlab_cli, tmp_path, text, message):
     src = tmp_path / "r.json"
     src.write_text(text)
-    refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}: {message}")
+    refused(middleware(rtnetlab_cli, "report", str(src), timeout=60), f"{src}{message}")
     assert not (tmp_path / "r.html").exists()
 
 
@@ -764,6 +765,14 @@ def test_report_of_results_without_samples(rtnetlab_cli, tmp_path):
     page = (tmp_path / "part.html").read_text()
     assert ">routing window<" in page and ">worst request's stages (analysis)<" not in page
     assert "The routed scenarios were not both measured: no request is drawn." in page
+    # --json: the pages written, as JSON on stdout instead of the `wrote` lines.
+    page_o = str(tmp_path / "o.html")
+    p = middleware(rtnetlab_cli, "report", str(tmp_path / "old.json"), "-o", page_o, "--json", timeout=60)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+    assert json.loads(p.stdout) == {
+        "pages": [{"output": page_o, "results": str(tmp_path / "old.json"), "experiment": "pubsub"}]
+    }
+    assert (tmp_path / "o.html").read_text() == old
 
 
 def test_out_must_be_a_directory(rtnetlab_cli, tmp_path):

@@ -3,6 +3,7 @@ interface in a namespace of its own and reading back what tc installed."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import uuid
@@ -60,6 +61,19 @@ def test_drr_port_is_said_not_expressed(tmp_path, rtnetlab_cli):
     assert p.returncode == 0
     assert "#  - the port's scheduler (drr)" in p.stdout
     assert "not expressed: the port's scheduler (drr)" in p.stderr
+    # --json: what was written, what the script cannot express, as one document on stdout.
+    script = p.stdout
+    missing = [line.removeprefix("not expressed: ") for line in p.stderr.splitlines()]
+    assert missing[0].startswith("the port's scheduler (drr)")
+    p = export(rtnetlab_cli, f, "--node", "ES2", "--dev", "eth0", "--json")
+    assert (p.returncode, p.stderr) == (0, "")
+    assert json.loads(p.stdout) == {"output": None, "lines": len(script.splitlines()), "script": script,
+                                    "not_expressed": missing, "warnings": []}  # fmt: skip
+    p = export(rtnetlab_cli, f, "--node", "ES2", "--dev", "eth0", "-o", tmp_path / "es2.sh", "--json")
+    assert (p.returncode, p.stderr) == (0, "")
+    assert json.loads(p.stdout) == {"output": str(tmp_path / "es2.sh"), "lines": len(script.splitlines()),
+                                    "not_expressed": missing, "warnings": []}  # fmt: skip
+    assert (tmp_path / "es2.sh").read_text() == script and os.access(tmp_path / "es2.sh", os.X_OK)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="applying the script needs root")

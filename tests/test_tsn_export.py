@@ -220,3 +220,31 @@ def test_yang_instance_has_the_published_structure(configured: Path, tmp_path: P
                    for e in t["admin-control-list"]["gate-control-entry"]]
     res = run("export", "yang", str(EXAMPLES / "cbs_avb.yaml"))
     assert res.returncode == 2 and "no port runs a gate control list" in res.stderr
+
+
+def test_json_says_what_was_written(configured: Path, tmp_path: Path) -> None:
+    """--json: the script or instance written, as one document on stdout instead of the human
+    lines; an error as the JSON error document, and nothing written."""
+    script = run("export", "taprio", str(configured), "--node", "sw1", "--port", "3", "--dev", "eth0").stdout
+    out = tmp_path / "sw1.sh"
+    res = run("export", "taprio", str(configured), "--node", "sw1", "--port", "3", "--dev", "eth0", "-o",
+              str(out), "--json")  # fmt: skip
+    assert (res.returncode, res.stderr) == (0, "")
+    got = json.loads(res.stdout)
+    assert got == {"output": str(out), "lines": len(script.splitlines()),
+                   "not_expressed": got["not_expressed"], "warnings": []}  # fmt: skip
+    assert out.read_text() == script
+    res = run("export", "taprio", str(configured), "--node", "sw1", "--port", "3", "--dev", "eth0", "--json")
+    assert json.loads(res.stdout)["script"] == script
+    instance = json.loads(run("export", "yang", str(configured)).stdout)
+    ports = len(instance["ietf-interfaces:interfaces"]["interface"])
+    res = run("export", "yang", str(configured), "-o", str(tmp_path / "gates.json"), "--json")
+    assert (res.returncode, res.stderr) == (0, "")
+    assert json.loads(res.stdout) == {"output": str(tmp_path / "gates.json"), "ports": ports}
+    assert json.loads((tmp_path / "gates.json").read_text()) == instance
+    res = run("export", "yang", str(configured), "--json")
+    assert json.loads(res.stdout) == {"output": None, "ports": ports, "instance": instance}
+    res = run("export", "yang", str(EXAMPLES / "cbs_avb.yaml"), "-o", str(tmp_path / "none.json"), "--json")
+    assert (res.returncode, res.stderr) == (2, "")
+    assert json.loads(res.stdout)["errors"][0]["message"].startswith("no port runs a gate control list")
+    assert not (tmp_path / "none.json").exists()

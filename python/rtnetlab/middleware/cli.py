@@ -697,9 +697,18 @@ def report_cmd(
         Path | None,
         typer.Option("-o", "--output", help="The page (one results file only; default: beside it, .html)."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print machine-readable JSON (errors too): under "pages", each page written, with the '
+            "results file and the experiment it shows (output, results, experiment).",
+        ),
+    ] = False,
 ) -> None:
     """The HTML page (tables and plots) of saved middleware results: one page per results file,
     written beside it (x.json -> x.html) unless -o names it."""
+    from rtnetlab.io import jsontext
     from rtnetlab.io import output as outfiles
     from rtnetlab.report.middleware import kind_of, render
 
@@ -712,13 +721,17 @@ def report_cmd(
         except OSError as e:
             raise UserError(f"{src}: cannot be read ({e.strerror or e})") from None
         except ValueError as e:
-            raise UserError(f"{src}: not JSON ({e})") from None
-        kind_of(doc, str(src))
+            raise UserError(jsontext.not_json(src, e)) from None
+        kind = kind_of(doc, str(src))
         dest = output if output is not None else Path(src).with_suffix(".html")
-        pages[dest] = (doc, src)
+        pages[dest] = (doc, src, kind)
     outfiles.check(
-        {("-o" if output is not None else f"page of {src}"): d for d, (_, src) in pages.items()}, results
+        {("-o" if output is not None else f"page of {src}"): d for d, (_, src, _) in pages.items()}, results
     )
-    outfiles.write_all({dest: render(doc, str(src)) for dest, (doc, src) in pages.items()})
+    outfiles.write_all({dest: render(doc, str(src)) for dest, (doc, src, _) in pages.items()})
+    if as_json:
+        _emit({"pages": [{"output": str(dest), "results": str(src), "experiment": kind}
+                         for dest, (_, src, kind) in pages.items()]})  # fmt: skip
+        return
     for dest in pages:
         err.print(f"wrote {dest}", markup=False)

@@ -22,6 +22,16 @@ err = Console(emoji=False, stderr=True, highlight=False, soft_wrap=True)
 
 FileArg = Annotated[Path, typer.Argument(help="Network description (.yaml, .yml, .json, or WOPANet .xml)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON (errors too).")]
+#: --json of the commands writing a script: what was written instead of the human lines.
+ScriptJsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print machine-readable JSON (errors too): the file written, its number of lines, what the "
+        "script cannot express and the warnings (output, lines, not_expressed, warnings); without -o "
+        "the script itself too (script).",
+    ),
+]
 ModeOpt = Annotated[
     str,
     typer.Option(
@@ -57,6 +67,33 @@ def _load(file: Path):
 
 def _emit(data: dict) -> None:
     sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+
+
+def _write_script(
+    output: Path | None, script: str, missing: list[str], warnings: list[str], as_json: bool
+) -> None:
+    """An exported script to `output` (executable from the start: no chmod through a path, which
+    would follow a link) or to stdout, what it cannot express and the description's warnings on
+    stderr; with --json, all of it as one JSON document instead."""
+    from rtnetlab.io import output as outfiles
+
+    if not as_json:
+        for w in warnings:
+            err.print(w, markup=False)
+    if output is not None:
+        outfiles.atomic_write(output, script, mode=0o755)
+    if as_json:
+        summary = {"output": None if output is None else str(output), "lines": len(script.splitlines())}
+        if output is None:
+            summary["script"] = script
+        _emit({**summary, "not_expressed": list(missing), "warnings": list(warnings)})
+        return
+    if output is None:
+        sys.stdout.write(script)
+    else:
+        out.print(f"wrote {output}", markup=False)
+    for m in missing:
+        err.print(f"not expressed: {m}", markup=False, style="yellow")
 
 
 def _us(x: float | None) -> str:
@@ -391,6 +428,7 @@ def export_tc(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the script here (else stdout).")
     ] = None,
+    as_json: ScriptJsonOpt = False,
 ) -> None:
     """Write a shell script configuring a real Linux end system: an HTB class per VL at its BAG/Lmax rate
     and burst, filters by VL id, the port's scheduler where Linux has it; what it cannot express is said."""
@@ -419,16 +457,7 @@ def export_tc(
         raise UserError(f"--node: no node named {tc.comment(node)}") from None
     except ValueError as e:
         raise UserError(f"--node: {e}") from None
-    for w in net.warnings:
-        err.print(w, markup=False)
-    if output is None:
-        sys.stdout.write(script)
-    else:
-        # Executable from the start: no chmod through a path, which would follow a link.
-        outfiles.atomic_write(output, script, mode=0o755)
-        out.print(f"wrote {output}", markup=False)
-    for m in missing:
-        err.print(f"not expressed: {m}", markup=False, style="yellow")
+    _write_script(output, script, missing, net.warnings, as_json)
 
 
 @export_app.command("taprio")
@@ -450,6 +479,7 @@ def export_taprio(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the script here (else stdout).")
     ] = None,
+    as_json: ScriptJsonOpt = False,
 ) -> None:
     """Write a shell script configuring a real Linux port's time-aware and credit-based shapers: taprio
     (gate control list), cbs and etf qdiscs, mqprio without gates."""
@@ -463,15 +493,7 @@ def export_taprio(
         outfiles.check({"--output": output}, [file])
     net = rt.read(file)
     script, missing = net.export_taprio(node, dev, port, offload)
-    for w in net.warnings:
-        err.print(w, markup=False)
-    if output is None:
-        sys.stdout.write(script)
-    else:
-        outfiles.atomic_write(output, script, mode=0o755)
-        out.print(f"wrote {output}", markup=False)
-    for m in missing:
-        err.print(f"not expressed: {m}", markup=False, style="yellow")
+    _write_script(output, script, missing, net.warnings, as_json)
 
 
 @export_app.command("yang")
@@ -481,20 +503,34 @@ def export_yang(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the JSON here (else stdout).")
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print machine-readable JSON (errors too): the file written and its number of ports "
+            "(output, ports); without -o the instance itself too (instance).",
+        ),
+    ] = False,
 ) -> None:
     """Write the gate control lists as an IEEE 802.1Qcw YANG instance (ieee802-dot1q-sched-bridge,
     RFC 7951 JSON)."""
     import rtnetlab as rt
     from rtnetlab.io import output as outfiles
+    from rtnetlab.testbed import taprio
 
     if output is not None:
         outfiles.check({"--output": output}, [file])
     doc = rt.read(file).gate_control_yang(node)
     text = json.dumps(doc, indent=2) + "\n"
-    if output is None:
+    if output is not None:
+        outfiles.atomic_write(output, text)
+    if as_json:
+        ports = len(doc[f"{taprio.IF}:interfaces"]["interface"])
+        _emit({"output": None if output is None else str(output), "ports": ports,
+               **({"instance": doc} if output is None else {})})  # fmt: skip
+    elif output is None:
         sys.stdout.write(text)
     else:
-        outfiles.atomic_write(output, text)
         out.print(f"wrote {output}", markup=False)
 
 

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from rtnetlab.errors import UserError
+from rtnetlab.io import jsontext
 
 
 def load(path: Path) -> dict:
@@ -16,8 +17,8 @@ def load(path: Path) -> dict:
         m = json.loads(Path(path).read_text())
     except OSError as e:
         raise UserError(f"--measured: {path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise UserError(f"--measured: {path}: not JSON ({e})") from None
+    except ValueError as e:  # not JSON, or not text: where it stops being JSON, as the others say it
+        raise UserError(f"--measured: {jsontext.not_json(path, e)}") from None
     if not isinstance(m, dict) or m.get("source") != "testbed" or not isinstance(m.get("flows"), list):
         raise UserError(f'--measured: {path}: not a testbed measurement (no "source": "testbed" with flows)')
     return m
