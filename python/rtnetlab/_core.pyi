@@ -27,20 +27,21 @@ class Network:
         method: str,
         grouping: bool = False,
         blind: bool = False,
-        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        lp: Callable[[bytes, bytes, bytes, bytes, bytes], float] | None = None,
         arrival_bounds: str = "tightest",
         lp_effort: str = "default",
     ) -> str:
         """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
         `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
-        `lp(objective, rows)` solves fifo-lp's programs (max c·x, rows (columns, coefficients,
-        upper) of A·x <= b, x >= 0): the optimum, or ValueError."""
+        `lp(costs, starts, columns, coefficients, upper)` solves fifo-lp's programs (max c·x,
+        A·x <= b, x >= 0; native-endian arrays as bytes: c f64, A in compressed rows with i32
+        starts and columns and f64 coefficients, b f64): the optimum, or ValueError."""
     def analyze_document_json(
         self,
         method: str,
         grouping: bool = False,
         blind: bool = False,
-        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        lp: Callable[[bytes, bytes, bytes, bytes, bytes], float] | None = None,
         warnings: list[str] = ...,
         indent: bool = True,
         arrival_bounds: str = "tightest",
@@ -53,7 +54,7 @@ class Network:
         method: str,
         grouping: bool = False,
         blind: bool = False,
-        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        lp: Callable[[bytes, bytes, bytes, bytes, bytes], float] | None = None,
         limit: int | None = None,
         arrival_bounds: str = "tightest",
         lp_effort: str = "default",
@@ -87,7 +88,7 @@ class Network:
         grouping: bool,
         blind: bool,
         flow: str,
-        lp: Callable[[list[float], list[tuple[list[int], list[float], float]]], float] | None = None,
+        lp: Callable[[bytes, bytes, bytes, bytes, bytes], float] | None = None,
         arrival_bounds: str = "tightest",
         lp_effort: str = "default",
     ) -> str:

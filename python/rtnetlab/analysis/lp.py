@@ -14,7 +14,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
-Row = tuple[list[int], list[float], float]
 
 
 @contextlib.contextmanager
@@ -55,29 +54,25 @@ def _instance():
     return h
 
 
-def maximise(objective: list[float], rows: list[Row]) -> float:
-    """The optimum of max c·x, A·x <= b, x >= 0; ValueError naming HiGHS's status otherwise."""
+def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, upper: bytes) -> float:
+    """The optimum of max c·x, A·x <= b, x >= 0; ValueError naming HiGHS's status otherwise.
+    The engine passes the program as native-endian arrays (c as f64; A in compressed rows: row
+    starts and columns as i32, coefficients as f64; b as f64), read here without a copy."""
     import highspy
     import numpy as np
 
     h = _instance()
     inf = highspy.kHighsInf
-    n = len(objective)
+    c = np.frombuffer(costs, dtype=np.float64)
+    n = len(c)
     h.addVars(n, np.zeros(n), np.full(n, inf))
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.asarray(objective, dtype=float))
-    # All rows at once (compressed rows): one call instead of one per row, which dominates the
-    # time of the larger tandem programs.
-    m = len(rows)
-    starts = np.zeros(m, dtype=np.int32)
-    nz = 0
-    for k, (columns, _, _) in enumerate(rows):
-        starts[k] = nz
-        nz += len(columns)
-    indices = np.fromiter((c for columns, _, _ in rows for c in columns), dtype=np.int32, count=nz)
-    values = np.fromiter((a for _, coefficients, _ in rows for a in coefficients), dtype=float, count=nz)
-    upper = np.fromiter((b for _, _, b in rows), dtype=float, count=m)
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), c)
+    b = np.frombuffer(upper, dtype=np.float64)
+    m = len(b)
     if m:
-        h.addRows(m, np.full(m, -inf), upper, nz, starts, indices, values)
+        index = np.frombuffer(columns, dtype=np.int32)
+        h.addRows(m, np.full(m, -inf), b, len(index), np.frombuffer(starts, dtype=np.int32), index,
+                  np.frombuffer(coefficients, dtype=np.float64))
     h.changeObjectiveSense(highspy.ObjSense.kMaximize)
     h.run()
     status = h.getModelStatus()
@@ -86,7 +81,7 @@ def maximise(objective: list[float], rows: list[Row]) -> float:
     return float(h.getInfo().objective_function_value)
 
 
-def solver() -> Callable[[list[float], list[Row]], float] | None:
+def solver() -> Callable[[bytes, bytes, bytes, bytes, bytes], float] | None:
     """``maximise`` when HiGHS is installed, else None. Found, not imported: importing highspy
     and numpy costs a tenth of a second, and most analyses solve no program."""
     import importlib.util
