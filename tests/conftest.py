@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`needs_root` (registered in pyproject.toml): skipped, with its reason, unless run as root."""
+    mark = item.get_closest_marker("needs_root")
+    if mark is not None and os.geteuid() != 0:
+        pytest.skip(mark.kwargs.get("reason") or "needs root")
 
 
 @pytest.fixture(scope="session")
