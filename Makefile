@@ -66,7 +66,9 @@ test-rust: $(STAMP)
 	cargo fmt --all --check
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/ruff check python tests benchmarks tools
+	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
+	$(PY) tools/check_sizes.py
 
 test-python: build
 	$(VENV)/bin/pytest -q
