@@ -67,6 +67,8 @@ test-rust: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks tools
+	@# The Python layers' contracts ([tool.importlinter] in pyproject.toml).
+	$(VENV)/bin/lint-imports --no-cache
 	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
 	$(PY) tools/check_sizes.py
 

@@ -95,7 +95,7 @@ class ResultTable:
         as wide as their widest cell, one space of padding), when that layout is plain: the
         table fits in `width`, has rows, and every cell is plain ASCII text; else None (rich
         lays it out). tests/test_analyze_view.py holds it to rich's own text."""
-        from rtnetlab.cli.common import plain_text
+        from rtnetlab.text import plain_text
 
         if not rows or width is None:
             return None
