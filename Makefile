@@ -15,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
+.PHONY: all setup build demo check test test-rust test-python test-slow soak lint lock bench bench-guard bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
@@ -69,6 +69,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks tools
 	@# The Python layers' contracts ([tool.importlinter] in pyproject.toml).
 	$(VENV)/bin/lint-imports --no-cache
+	@# The package's types ([tool.mypy] in pyproject.toml).
+	$(VENV)/bin/mypy
 	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
 	$(PY) tools/check_sizes.py
 
@@ -93,6 +95,13 @@ bench: build
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa
+
+# The speed guard: the simulator's instructions per frame-hop and the analyses' instructions under
+# callgrind against benchmarks/baseline.json; exit 1 on a drop of more than 20 % (a few minutes;
+# needs valgrind). `$(PY) benchmarks/guard.py --record` writes a new baseline (say why in its commit).
+bench-guard: $(STAMP)
+	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+	$(PY) benchmarks/guard.py
 
 # Sweeps: overhead per tiny point, 1 -> 2 worker scaling, the 10,000-network soundness campaign
 # (about 15 minutes on two cores).
