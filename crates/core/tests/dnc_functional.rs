@@ -94,8 +94,12 @@ fn differences(name: &str, net: &Net, rows: &[Row], arrival_bounds: ArrivalBound
         // PMOO arrival bounding is for arbitrary multiplexing: the suite runs FIFO with the PBOO
         // sets only, and the FIFO rows of a second block are those.
         let arrival_bounds = if matches!(mux, Fifo) { ArrivalBounds::Pboo } else { arrival_bounds };
-        let req =
-            Request { method: method.into(), grouping: false, blind: matches!(mux, Arb), arrival_bounds };
+        let req = Request {
+            method: method.into(),
+            blind: matches!(mux, Arb),
+            arrival_bounds,
+            ..Default::default()
+        };
         let report = run(&network, &req).unwrap_or_else(|e| panic!("{name}: {e}"));
         let row = &report.flows[flow];
         let (d, b) = (row.delay_us / 1e6, row.backlog_bytes * 8.0);
@@ -806,6 +810,7 @@ fn tightest_arrival_bounds_are_never_above_pboo_on_random_tandems_and_trees() {
                     grouping: false,
                     blind: true,
                     arrival_bounds,
+                    ..Default::default()
                 };
                 let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();
                 let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
@@ -842,7 +847,8 @@ fn the_default_leaves_pmoo_arrival_bounds_out_on_large_server_graphs() {
     let (network, _) = load_network(&doc);
     let network = network.unwrap();
     const { assert!(2010 > PMOO_ARRIVAL_BOUNDS_MAX_CROSSINGS) };
-    let req = |arrival_bounds| Request { method: "tfa".into(), grouping: false, blind: true, arrival_bounds };
+    let req =
+        |arrival_bounds| Request { method: "tfa".into(), blind: true, arrival_bounds, ..Default::default() };
     let tightest = run(&network, &req(ArrivalBounds::Tightest)).unwrap();
     let pboo = run(&network, &req(ArrivalBounds::Pboo)).unwrap();
     assert!(
