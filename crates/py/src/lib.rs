@@ -2,6 +2,8 @@
 //! that it is parsed and checked once per command. The model itself is defined only in the core
 //! crate; Python sees it through JSON and the generated JSON Schema.
 
+// No bare `unwrap` outside tests (clippy.toml): `expect` with the reason, or an error.
+#![deny(clippy::unwrap_used)]
 // pyo3 0.22's #[pymethods] expansion converts PyResult errors into themselves.
 #![allow(clippy::useless_conversion)]
 
@@ -70,8 +72,15 @@ fn request(
     use pyo3::exceptions::PyValueError;
     let arrival_bounds = rtnetlab_core::analysis::network_bounds::ArrivalBounds::parse(arrival_bounds)
         .map_err(PyValueError::new_err)?;
-    let lp_effort = rtnetlab_core::analysis::fifo_lp::Effort::parse(lp_effort).map_err(PyValueError::new_err)?;
-    Ok(rtnetlab_core::analysis::Request { method: method.to_string(), grouping, blind, arrival_bounds, lp_effort })
+    let lp_effort =
+        rtnetlab_core::analysis::fifo_lp::Effort::parse(lp_effort).map_err(PyValueError::new_err)?;
+    Ok(rtnetlab_core::analysis::Request {
+        method: method.to_string(),
+        grouping,
+        blind,
+        arrival_bounds,
+        lp_effort,
+    })
 }
 
 /// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
@@ -121,6 +130,8 @@ impl Network {
     /// x ≥ 0, it returns the optimum or raises ValueError with why there is none.
     /// `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
     #[pyo3(signature = (method, grouping=false, blind=false, lp=None, arrival_bounds="tightest", lp_effort="default"))]
+    // The Python keyword arguments, one parameter each (the signature above).
+    #[allow(clippy::too_many_arguments)]
     fn analyze_json(
         &self,
         py: Python<'_>,
@@ -131,7 +142,8 @@ impl Network {
         arrival_bounds: &str,
         lp_effort: &str,
     ) -> PyResult<String> {
-        self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp).map(|report| to_json(&report))
+        self.run_analysis(py, method, grouping, blind, (arrival_bounds, lp_effort), lp)
+            .map(|report| to_json(&report))
     }
     /// The analysis as `analyze --json` prints it: the report's fields, then `warnings`, JSON
     /// text indented by two spaces (`indent`) or compact; serialised here rather than decoded
