@@ -58,6 +58,17 @@ build: $(BUILD_STAMP)
 demo: build
 	$(VENV)/bin/rtnetlab demo
 
+# The fast loop, at most two minutes on two cores once built: the build, every lint (ruff, the
+# import contracts, types, sizes, clippy, rustfmt), the engine's unit tests and the Python tests
+# that are not `slow`, `needs_root` or `integration` (whole commands and experiments, seconds each:
+# `make test` runs them).
+check: build lint
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo fmt --all --check
+	@# The engine's unit tests but the analysis' property runs (minutes unoptimised; `make test`).
+	cargo test --workspace --lib --quiet -- --skip analysis::
+	$(VENV)/bin/pytest -q -m "not slow and not needs_root and not integration"
+
 test: test-rust lint test-python
 
 test-rust: $(STAMP)
@@ -75,7 +86,7 @@ lint: $(STAMP)
 	$(PY) tools/check_sizes.py
 
 test-python: build
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --durations=15
 
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow
