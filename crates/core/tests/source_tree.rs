@@ -16,9 +16,12 @@ const SOURCE16_50: &str = include_str!("../../../examples/server_graph/source16_
 /// Published lower bound on `t`'s worst-case delay.
 const LOWER: f64 = 16.6;
 
+/// A method, whether it multiplexes blindly, and how it bounds cross traffic.
+type Case = (String, bool, ArrivalBounds);
+
 fn tagged(method: &str, blind: bool, arrival_bounds: ArrivalBounds) -> f64 {
     // Both tests read the same bounds: each computed once (the analyses are slow unoptimised).
-    static SEEN: Mutex<Vec<((String, bool, ArrivalBounds), f64)>> = Mutex::new(Vec::new());
+    static SEEN: Mutex<Vec<(Case, f64)>> = Mutex::new(Vec::new());
     let key = (method.to_string(), blind, arrival_bounds);
     if let Some((_, v)) = SEEN.lock().expect("not poisoned").iter().find(|(k, _)| *k == key) {
         return *v;
