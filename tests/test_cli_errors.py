@@ -42,6 +42,7 @@ COMMANDS = commands()
 #: What the walk finds in commands of the testbed and middleware packages, left to them.
 NOT_OURS = {
     "export tc": "no --json option (python/rtnetlab/testbed/cli.py)",
+    "export taprio": "no --json option, a script as export tc (python/rtnetlab/testbed/cli.py)",
     "middleware report": "no --json option (python/rtnetlab/middleware/cli.py)",
 }
 
