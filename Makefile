@@ -58,15 +58,17 @@ build: $(BUILD_STAMP)
 demo: build
 	$(VENV)/bin/rtnetlab demo
 
-# The fast loop, at most two minutes on two cores once built: the build, every lint (ruff, the
-# import contracts, types, sizes, clippy, rustfmt), the engine's unit tests and the Python tests
-# that are not `slow`, `needs_root` or `integration` (whole commands and experiments, seconds each:
-# `make test` runs them).
+# The fast loop once built: the build, every lint (ruff, the import contracts, types, sizes,
+# clippy, rustfmt), the engine's unit tests of its base layers and the Python tests that are not
+# `slow`, `needs_root` or `integration` (whole commands and experiments, seconds each: `make test`
+# runs them).
 check: build lint
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo fmt --all --check
-	@# The engine's unit tests but the analysis' property runs (minutes unoptimised; `make test`).
-	cargo test --workspace --lib --quiet -- --skip analysis::
+	@# The engine's unit tests of the layers everything stands on (units, model, schedulers, curves,
+	@# generator); the analyses', simulator's and synthesis' property runs take minutes
+	@# unoptimised and run in `make test`.
+	cargo test --workspace --lib --quiet -- units:: model:: schedulers:: curves:: generate:: choice::
 	$(VENV)/bin/pytest -q -m "not slow and not needs_root and not integration"
 
 test: test-rust lint test-python

@@ -43,6 +43,7 @@ COMMANDS = commands()
 NOT_OURS = {
     "export tc": "no --json option (python/rtnetlab/testbed/cli.py)",
     "export taprio": "no --json option, a script as export tc (python/rtnetlab/testbed/cli.py)",
+    "export yang": "no --json option, an instance document (python/rtnetlab/testbed/cli.py)",
     "middleware report": "no --json option (python/rtnetlab/middleware/cli.py)",
 }
 
