@@ -15,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock pyproject.toml
 
-.PHONY: all setup build demo test test-rust test-python test-slow soak lint lock docs wheel wheel-test bench bench-wopanet bench-ns3 bench-testbed bench-sweep clean
+.PHONY: all setup build demo check test test-rust test-python test-slow soak lint lock docs wheel wheel-test bench bench-guard bench-wopanet bench-ns3 bench-testbed bench-sweep clean
 
 all: build
 
@@ -63,6 +63,19 @@ demo: build
 docs: build
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
+# The fast loop once built: the build, every lint (ruff, the import contracts, types, sizes,
+# clippy, rustfmt), the engine's unit tests of its base layers and the Python tests that are not
+# `slow`, `needs_root` or `integration` (whole commands and experiments, seconds each: `make test`
+# runs them).
+check: build lint
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo fmt --all --check
+	@# The engine's unit tests of the layers everything stands on (units, model, schedulers, curves,
+	@# generator); the analyses', simulator's and synthesis' property runs take minutes
+	@# unoptimised and run in `make test`.
+	cargo test --workspace --lib --quiet -- units:: model:: schedulers:: curves:: generate:: choice::
+	$(VENV)/bin/pytest -q -m "not slow and not needs_root and not integration"
+
 test: test-rust lint test-python
 
 test-rust: $(STAMP)
@@ -75,12 +88,18 @@ test-rust: $(STAMP)
 API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/ruff check python tests benchmarks tools
+	@# The Python layers' contracts ([tool.importlinter] in pyproject.toml).
+	$(VENV)/bin/lint-imports --no-cache
+	@# The package's types ([tool.mypy] in pyproject.toml).
+	$(VENV)/bin/mypy
+	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
+	$(PY) tools/check_sizes.py
 	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
 	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_cli_api.py
 
 test-python: build
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q --durations=15
 
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow
@@ -100,6 +119,13 @@ bench: build
 	@# Synthesis and fixed priority: branch-and-bound vs brute force (seed 001D), DOPA Fig. 6 timing.
 	cargo bench -p rtnetlab-core --bench afdx_config
 	cargo bench -p rtnetlab-core --bench dopa
+
+# The speed guard: the simulator's instructions per frame-hop and the analyses' instructions under
+# callgrind against benchmarks/baseline.json; exit 1 on a drop of more than 20 % (a few minutes;
+# needs valgrind). `$(PY) benchmarks/guard.py --record` writes a new baseline (say why in its commit).
+bench-guard: $(STAMP)
+	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
+	$(PY) benchmarks/guard.py
 
 # Sweeps: overhead per tiny point, 1 -> 2 worker scaling, the 10,000-network soundness campaign
 # (about 15 minutes on two cores).

@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+#: Modules of long in-process runs (property campaigns, peers, sweeps, solvers): `integration`
+#: as a whole, like every test that runs the installed command (below).
+INTEGRATION_MODULES = {
+    "test_analysis_peer", "test_fifo_lp_fluid", "test_fuzz", "test_sfa_fifo_soundness", "test_sim_peer",
+    "test_staircase_fluid", "test_sweep", "test_sweep_seed003_001d", "test_sweep_soundness",
+    "test_fig_seed000", "test_wopanet_differential", "test_published_cli", "test_tsn_synthesis",
+    "test_examples", "test_source_rules",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`integration` (registered in pyproject.toml; `make check` leaves it out): every test that
+    runs the `rtnetlab` command as a process (the `rtnetlab_cli` fixture) or a subprocess of the
+    package, and the long in-process modules above."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        if "rtnetlab_cli" in getattr(item, "fixturenames", ()) or module in INTEGRATION_MODULES:
+            item.add_marker(pytest.mark.integration)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """`needs_root` (registered in pyproject.toml): skipped, with its reason, unless run as root."""
+    mark = item.get_closest_marker("needs_root")
+    if mark is not None and os.geteuid() != 0:
+        pytest.skip(mark.kwargs.get("reason") or "needs root")
 
 
 @pytest.fixture(scope="session")

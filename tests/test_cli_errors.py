@@ -199,7 +199,7 @@ def test_option_mistakes_are_one_line_not_a_usage_block(tmp_path, args, line):
     assert json.loads(p.stdout)["errors"] == [{"place": place, "message": message}]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="ethernet-measure asks for root before its options")
+@pytest.mark.needs_root(reason="ethernet-measure asks for root before its options")
 def test_a_choice_refused_lists_every_choice(tmp_path):
     p = cli("experiment", "ethernet-measure", "--figure", "banana", cwd=tmp_path)
     assert (p.returncode, p.stdout) == (2, "")

@@ -456,7 +456,7 @@ def test_generated_scripts_quote_every_name_and_pass_shellcheck(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="SCHED_DEADLINE needs root")
+@pytest.mark.needs_root(reason="SCHED_DEADLINE needs root")
 def test_sched_deadline_script_is_accepted_by_linux(tmp_path):
     """The generated lines run: under global EDF the component gets SCHED_DEADLINE (policy 6); under
     partitioned EDF it runs in its core's exclusive cpuset, or, where the top cpuset balances load

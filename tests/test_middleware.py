@@ -28,7 +28,7 @@ ROW_KEYS = {
     "p99_us",
     "max_us",
 }
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="two boards need root (network namespaces)")
+needs_root = pytest.mark.needs_root(reason="two boards need root (network namespaces)")
 
 
 def test_summary_of_hand_computed_samples():

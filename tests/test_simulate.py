@@ -4,9 +4,10 @@ tightness of the bounds on the WOPANet samples (simulated worst case close to th
 from __future__ import annotations
 
 import json
+import os
+import select
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -216,6 +217,37 @@ def net_spec(path: Path) -> dict:
     return model.load_file(path).spec
 
 
+# The command run as its entry point runs it, with the simulator's progress callback wrapped to
+# write one byte to a pipe once the first slice of the run is done: the test interrupts a run
+# that is simulating (not one still starting up), and waits for exactly that, not a fixed time.
+_SIGNALLING_RUN = """
+import contextlib, os, sys
+import rtnetlab.simulate as sim
+
+ready = int(sys.argv[1])
+shown = sim._progress_bar
+
+
+@contextlib.contextmanager
+def signalling(show, duration_ns):
+    with shown(show, duration_ns) as update:
+        def first(t):
+            global ready
+            update(t)
+            if ready >= 0:
+                os.write(ready, b"r")
+                os.close(ready)
+                ready = -1
+        yield first
+
+
+sim._progress_bar = signalling
+sys.argv = ["rtnetlab", *sys.argv[2:]]
+from rtnetlab.command import entry
+entry()
+"""
+
+
 def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
     big = tmp_path / "big.json"
     subprocess.run(
@@ -223,15 +255,24 @@ def test_ctrl_c_stops_and_still_reports(rtnetlab_cli, tmp_path):
         check=True,
         capture_output=True,
     )
+    python = rtnetlab_cli.with_name("python")
+    read_end, write_end = os.pipe()
     p = subprocess.Popen(
-        [str(rtnetlab_cli), "simulate", str(big), "--duration", "3600s", "--json"],
+        [str(python), "-c", _SIGNALLING_RUN, str(write_end), "simulate", str(big), "--duration", "3600s",
+         "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        pass_fds=(write_end,),
         # A job started in the background inherits SIGINT ignored; a terminal's Ctrl-C is not.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    time.sleep(3)
+    )  # fmt: skip
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 60)
+        assert ready and os.read(read_end, 1) == b"r", "the run never simulated its first slice"
+    finally:
+        os.close(read_end)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err

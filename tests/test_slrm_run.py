@@ -17,9 +17,13 @@ import pytest
 from rtnetlab.cloud import cgroups, slrmrun
 
 FOUND = cgroups.detect()
-needs_cgroups = pytest.mark.skipif(
-    FOUND is None or os.geteuid() != 0, reason="needs root and a writable cgroup CPU controller"
-)
+
+
+def needs_cgroups(test):
+    """Root and a writable cgroup CPU controller."""
+    test = pytest.mark.skipif(FOUND is None, reason="needs a writable cgroup CPU controller")(test)
+    return pytest.mark.needs_root(reason="the run's groups need root")(test)
+
 
 
 def _leftovers(prefix: str) -> list[str]:

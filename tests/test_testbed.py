@@ -10,7 +10,6 @@ never an absolute time.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (network namespaces)")
+pytestmark = pytest.mark.needs_root(reason="the testbed needs root (network namespaces)")
 
 # Four end systems, two static-priority switches, 100 Mbit/s: every end system sends, a multicast
 # VL reaches two destinations, two classes. Bounds (best) are a few hundred us.

@@ -4,7 +4,6 @@ Wireshark dissector (contrib/wireshark/rtnetlab.lua)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 
@@ -14,7 +13,7 @@ import yaml
 from test_testbed import PRIORITY_NET, unchanged_host  # noqa: F401
 
 pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (network namespaces)"),
+    pytest.mark.needs_root(reason="the testbed needs root (network namespaces)"),
     pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is installed by `make setup`"),
 ]
 

@@ -76,7 +76,7 @@ def test_drr_port_is_said_not_expressed(tmp_path, rtnetlab_cli):
     assert (tmp_path / "es2.sh").read_text() == script and os.access(tmp_path / "es2.sh", os.X_OK)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="applying the script needs root")
+@pytest.mark.needs_root(reason="applying the script needs root")
 def test_script_applies(tmp_path, rtnetlab_cli):
     f = tmp_path / "net.yaml"
     f.write_text(yaml.safe_dump(PRIORITY_NET))
@@ -165,7 +165,7 @@ def veth_ns():
         subprocess.run(["ip", "netns", "del", ns])
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="applying the script needs root")
+@pytest.mark.needs_root(reason="applying the script needs root")
 def test_script_keeps_the_bag_after_idle(tmp_path, rtnetlab_cli, veth_ns):
     """ARINC 664's rule on the wire: after idle, two (or three) frames of a VL handed to the
     script's qdiscs back to back leave a BAG apart, whatever their sizes (a bucket of one frame
@@ -182,7 +182,7 @@ def test_script_keeps_the_bag_after_idle(tmp_path, rtnetlab_cli, veth_ns):
         assert 1_000_000 - 5_000 <= g <= 1_000_000 + 2_000_000, gaps
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the kernel's ports need root")
+@pytest.mark.needs_root(reason="the kernel's ports need root")
 def test_kernel_port_serialises_at_the_line_rate(veth_ns):
     """A testbed port (HTB, `tc.port_lines`) after idle lets one frame out at once and the next
     one a transmission time later (less the port's 20 us of slack), not two at veth speed."""

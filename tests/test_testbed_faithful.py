@@ -8,7 +8,6 @@ never absolute times."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import struct
 import subprocess
@@ -22,7 +21,7 @@ from test_testbed import PRIORITY_NET, unchanged_host, write  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 COCKPIT = ROOT / "examples" / "cockpit_five_vls.yaml"
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root (network namespaces)")
+needs_root = pytest.mark.needs_root(reason="the testbed needs root (network namespaces)")
 
 
 def cli(rtnetlab_cli, *args, timeout=180):

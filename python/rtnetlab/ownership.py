@@ -48,6 +48,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from rtnetlab.errors import UserError
 
@@ -235,7 +236,9 @@ class Run:
 
     def __init__(self, command: str, token: str | None = None):
         self.command = command
-        self.dir = state_dir(create=True)
+        made = state_dir(create=True)
+        assert made is not None  # created, or refused with an error
+        self.dir: Path = made
         self.token = token or self._free_token()
         self.name = f"{PREFIX}{self.token}"
         self.objects: list[dict] = []
@@ -360,7 +363,7 @@ class Run:
         _current.append(self)
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         with contextlib.suppress(ValueError):
             _current.remove(self)
         left = self.close()

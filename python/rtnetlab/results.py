@@ -56,8 +56,8 @@ class Reasons:
         self.paths: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
         for f in resolved.get("flows", []):
             for r in f.get("routes", []):
-                key = (f["name"], nodes[r["destination"]]["name"], planes[r["plane"]])
-                self.paths[key] = [port_keys[i] for i in r["ports"]]
+                route = (f["name"], nodes[r["destination"]]["name"], planes[r["plane"]])
+                self.paths[route] = [port_keys[i] for i in r["ports"]]
 
     def port(self, p: dict) -> str:
         return self.ports.get((p["node"], p["port"])) or clean_reason(p.get("reason"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -65,13 +65,17 @@ class ResultTable:
 
     def print(self, console: Console, limit: int | None, what: str = "rows") -> None:
         shown = self.rows if limit is None else self.rows[:limit]
-        file = console.plain_file() if hasattr(type(console), "plain_file") else None
+        # The commands' lazy consoles (cli/common.py) know when they would print plain text; a rich
+        # Console given by a caller does not (looked up on the type: the lazy one would make its
+        # console to answer).
+        lazy: Any = console if hasattr(type(console), "plain_file") else None
+        file = lazy.plain_file() if lazy is not None else None
         if file is not None and not (getattr(file, "encoding", None) or "utf-8").lower().startswith("utf"):
             file = None  # rich draws the box in ASCII then
-        boxed = None if file is None or len(shown) > PLAIN_ABOVE else self.boxed(shown, console.plain_width())
+        boxed = None if file is None or len(shown) > PLAIN_ABOVE else self.boxed(shown, lazy.plain_width())
         if len(shown) > PLAIN_ABOVE:
             self._print_plain(console, shown)
-        elif boxed is not None:
+        elif boxed is not None and file is not None:
             file.write(boxed)
         else:
             from rich.table import Table
@@ -95,7 +99,7 @@ class ResultTable:
         as wide as their widest cell, one space of padding), when that layout is plain: the
         table fits in `width`, has rows, and every cell is plain ASCII text; else None (rich
         lays it out). tests/test_analyze_view.py holds it to rich's own text."""
-        from rtnetlab.cli.common import plain_text
+        from rtnetlab.text import plain_text
 
         if not rows or width is None:
             return None

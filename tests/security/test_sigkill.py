@@ -22,9 +22,7 @@ import yaml
 
 from rtnetlab import ownership
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="the long commands make namespaces and cgroups: they need root"
-)
+pytestmark = pytest.mark.needs_root(reason="the long commands make namespaces and cgroups: they need root")
 
 CGROUPS = Path("/sys/fs/cgroup")
 

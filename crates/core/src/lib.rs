@@ -3,6 +3,10 @@
 //! * [`units`]: quantities with units (`2ms`, `1500B`, `100Mbps`), parsed in one place.
 //! * [`model`]: the description format, its validation, and the resolved [`model::Network`].
 
+// No bare `unwrap` outside tests (clippy.toml): a failure is an `expect` saying why it cannot
+// happen, or an error.
+#![deny(clippy::unwrap_used)]
+
 pub mod analysis;
 pub mod can;
 pub mod choice;

@@ -2,6 +2,8 @@
 //! that it is parsed and checked once per command. The model itself is defined only in the core
 //! crate; Python sees it through JSON and the generated JSON Schema.
 
+// No bare `unwrap` outside tests (clippy.toml): `expect` with the reason, or an error.
+#![deny(clippy::unwrap_used)]
 // pyo3 0.22's #[pymethods] expansion converts PyResult errors into themselves.
 #![allow(clippy::useless_conversion)]
 

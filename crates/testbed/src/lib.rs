@@ -6,6 +6,9 @@
 //! at the link rate; [`frame`] is the frame layout (AFDX addressing, the measurement in the
 //! payload); [`board`] the run's stall board (which frames the host disturbed); [`sys`] the raw sockets, namespaces, clock and real-time scheduling.
 
+// No bare `unwrap` outside tests (clippy.toml): `expect` with the reason, or an error.
+#![deny(clippy::unwrap_used)]
+
 pub mod board;
 pub mod frame;
 pub mod node;

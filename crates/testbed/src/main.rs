@@ -7,6 +7,9 @@
 //! Errors: one line on stderr, exit code 2. Started by the front, a node dies with it (parent-death
 //! signal) and stops when its standard input, the front's control pipe, closes.
 
+// No bare `unwrap` outside tests (clippy.toml): `expect` with the reason, or an error.
+#![deny(clippy::unwrap_used)]
+
 use rtnetlab_testbed::node::{Node, NodeConfig};
 use rtnetlab_testbed::plan::Plan;
 use std::process::ExitCode;

@@ -7,16 +7,15 @@ module imports it at start-up.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from rtnetlab.errors import UserError
+from rtnetlab.text import comma_list, plain_text  # noqa: F401 (the commands' own)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -72,13 +71,6 @@ class _LazyConsole:
 
 #: rich makes a terminal of any output when one of these is set.
 _FORCED_TERMINAL = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
-
-
-def plain_text(text: str, markup: bool) -> bool:
-    """Whether rich would print `text` as it is: printable ASCII (one cell a character) and no
-    markup where markup is read. (Emoji codes are off in every console: a port label such as
-    ``ES1:A:`` is text, not ``:A:``.)"""
-    return text.replace("\n", "").isprintable() and text.isascii() and not (markup and "[" in text)
 
 
 # Tables keep their columns when piped (rich would otherwise squeeze them to 80 characters).
@@ -190,30 +182,3 @@ def quantity(kind: str, text: str, option: str) -> float:
         return _core.parse_quantity(kind, text)
     except ValueError as e:
         raise UserError(f"{option}: {e}") from None
-
-
-def comma_list(
-    option: str, text: str, parse: Callable[[str], Any] = str, what: str = "values", *, bad: str = ""
-) -> list:
-    """A comma-separated option (`--loads 0.1,0.5`): each item, stripped, through `parse` (int,
-    float, a duration...), in order.
-
-    One line naming the option when an item is empty or does not parse (`bad`, if given, words it:
-    a format of {option}, {text} the whole list and {item} the item refused); a `parse` that
-    raises UserError refuses with its own line (an item's own rule). Numbers must be finite (a NaN
-    or an infinity in a sweep's axis is always a typo).
-    """
-    message = bad or "{option}: expected {what} separated by commas, got '{text}'"
-    values = []
-    for item in (x.strip() for x in text.split(",")):
-        try:
-            if not item:
-                raise ValueError(item)
-            values.append(parse(item))
-        except UserError:
-            raise  # the item's own rule (UserError is a ValueError too)
-        except ValueError:
-            raise UserError(message.format(option=option, text=text, item=item, what=what)) from None
-    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-        raise UserError(f"{option}: numbers must be finite, got '{text}'")
-    return values

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from rtnetlab import model
 from rtnetlab.demo import case_study_path
@@ -15,7 +16,7 @@ from rtnetlab.simulate import run
 #: Seed 000's class factors ω (avionics : multimedia : best effort = 6 : 3 : 1) and Δ = 1000 B.
 FACTORS = {"avionics": 6.0, "multimedia": 3.0, "best_effort": 1.0}
 
-SCHEDULERS = {
+SCHEDULERS: dict[str, dict[str, Any]] = {
     "FIFO": {"kind": "fifo"},
     "SP": {"kind": "static_priority"},
     "WF2Q": {"kind": "wf2q", "weights": FACTORS},

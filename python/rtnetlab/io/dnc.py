@@ -42,7 +42,8 @@ def _segments(curve: str) -> list[tuple[float, float, float]]:
         m = re.fullmatch(rf"\s*{_POINT}\s*", part)
         if not m:
             raise ValueError(f"cannot read the curve segment {part.strip()!r}")
-        out.append(tuple(float(g) for g in m.groups()))
+        a, b, c = (float(g) for g in m.groups())
+        out.append((a, b, c))
     return out
 
 
@@ -71,7 +72,8 @@ def _statements(text: str) -> list[tuple[int, str]]:
     text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     # Split at the semicolons outside string literals (DNC's curve strings hold semicolons).
-    chunks, current = [], []
+    chunks: list[str] = []
+    current: list[str] = []
     for token in re.findall(r'"(?:[^"\\\n]|\\.)*"|;|[^";]+|"', text):
         if token == ";":
             chunks.append("".join(current))

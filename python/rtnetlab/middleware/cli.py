@@ -14,6 +14,8 @@ from rich.table import Table
 from rtnetlab import limits
 from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
+from rtnetlab.middleware.rows import figure as _f
+from rtnetlab.middleware.rows import host_line, row_name
 
 app = typer.Typer(
     help="Middleware latency laboratory (publish/subscribe, partitions, request/response).",
@@ -52,32 +54,6 @@ def duration_us(option: str, text: str) -> float:
 
 def _emit(data: dict) -> None:
     sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
-
-
-def _f(x) -> str:
-    return "-" if x is None else f"{x:,.1f}"
-
-
-def row_name(r: dict) -> str:
-    """A row as its table names it."""
-    parts = [r.get("backend") or r.get("scenario") or ""]
-    if "subscribers" in r:
-        parts.append(f"{r['subscribers']} sub, {r['payload_bytes']} B")
-    if "mapping" in r:
-        parts.append(f"M{r['mapping']}")
-    if "server" in r:
-        parts.append(f"{r['server']}, {r['payload_bytes']} B, busy {r['busy_us']:g} us")
-    return " ".join(p for p in parts if p)
-
-
-def host_line(h: dict) -> str:
-    noise = (
-        f"timer noise max {_f(h.get('noise_us'))} us (p99 {_f(h.get('noise_p99_us'))} us)"
-        if "noise_us" in h
-        else "no noise probe"
-    )
-    sched = "; " + ", ".join(h["scheduling"]) if h.get("scheduling") else ""
-    return f"host: Linux {h['kernel']}, {h['cpus']} CPUs; {noise}{sched}"
 
 
 OutOpt = Annotated[

@@ -49,6 +49,7 @@ def build(
     for f in analysis["flows"]:
         s = sim_flows.get((f["flow"], f["destination"], f["plane"]))
         measured = s is not None and s["count"] > 0
+        s = s or {}
         bound = f["delay_us"]
         sim_max = s["max_us"] if measured else None
         rows.append(
@@ -199,7 +200,7 @@ def _summary(
     failures += [f"{r['flow']} -> {r['destination']} ({r['plane']}): simulated maximum above its bound"
                  for r in rows if r["above_bound"]]
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
-    status = defaultdict(int)
+    status: defaultdict[str, int] = defaultdict(int)
     for r in rows:
         status[r["status"]] += 1
     return {

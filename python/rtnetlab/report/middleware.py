@@ -190,7 +190,7 @@ def _tables(kind: str, result: dict) -> list[dict]:
         )
     warned = [(r, w) for r in result["rows"] for w in r.get("warnings", [])]
     if warned:
-        from rtnetlab.middleware.cli import row_name
+        from rtnetlab.middleware.rows import row_name
 
         tables.append(
             {
@@ -213,7 +213,7 @@ OPTIONAL = {
 
 def render(result: dict, where: str = "results") -> str:
     """The page of one experiment's results."""
-    from rtnetlab.middleware.cli import host_line
+    from rtnetlab.middleware.rows import host_line
     from rtnetlab.report.page import _environment
 
     kind = kind_of(result, where)

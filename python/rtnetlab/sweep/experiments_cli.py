@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rtnetlab import limits
-from rtnetlab.sweep.cli import (
+from rtnetlab.sweep.options import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,

@@ -30,7 +30,17 @@ from typing import Annotated, Any
 import typer
 
 from rtnetlab import limits
-from rtnetlab.sweep.cli import (
+from rtnetlab.sweep.figures import (
+    FACTORS,
+    FIG8_SCHEDULERS,
+    DurationOpt,
+    LinkRateOpt,
+    Swept,
+    VlsOpt,
+    _finish,
+    sweep_figure,
+)
+from rtnetlab.sweep.options import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
@@ -42,16 +52,6 @@ from rtnetlab.sweep.cli import (
     TrustOpt,
     WorkersOpt,
     check_scheduler,
-)
-from rtnetlab.sweep.figures import (
-    FACTORS,
-    FIG8_SCHEDULERS,
-    DurationOpt,
-    LinkRateOpt,
-    Swept,
-    VlsOpt,
-    _finish,
-    sweep_figure,
 )
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
@@ -413,8 +413,8 @@ def _duration_ns(text: str, option: str) -> int:
 
 
 def _numbers(text: str, option: str, kind=float) -> list:
-    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
+    from rtnetlab.text import comma_list
 
     values = comma_list(option, text, kind, bad="{option}: '{text}' is not a comma-separated list of numbers")
     if not values or any(v <= 0 for v in values) or len(set(values)) != len(values):

@@ -22,7 +22,7 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import (
+from rtnetlab.sweep.options import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
@@ -227,7 +227,7 @@ def _plots(summary: list[dict], intervals: list[str], out: Path, cap_s: float) -
 
 
 def parse_intervals(text: str) -> list[str]:
-    from rtnetlab.cli.common import comma_list
+    from rtnetlab.text import comma_list
 
     def interval(part: str) -> str:
         m = re.fullmatch(r"(\d+)-(\d+)", part)

@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.sweep.cli import (
+from rtnetlab.sweep.options import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
@@ -406,7 +406,6 @@ def seed003_fabric(
 ) -> None:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
     from rtnetlab import limits
-    from rtnetlab.cli.common import comma_list
     from rtnetlab.errors import UserError
     from rtnetlab.experiments.seed003_fabric import fabric_scenario_path
     from rtnetlab.io import formats
@@ -414,6 +413,7 @@ def seed003_fabric(
     from rtnetlab.sweep import aggregate
     from rtnetlab.sweep.figures import _finish, sweep_figure
     from rtnetlab.sweep.points import engine_version
+    from rtnetlab.text import comma_list
 
     limits.check("nodes", endpoints, "--endpoints", f"{endpoints:,} end points")
     remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)

@@ -20,7 +20,8 @@ from typing import Annotated, Any
 import typer
 
 from rtnetlab import limits
-from rtnetlab.sweep.cli import (
+from rtnetlab.sweep.cluster import Remote
+from rtnetlab.sweep.options import (
     JsonOpt,
     OutDirOpt,
     ResumeOpt,
@@ -34,7 +35,6 @@ from rtnetlab.sweep.cli import (
     check_scheduler,
     emit,
 )
-from rtnetlab.sweep.cluster import Remote
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 # Seed 000's simulated figures (Fig. 8, Fig. 9, the ω search, Fig. 11) share these.
@@ -159,10 +159,10 @@ def seed000_fig8(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 000 Fig. 8: latency per class vs number of VLs, FIFO / SP / WF2Q / D2DRR."""
-    from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate
     from rtnetlab.sweep import spec as spec_mod
+    from rtnetlab.text import comma_list
 
     remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
     bad = "{option}: '{text}' is not a comma-separated list of whole numbers"

@@ -520,7 +520,7 @@ impl Admission {
                 "name": format!("{}.{}", r.name, l.name),
                 "type": "token_bucket",
                 "source": node_name(path[0]),
-                "destinations": [{"node": node_name(*path.last().unwrap()), "path": path.iter().map(|&n| node_name(n)).collect::<Vec<_>>()}],
+                "destinations": [{"node": node_name(*path.last().expect("a candidate path has nodes")), "path": path.iter().map(|&n| node_name(n)).collect::<Vec<_>>()}],
                 "deadline": l.latency.to_string(),
                 "rate": l.bandwidth.to_string(),
                 "burst": burst.to_string(),
@@ -543,7 +543,12 @@ impl Admission {
             remote
                 .iter()
                 .take(upto)
-                .map(|&i| flow_of(&r.links[i], &candidates[i].as_ref().unwrap()[chosen[i]]))
+                .map(|&i| {
+                    flow_of(
+                        &r.links[i],
+                        &candidates[i].as_ref().expect("remote links have candidates")[chosen[i]],
+                    )
+                })
                 .collect()
         };
         let mut bounds = Vec::new();
@@ -554,7 +559,7 @@ impl Admission {
                 Err(first_failure) => {
                     // Link by link, the first candidate that passes with the links before it.
                     for (k, &i) in remote.iter().enumerate() {
-                        let n = candidates[i].as_ref().unwrap().len();
+                        let n = candidates[i].as_ref().expect("remote links have candidates").len();
                         let mut last = first_failure.clone();
                         let mut found = false;
                         for c in 0..n {

@@ -141,7 +141,7 @@ pub fn simulate(servers: &[Server], horizon: i64) -> Result<Vec<ServerReport>, S
         if let Some(front) = x.queue.front_mut() {
             front.1 -= run;
             if front.1 == 0 {
-                let (release, _) = x.queue.pop_front().unwrap();
+                let (release, _) = x.queue.pop_front().expect("the queue has the front just read");
                 rep[i].jobs += 1;
                 rep[i].max_response = rep[i].max_response.max(t - release);
             }

@@ -203,9 +203,9 @@ impl LiveNetwork {
             self.net.flows.iter().zip(&marks).filter(|(_, &m)| m).map(|(f, _)| f.clone()).collect();
         count_successors(&mut self.successors, &leaving, false);
         let mut k = marks.iter();
-        self.net.flows.retain(|_| !*k.next().unwrap());
+        self.net.flows.retain(|_| !*k.next().expect("one mark per flow"));
         let mut k = marks.iter();
-        self.net.spec.flows.retain(|_| !*k.next().unwrap());
+        self.net.spec.flows.retain(|_| !*k.next().expect("one mark per flow"));
         for n in gone {
             self.names.remove(n);
         }

@@ -351,8 +351,8 @@ pub fn analyse_bus_with(
         if group.is_empty() {
             continue;
         }
-        let top = group.iter().map(|&i| messages[i].priority).min().unwrap();
-        let lowest = group.iter().map(|&i| messages[i].priority).max().unwrap();
+        let top = group.iter().map(|&i| messages[i].priority).min().expect("the group is not empty");
+        let lowest = group.iter().map(|&i| messages[i].priority).max().expect("the group is not empty");
         if let Some(i) = (0..messages.len())
             .find(|&i| messages[i].node != node && (top..=lowest).contains(&messages[i].priority))
         {

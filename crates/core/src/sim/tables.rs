@@ -328,7 +328,7 @@ impl Simulator {
         }
         let mut starts_at = vec![0];
         for s in &sources_of {
-            starts_at.push(starts_at.last().unwrap() + s.len() as u32);
+            starts_at.push(starts_at.last().expect("starts at 0") + s.len() as u32);
         }
         let starts = sources_of.concat();
         let delays = lane_delays(&hot, &hops, &ports);

@@ -14,7 +14,9 @@ from rtnetlab.report.plots.common import CLASS_COLOURS, MAX_CDF_LINES, figure, l
 
 def _cdf_points(hist: list[list[float]]) -> tuple[list[float], list[float]]:
     total = sum(n for _, n in hist)
-    xs, ys, seen = [], [], 0
+    xs: list[float] = []
+    ys: list[float] = []
+    seen = 0.0
     for upper, n in sorted(hist):
         seen += n
         xs.append(upper)

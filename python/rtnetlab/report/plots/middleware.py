@@ -188,7 +188,7 @@ def plot_partition_timeline(result: dict, frames: int = 2) -> str:
         ax.plot(
             [e0 / 1000, s1 / 1000], [lanes[n0], lanes[n1]], color="#c62828", linewidth=0.8, linestyle="--"
         )
-    if pieces:
+    if pieces and a is not None:
         t0, t1 = a["worst_phase_us"], pieces[-1][2] / 1000
         ax.annotate(
             "",

@@ -32,7 +32,7 @@ def topology(data: dict) -> tuple[str, list[dict]]:
     sw_rows = {k: [i for i in sw if nodes[i]["plane"] == k] for k in row_keys}
 
     # End systems in description order, then grouped under the switches they hang from.
-    es_rank = {n: k for k, n in enumerate(es)}
+    es_rank: dict[int, float] = {n: k for k, n in enumerate(es)}
 
     def bary(i: int, rank: dict[int, float]) -> float:
         r = [rank[j] for j in adj[i] if j in rank]
