@@ -76,7 +76,7 @@ def run(as_json: bool = False) -> dict:
         )
         summary["simulation"] = {"frame_hops": s["frame_hops"], "max_ratio": max(ratios)}
 
-        from rtnetlab import report as report_mod
+        from rtnetlab.report import files as report_mod
 
         console.print("\n[bold]5. Report[/bold]: violations, topology, bounds vs simulation, CDFs, ports")
         out_dir = Path("out")

@@ -581,7 +581,7 @@ def _units_of(item: dict[str, Any]) -> dict[str, Any]:
                 quantity_keys = kinds()
             if k not in quantity_keys:
                 continue
-        return with_units(item)  # type: ignore[no-any-return]
+        return with_units(item)  # type: ignore[no-any-return,unused-ignore]
     return item
 
 

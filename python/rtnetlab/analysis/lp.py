@@ -15,7 +15,6 @@ import threading
 from collections.abc import Callable, Iterator
 
 
-
 @contextlib.contextmanager
 def quiet_highs() -> Iterator[None]:
     """HiGHS prints its banner on the process's standard output (file descriptor 1) when an

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    import rtnetlab as rt
     from rtnetlab.model import Network
 
 
@@ -110,7 +111,7 @@ def _json_default(x: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
-def warn(net: Network) -> None:
+def warn(net: Network | rt.Network) -> None:
     for w in net.warnings:
         err.print(w, markup=False)
 

@@ -55,7 +55,7 @@ def report_cmd(
 ) -> None:
     """One self-contained HTML page: violations, topology, bounds vs simulation, CDFs, ports."""
     import rtnetlab as rt
-    from rtnetlab import report as report_mod
+    from rtnetlab.report import files as report_mod
     from rtnetlab.results import failure_line
     from rtnetlab.testbed import compare
 
