@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -456,42 +457,83 @@ def test_generated_scripts_quote_every_name_and_pass_shellcheck(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
+def _edf_cpusets(prefix: str) -> list[str]:
+    top = Path("/sys/fs/cgroup/cpuset")
+    return sorted(p.name for p in top.glob(f"{prefix}*")) if top.is_dir() else []
+
+
 @pytest.mark.needs_root(reason="SCHED_DEADLINE needs root")
 def test_sched_deadline_script_is_accepted_by_linux(tmp_path):
-    """The generated lines run: under global EDF the component gets SCHED_DEADLINE (policy 6); under
-    partitioned EDF it runs in its core's exclusive cpuset, or, where the top cpuset balances load
-    over every CPU (this shared host: changing that is the host owner's call), says so in one line
-    and exits 3."""
+    """The generated lines run and Linux accepts them: under global EDF the component gets
+    SCHED_DEADLINE (policy 6); under partitioned EDF it runs alone on its core's exclusive cpuset,
+    or, where the host's settings make one core no root domain of its own (this cgroup v1 host,
+    whose top cpuset balances load: changing that is the host owner's call), says so in one line
+    and runs under global EDF over the run's own cpuset. The run's cpusets are gone after."""
     import shutil
 
     if shutil.which("chrt") is None:
         pytest.skip("chrt (util-linux) is not installed")
+    probe_ok = subprocess.run(
+        ["chrt", "--deadline", "--sched-runtime", "1000000", "--sched-deadline", "10000000",
+         "--sched-period", "10000000", "0", "true"], capture_output=True, text=True,
+    )  # fmt: skip
+    if probe_ok.returncode != 0:
+        pytest.skip(f"this kernel refuses SCHED_DEADLINE: {probe_ok.stderr.strip()}")
     out = hostile_admission(tmp_path)
     sh = out / "sched_deadline.sh"
     doc = json.loads((out / "decisions.json").read_text())
     placed = {p["component"]: p["host"] for p in doc["decisions"][0]["placement"]}
     host = placed["c'0"]
-    probe = [sys.executable, "-c", "import os; print(os.sched_getscheduler(0), os.sched_getaffinity(0))"]
-    env = {**os.environ, "HOST": host, "EDF": "global"}
-    p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=60)  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    policy, cpus = p.stdout.split(" ", 1)
-    assert policy == "6"  # SCHED_DEADLINE
-    env["EDF"] = "partitioned"
-    p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=60)  # fmt: skip
-    if p.returncode == 3:
-        assert p.stderr.strip().splitlines() == [
-            "partitioned EDF: the top cpuset balances load over every CPU (one root domain): "
-            "CPUSET_PREPARE=1 turns that off for the whole host, EDF=global runs under global EDF"
-        ]
-    else:
+    core = next(
+        c["core"] for h in doc["sched_deadline"] for c in h["components"] if c["component"] == "c'0"
+    )
+    prefix = f"rtnl-edftest-{os.getpid()}"
+    probe = [sys.executable, "-c", "import os; print(os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)))"]
+    env = {**os.environ, "HOST": host, "EDF": "global", "RUN_PREFIX": prefix}
+    everyone = sorted(os.sched_getaffinity(0) | set(range(os.cpu_count() or 1)))
+    try:
+        p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=60)  # fmt: skip
         assert p.returncode == 0, p.stderr
-        assert p.stdout.split(" ", 1)[0] == "6"
-    p = subprocess.run(["sh", str(sh), "nobody.c9", "true"], capture_output=True, text=True, env=env)
-    assert p.returncode == 2 and p.stderr.startswith("COMPONENT: one of ")
-    assert not (tmp_path / "pwned").exists()
+        policy, cpus = p.stdout.split(" ", 1)
+        assert policy == "6"  # SCHED_DEADLINE
+        assert _edf_cpusets(prefix) == []
+        env["EDF"] = "partitioned"
+        p = subprocess.run(["sh", str(sh), "v;rm -rf x.c'0", *probe], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=60)  # fmt: skip
+        assert p.returncode == 0, p.stderr
+        policy, cpus = p.stdout.split(" ", 1)
+        assert policy == "6"
+        if p.stderr:
+            # The host's settings: one line, then global EDF over every CPU of the run's cpuset.
+            assert p.stderr.strip().splitlines() == [
+                "partitioned EDF: impossible here (cgroup v1, the top cpuset balances load over every "
+                "CPU: one root domain, the host's setting); global EDF over this run's cpuset instead"
+            ]
+            assert len(json.loads(cpus)) == len(everyone)
+        else:
+            assert json.loads(cpus) == [core]
+        assert _edf_cpusets(prefix) == []
+        # SIGTERM to the script reaches the component, and the run's cpuset goes with it.
+        q = subprocess.Popen(["sh", str(sh), "v;rm -rf x.c'0", "sleep", "30"], env=env, cwd=tmp_path,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 10
+        while not _edf_cpusets(prefix) and Path("/sys/fs/cgroup/cpuset").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        q.terminate()
+        assert q.wait(timeout=10) == 143
+        assert _edf_cpusets(prefix) == []
+        p = subprocess.run(["sh", str(sh), "nobody.c9", "true"], capture_output=True, text=True, env=env)
+        assert p.returncode == 2 and p.stderr.startswith("COMPONENT: one of ")
+        assert not (tmp_path / "pwned").exists()
+    finally:
+        for name in _edf_cpusets(prefix):
+            d = Path("/sys/fs/cgroup/cpuset") / name
+            for pid in (d / "tasks").read_text().split():
+                subprocess.run(["kill", "-KILL", pid], check=False)
+            time.sleep(0.1)
+            d.rmdir()
 
 
 def test_request_counts_within_the_limit(rtnetlab_cli, tmp_path):

@@ -78,53 +78,76 @@ def timeline_csv(report: dict) -> str:
 
 #: The script's own part: where each component runs, then SCHED_DEADLINE as Linux accepts it.
 _DEADLINE_TAIL = r"""shift
-case "${EDF:-partitioned}" in
+# Everything the script makes is named after this run and removed when the command ends.
+run="${RUN_PREFIX:-rtnl-edf}-$$"
+top=/sys/fs/cgroup/cpuset
+dir=""
+# shellcheck disable=SC2317  # run by the EXIT trap
+cleanup() {
+    if [ -n "$dir" ] && [ -d "$dir" ]; then
+        if [ -f "$dir/tasks" ]; then echo $$ > "$top/tasks"; else echo $$ > /sys/fs/cgroup/cgroup.procs; fi
+        rmdir "$dir" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+edf="${EDF:-partitioned}"
+case "$edf" in
 partitioned)
     # Linux admits a SCHED_DEADLINE task only when its CPUs are a whole root domain: the
-    # component's core alone, an exclusive cpuset of its own.
-    if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpuset /sys/fs/cgroup/cgroup.controllers; then
-        # cgroup v2: a partition root is a root domain of its own.
-        dir="/sys/fs/cgroup/edf-core$core"
-        [ -d "$dir" ] || mkdir "$dir"
-        echo "+cpuset" > /sys/fs/cgroup/cgroup.subtree_control
+    # component's core alone, an exclusive cpuset of its own. The host's own cgroup settings are
+    # left as they are: where they make no root domain of one core, global EDF instead.
+    if [ -f /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control; then
+        # cgroup v2 with the cpuset controller on: a partition root is a root domain of its own.
+        dir="/sys/fs/cgroup/$run-core$core"
+        mkdir "$dir"
         echo "$core" > "$dir/cpuset.cpus"
         echo root > "$dir/cpuset.cpus.partition"
         echo $$ > "$dir/cgroup.procs"
-    elif [ -d /sys/fs/cgroup/cpuset ]; then
-        # cgroup v1: a cpuset is a root domain of its own only when the top cpuset does not
-        # balance load across all CPUs.
-        top=/sys/fs/cgroup/cpuset
-        if [ "$(cat "$top/cpuset.sched_load_balance")" != 0 ]; then
-            if [ "${CPUSET_PREPARE:-0}" != 1 ]; then
-                why="the top cpuset balances load over every CPU (one root domain)"
-                echo "partitioned EDF: $why: CPUSET_PREPARE=1 turns that off for the whole host," \
-                    "EDF=global runs under global EDF" >&2
-                exit 3
-            fi
-            echo 0 > "$top/cpuset.sched_load_balance"
-        fi
-        dir="$top/edf-core$core"
-        [ -d "$dir" ] || mkdir "$dir"
+    elif [ -d "$top" ] && [ "$(cat "$top/cpuset.sched_load_balance")" = 0 ]; then
+        # cgroup v1 whose top cpuset does not balance load: an exclusive cpuset is a root domain.
+        dir="$top/$run-core$core"
+        mkdir "$dir"
         echo "$core" > "$dir/cpuset.cpus"
         cat "$top/cpuset.mems" > "$dir/cpuset.mems"
         echo 1 > "$dir/cpuset.cpu_exclusive"
         echo $$ > "$dir/tasks"
     else
-        echo "partitioned EDF: no cpuset controller here; EDF=global runs under global EDF" >&2
-        exit 3
+        echo "partitioned EDF: impossible here (cgroup v1, the top cpuset balances load over every" \
+            "CPU: one root domain, the host's setting); global EDF over this run's cpuset instead" >&2
+        edf=global
     fi
     ;;
-global)
-    # Every CPU, one root domain: accepted while the host's deadline bandwidth holds; global
-    # EDF bounds tardiness, it does not keep the partitioned admission's deadlines.
-    ;;
+global) ;;
 *)
     echo "EDF: partitioned or global" >&2
     exit 2
     ;;
 esac
-# A SCHED_DEADLINE task may not fork: COMMAND runs in this process.
-exec chrt --deadline --sched-runtime "$runtime" --sched-deadline "$deadline" --sched-period "$period" 0 "$@"
+if [ "$edf" = global ]; then
+    # Every CPU, one root domain: accepted while the host's deadline bandwidth holds; global
+    # EDF bounds tardiness, it does not keep the partitioned admission's deadlines. The process
+    # goes to a cpuset of this run spanning the whole root domain.
+    if [ -d "$top" ]; then
+        dir="$top/$run"
+        mkdir "$dir"
+        cat "$top/cpuset.effective_cpus" > "$dir/cpuset.cpus"
+        cat "$top/cpuset.mems" > "$dir/cpuset.mems"
+        echo $$ > "$dir/tasks"
+    fi
+fi
+# A SCHED_DEADLINE task may not fork: COMMAND runs in chrt's process, this shell waits for it
+# (and passes SIGINT and SIGTERM on) to remove the run's cpuset after.
+exec 3<&0
+chrt --deadline --sched-runtime "$runtime" --sched-deadline "$deadline" --sched-period "$period" 0 \
+    "$@" <&3 3<&- &
+child=$!
+trap 'kill -TERM "$child" 2>/dev/null || true' INT TERM
+status=0
+while :; do
+    wait "$child" && status=0 || status=$?
+    kill -0 "$child" 2>/dev/null || break
+done
+exit "$status"
 """
 
 
@@ -132,8 +155,10 @@ def sched_deadline_text(report: dict) -> str:
     """A script running a command as one admitted component under SCHED_DEADLINE, as Linux
     accepts it: `HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]`, root.
     Partitioned EDF (the admission's: each component on its core) in an exclusive cpuset of that
-    core (cgroup v2's partition root, or cgroup v1's exclusive cpuset, which needs the top
-    cpuset's load balancing off: CPUSET_PREPARE=1); EDF=global under global EDF on every CPU.
+    core (cgroup v2's partition root, or cgroup v1's exclusive cpuset where the host's top cpuset
+    does not balance load); where the host's settings make that impossible, one line says so and
+    the component runs under global EDF, as with EDF=global: in a cpuset of the run spanning
+    every CPU, removed when the command ends.
     Every name that reaches the shell is quoted, and written in comments escaped."""
     import shlex
 
@@ -145,8 +170,8 @@ def sched_deadline_text(report: dict) -> str:
         "# SCHED_DEADLINE for the admitted components (runtime, deadline and period in ns).",
         "# As root on a host: HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]",
         "# runs COMMAND as that component. EDF=partitioned (the default: the admission's partitioned",
-        "# EDF, each component on its core) puts it in an exclusive cpuset of its core; EDF=global runs",
-        "# it under global EDF on every CPU.",
+        "# EDF, each component on its core) puts it in an exclusive cpuset of its core, or says why it",
+        "# cannot and runs it under global EDF; EDF=global runs it under global EDF on every CPU.",
         "set -eu",
         "if [ $# -lt 2 ]; then",
         '    echo "usage: HOST=<host> sh sched_deadline.sh <vsn.component> COMMAND [ARGUMENT...]" >&2',
