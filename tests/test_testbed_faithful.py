@@ -133,6 +133,25 @@ def _epb(path: Path) -> list[tuple[int, bytes]]:
     return out
 
 
+#: The cockpit network's switches have a technological latency: kernel mode runs it only with it
+#: added from the model (labelled).
+ADD = {"kernel": ("--add-modelled-latency",), "user": ()}
+
+
+@needs_root
+def test_kernel_mode_refuses_a_switch_latency_it_cannot_realise(tmp_path, rtnetlab_cli, unchanged_host):  # noqa: F811
+    """The kernel's switches forward at once and no qdisc here holds a frame: without
+    --add-modelled-latency a model with a switch latency is refused in one line naming the mode
+    that realises it, before anything is made."""
+    p = cli(rtnetlab_cli, "testbed", "run", str(COCKPIT), "--duration", "1s", "--switch", "kernel")
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        "testbed: kernel mode cannot realise the switches' technological latency (SW1A, SW2A, SW1B, SW2B: 16 us; "
+        "no qdisc of this kernel holds a frame): --switch user realises it, --add-modelled-latency "
+        "adds it to each kernel-mode figure, labelled"
+    ]
+
+
 @needs_root
 @pytest.mark.parametrize("switch", ["kernel", "user"])
 def test_no_two_frames_of_a_vl_closer_than_its_bag_on_the_wire(
@@ -142,7 +161,7 @@ def test_no_two_frames_of_a_vl_closer_than_its_bag_on_the_wire(
     apart (less the veth's own jitter), whatever the senders' lateness in the run."""
     cap = tmp_path / "cap"
     p = cli(rtnetlab_cli, "testbed", "run", str(COCKPIT), "--duration", "2s", "--baseline", "200ms",
-            "--switch", switch, "--capture", str(cap), "--no-simulate", "--json")  # fmt: skip
+            "--switch", switch, *ADD[switch], "--capture", str(cap), "--no-simulate", "--json")  # fmt: skip
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     (folder,) = list(cap.iterdir())
@@ -180,10 +199,18 @@ def test_time_dilation_reports_model_time(tmp_path, rtnetlab_cli, unchanged_host
     receives its frames (2 s of wall clock are 0.4 s of model time), no frame beats the model's
     latency of the frame alone, and the run says the scale it used."""
     p = cli(rtnetlab_cli, "testbed", "run", str(COCKPIT), "--duration", "2s", "--baseline", "500ms",
-            "--switch", switch, "--time-scale", "5", "--json")  # fmt: skip
+            "--switch", switch, *ADD[switch], "--time-scale", "5", "--json")  # fmt: skip
     assert p.returncode in (0,), p.stderr
     r = json.loads(p.stdout)
     assert r["time_scale"] == 5 and r["stats"]["duration_s"] == pytest.approx(0.4)
+    # Kernel mode's figures say what they add from the model; user mode's are measured alone.
+    if switch == "kernel":
+        assert r["latency_basis"] == "measured + modelled latency added"
+        assert all(row["modelled_added_us"] > 0 for row in r["flows"])
+        assert any("measured + modelled latency added" in n for n in r["notes"])
+    else:
+        assert r["latency_basis"] == "measured"
+        assert all(row["modelled_added_us"] == 0 for row in r["flows"])
     assert len(r["flows"]) == 20
     bag_ms = {"AIR_DATA": 1, "FLIGHT_CONTROL": 2, "ENGINE": 2, "FLIGHT_PLAN": 4, "PILOT_INPUT": 4}
     shift_ms = r["host"]["release_shift_us"] / 1000

@@ -412,6 +412,11 @@ pub struct Node<'a> {
     longest_stall_ns: i64,
     /// Received frames waiting for every process's heartbeat to pass their arrival.
     unclassified: VecDeque<RxFrame>,
+    /// An end system's received frames held for its receive latency: (model instant due, order
+    /// of arrival), the frame and its plane. The frame is delivered, and measured, when this
+    /// process gets to it: the receive latency is realised, not added.
+    deliveries: BinaryHeap<Reverse<(i64, u64)>>,
+    delivery_frames: HashMap<u64, (Vec<u8>, usize)>,
     classified_late: u64,
     /// The contract of each source copy's flow on its port, kept on the actual sends.
     regulators: HashMap<(u32, usize), Regulator>,
@@ -673,6 +678,8 @@ impl<'a> Node<'a> {
             stalled_ns: 0,
             longest_stall_ns: 0,
             unclassified: VecDeque::new(),
+            deliveries: BinaryHeap::new(),
+            delivery_frames: HashMap::new(),
             classified_late: 0,
             regulators,
             regulated_holds: 0,
@@ -862,9 +869,10 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// A frame reached this end system at model time `at` (wall clock `at_real`) on `plane`:
-    /// measured per route (classified once the stall board allows), then integrity checking
-    /// and redundancy management, as the simulator's destinations.
+    /// A frame was delivered at this end system at model time `at` (wall clock `at_real`: its
+    /// arrival plus the receive latency it was held for) on `plane`: measured per route
+    /// (classified once the stall board allows), then integrity checking and redundancy
+    /// management, as the simulator's destinations.
     fn receive(&mut self, bytes: &[u8], at: i64, at_real: i64, plane: usize) {
         let Some(fields) = frame::decode(bytes) else {
             self.foreign += 1;
@@ -875,7 +883,6 @@ impl<'a> Node<'a> {
             return;
         };
         let flow = &self.plan.flows[f];
-        let rx_latency = self.plan.nodes[self.node].receive_latency_ns;
         let emit = self.model(fields.emit_ns as i64);
         // The copy's planned entry into its source port: the latency starts there in both
         // modes, so a late sender's delay is inside it.
@@ -887,7 +894,7 @@ impl<'a> Node<'a> {
         };
         let added = (frame::wire_bits_of(bytes) as f64 * route.kernel_ns_per_bit + route.kernel_const_ns)
             .round() as i64;
-        let latency = at + rx_latency - start + added;
+        let latency = at - start + added;
         let host = frame::host_delay_ns(bytes);
         if fields.number & BASELINE_BIT != 0 {
             route.baseline.record(latency);
@@ -915,7 +922,7 @@ impl<'a> Node<'a> {
         }
         let (rm, delivered) = self.rm.get_mut(&f).expect("a destination of the flow");
         if !rm.is_twin(number, at, flow.skew_max_ns, &mut self.work) {
-            delivered.record(at + rx_latency - emit + added);
+            delivered.record(at - emit + added);
         }
     }
 
@@ -1052,6 +1059,7 @@ impl<'a> Node<'a> {
             self.ifaces.iter().map(|i| libc::pollfd { fd: i.fd, events: libc::POLLIN, revents: 0 }).collect();
         let mut buf = vec![0u8; 2048];
         let end_system = self.plan.nodes[self.node].end_system;
+        let rx_latency = self.plan.nodes[self.node].receive_latency_ns;
         // The wall-clock instant this process meant to wake at (a timer), when it slept for one.
         let mut wake_at: Option<i64> = None;
         let mut next_classify = 0i64;
@@ -1082,7 +1090,13 @@ impl<'a> Node<'a> {
                     let bytes = buf[..r.len].to_vec();
                     if end_system {
                         let plane = self.iface_plane[i];
-                        self.receive(&bytes, at, r.at_ns, plane);
+                        if rx_latency > 0 {
+                            self.seq += 1;
+                            self.deliveries.push(Reverse((at + rx_latency, self.seq)));
+                            self.delivery_frames.insert(self.seq, (bytes, plane));
+                        } else {
+                            self.receive(&bytes, at, r.at_ns, plane);
+                        }
                     } else {
                         self.forward(&bytes, at);
                     }
@@ -1121,6 +1135,14 @@ impl<'a> Node<'a> {
                 }
             }
             self.send_due(now_real);
+            // Received frames whose receive latency is over, delivered at the instant this
+            // process gets to them.
+            while self.deliveries.peek().is_some_and(|d| d.0 .0 <= now) {
+                let Reverse((_, seq)) = self.deliveries.pop().expect("peeked");
+                let (bytes, plane) = self.delivery_frames.remove(&seq).expect("held");
+                let real = sys::now_ns();
+                self.receive(&bytes, self.model(real), real, plane);
+            }
             if let Some(b) = &self.board {
                 b.heartbeat(now_real);
             }
@@ -1135,6 +1157,7 @@ impl<'a> Node<'a> {
                 self.pending.peek().map_or(i64::MAX, |p| p.0.at),
                 self.releases.peek().map_or(i64::MAX, |r| r.0 .0),
                 self.ports.iter().filter_map(|p| p.decide_at).min().unwrap_or(i64::MAX),
+                self.deliveries.peek().map_or(i64::MAX, |d| d.0 .0),
                 self.ports
                     .iter()
                     .filter(|p| p.hold_until.is_none())

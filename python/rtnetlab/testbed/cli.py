@@ -103,8 +103,9 @@ def _us(x: float | None) -> str:
 def print_report(report: dict, limit: int = 40) -> None:
     k = report.get("time_scale", 1)
     scale = f", time scale {k:g}: model time" if k != 1 else ""
+    basis = report.get("latency_basis", "measured")
     t = Table(
-        title=f"testbed ({report['mode']} mode{scale}): measured beside bound and simulated, per route "
+        title=f"testbed ({report['mode']} mode{scale}): {basis} beside bound and simulated, per route "
         "(us; verdict on the frames the host did not disturb)"
     )
     for c in (
@@ -244,6 +245,15 @@ def run_cmd(
             "--fail-on-miss", help="Exit 1 when a route's undisturbed maximum is above its bound."
         ),
     ] = False,
+    add_modelled: Annotated[
+        bool,
+        typer.Option(
+            "--add-modelled-latency",
+            help="Kernel mode: add the switches' technological latency, which its switches cannot "
+            "hold a frame for, to each figure from the model (labelled measured + modelled); "
+            "without it such a model is refused.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the network on real frames: namespaces, veth pairs, rate-limited ports, the model's paths;
@@ -299,6 +309,7 @@ def run_cmd(
             disturbance_ns=round(threshold * 1e9),
             recalibrate=calibrate,
             say=say,
+            add_modelled=add_modelled,
         )
     except KeyboardInterrupt as e:
         report = getattr(e, "report", None)
@@ -568,6 +579,7 @@ def experiment_ethernet_measure(
     from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
     from rtnetlab.testbed import ethernet_measure as em
+    from rtnetlab.testbed import run as run_mod
     from rtnetlab.testbed import netns
 
     netns.check_privileges()
@@ -608,10 +620,11 @@ def experiment_ethernet_measure(
         em.write_csv(fig_rows, out_dir / f"{fig}.csv")
         em.plot(fig_rows, fig, out_dir / f"{fig}.png")
         rows.extend(fig_rows)
+    basis = run_mod.MEASURED_AND_MODELLED if mode == "kernel" else "measured"
     if as_json:
-        _emit({"messages": messages, "switch": mode, "rows": rows})
+        _emit({"messages": messages, "switch": mode, "latency_basis": basis, "rows": rows})
         return
-    table = Table(title="seed 002 on the testbed (µs; round trip = message + echo one-way)")
+    table = Table(title=f"seed 002 on the testbed (µs, {basis}; round trip = message + echo one-way)")
     for col in (
         "figure",
         "policy",

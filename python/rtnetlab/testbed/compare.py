@@ -61,6 +61,7 @@ def attach(data: dict, measured: dict) -> None:
     host = measured.get("host") or {}
     data["measured"] = {
         "mode": measured.get("mode"),
+        "latency_basis": measured.get("latency_basis", "measured"),
         "network": measured.get("network"),
         "noise_us": noise,
         "time_scale": measured.get("time_scale", 1),
@@ -94,7 +95,8 @@ def section(data: dict) -> str:
         '<section id="measured" data-section="measured"><h2>Bound, simulated and measured</h2>',
         f'<p class="muted">Testbed run ({e(str(m["mode"]))} mode, {_us(m["duration_s"] or 0)} s of model '
         f"time, time scale {k:g}: the network ran {k:g} times slower and its latencies are given back in "
-        f"model time) of network {e(str(m['network']))}; {e(host)}.</p>",
+        f"model time) of network {e(str(m['network']))}; {e(host)}. Latencies: "
+        f"<strong>{e(str(m.get('latency_basis') or 'measured'))}</strong>.</p>",
         f'<p class="muted">Verdict: {e(str(m.get("rule") or ""))}.</p>',
         '<div class="tablewrap"><table class="sortable" id="measured-table"><thead><tr>',
     ]

@@ -100,6 +100,7 @@ ROW_KEYS = (
     "noise_us",
     "load_achieved",
     "release_shift_us",
+    "latency_basis",
 )
 
 
@@ -232,6 +233,9 @@ def row(point: Point, report: dict) -> dict:
         "noise_us": None if report["host"]["noise_us"] is None else round(report["host"]["noise_us"], 3),
         "load_achieved": achieved_load(point, report),
         "release_shift_us": round(report["host"]["release_shift_us"], 1),
+        # Kernel mode adds each hop's transmission and propagation from the model (its ports do
+        # not hold a lone frame): "measured + modelled latency added"; user mode: "measured".
+        "latency_basis": report.get("latency_basis", "measured"),
     }
 
 

@@ -88,9 +88,50 @@ def plan_of(description: Path) -> dict:
     return json.loads(p.stdout)
 
 
-def check_limits(plan: dict, mode: str, time_scale: float = 1.0, capacity: dict | None = None) -> None:
+#: How a kernel-mode figure is labelled: what it measured, with what the kernel cannot hold a
+#: frame for added from the model.
+MEASURED_AND_MODELLED = "measured + modelled latency added"
+
+
+def unrealised_switch_latency(plan: dict) -> str | None:
+    """The switches whose technological latency kernel mode cannot realise (its switches are
+    tc filters that forward at once, and no qdisc of this kernel holds a frame), as
+    "SW1, SW2: 10 us"; None when every switch a route leaves has none."""
+    used = {plan["ports"][p]["node"] for f in plan["flows"] for r in f["routes"] for p in r["ports"][1:]}
+    by_latency: dict[int, list[str]] = {}
+    for i in sorted(used):
+        n = plan["nodes"][i]
+        if not n["end_system"] and n["technological_latency_ns"] > 0:
+            by_latency.setdefault(n["technological_latency_ns"], []).append(n["name"])
+    if not by_latency:
+        return None
+    return "; ".join(f"{', '.join(names)}: {ns / 1e3:g} us" for ns, names in sorted(by_latency.items()))
+
+
+def modelled_added_us(plan: dict, flow: dict, route: dict) -> float:
+    """Kernel mode: what the destination adds to a largest frame of `flow` on `route`, model us:
+    its transmission at each hop at the modelled rate and the links' propagation (a kernel port
+    releases a frame at the start of its slot and the veth delivers it at once), and the
+    technological latency of the switches it leaves (`crates/testbed/src/node.rs`)."""
+    t = 0.0
+    for h, p in enumerate(route["ports"]):
+        port = plan["ports"][p]
+        t += (flow["lmax_bytes"] + 20) * 8 / port["rate_bps"] * 1e9 + port["propagation_ns"]
+        if h > 0:
+            t += plan["nodes"][port["node"]]["technological_latency_ns"]
+    return t / 1e3
+
+
+def check_limits(
+    plan: dict,
+    mode: str,
+    time_scale: float = 1.0,
+    capacity: dict | None = None,
+    add_modelled: bool = False,
+) -> None:
     """Refuses a model this host cannot run, naming the limit (`capacity`: what this host was
-    measured to pace in `mode`, `rtnetlab.testbed.capacity`)."""
+    measured to pace in `mode`, `rtnetlab.testbed.capacity`), and in kernel mode a switch
+    latency it cannot realise unless `add_modelled` (then added to each figure, labelled)."""
     nodes = len(plan["nodes"])
     if nodes > MAX_NODES:
         raise UserError(f"testbed: {nodes} nodes, over the limit of {MAX_NODES} namespaces per run")
@@ -110,6 +151,14 @@ def check_limits(plan: dict, mode: str, time_scale: float = 1.0, capacity: dict 
             )
     if mode == "kernel" and plan["kernel_refusals"]:
         raise UserError(f"testbed: kernel mode: {plan['kernel_refusals'][0]}")
+    if mode == "kernel" and not add_modelled:
+        unrealised = unrealised_switch_latency(plan)
+        if unrealised:
+            raise UserError(
+                f"testbed: kernel mode cannot realise the switches' technological latency ({unrealised}; "
+                "no qdisc of this kernel holds a frame): --switch user realises it, "
+                "--add-modelled-latency adds it to each kernel-mode figure, labelled"
+            )
     if capacity is not None:
         from rtnetlab.testbed.capacity import offered as offered_of
 
@@ -417,12 +466,15 @@ def run(
     calibrating: bool = False,
     recalibrate: bool = False,
     say=None,
+    add_modelled: bool = False,
 ) -> dict:
     """Runs `net` (with its `description` as plain data) on real frames; returns the report.
     `duration_ns` and `baseline_ns` are wall-clock; the run covers them / `time_scale` of model
     time. Ctrl-C or SIGTERM during the run stops the nodes, which report what they measured: the
     report then has `interrupted_by` (the exception is raised again once the report is attached
-    to it as `.report`)."""
+    to it as `.report`). Kernel mode refuses a model whose switches have a technological latency
+    unless `add_modelled`: then its figures are labelled `MEASURED_AND_MODELLED`, as they are for
+    each hop's transmission and propagation, which kernel mode always adds."""
     netns.check_privileges()
     exe = binary()
     if capture is not None:
@@ -440,7 +492,7 @@ def run(
             desc_path = own.folder() / "description.json"
             desc_path.write_text(json.dumps(description))
             plan = plan_of(desc_path)
-        check_limits(plan, mode, time_scale)
+        check_limits(plan, mode, time_scale, add_modelled=add_modelled)
         from rtnetlab.testbed import capacity as capacity_mod
 
         capacity = capacity_mod.capacity(mode, recalibrate, rt_priority, say)
@@ -453,7 +505,7 @@ def run(
         desc_path = tmp / "description.json"
         desc_path.write_text(json.dumps(description))
         plan = plan_of(desc_path)
-        check_limits(plan, mode, time_scale, capacity)
+        check_limits(plan, mode, time_scale, capacity, add_modelled)
         for m in muted or []:
             if m not in {f["name"] for f in plan["flows"]}:
                 raise UserError(f"--mute: no flow named {m}")
@@ -585,12 +637,31 @@ def run(
     report = assemble(plan, results, mode, settings, port_stats)
     report["warnings"] = list(plan["kernel_warnings"]) if mode == "kernel" else []
     report["notes"] = []
+    # What every latency figure is: measured, or (kernel mode) measured with what the kernel
+    # does not hold a frame for added from the model, per route for a largest frame.
+    report["latency_basis"] = MEASURED_AND_MODELLED if mode == "kernel" else "measured"
+    modelled = {
+        (f["name"], plan["nodes"][r["destination"]]["name"], plan["planes"][r["plane"]]): modelled_added_us(
+            plan, f, r
+        )
+        for f in plan["flows"]
+        for r in f["routes"]
+    }
+    for row in report["flows"]:
+        row["modelled_added_us"] = (
+            modelled.get((row["flow"], row["destination"], row["plane"]), 0.0) if mode == "kernel" else 0.0
+        )
     if mode == "kernel":
+        switch_latency = unrealised_switch_latency(plan)
         report["notes"].append(
-            "kernel mode: each hop's transmission of the frame, the links' propagation and the "
-            "switches' technological latency are added at the destination (no qdisc of this kernel "
-            "holds a lone frame: netem, fq and etf are missing); the ports realise the contention "
-            "at the line rate. --switch user realises them in time."
+            f"kernel mode, {MEASURED_AND_MODELLED}: each hop's transmission of the frame at the "
+            "modelled rate, the links' propagation"
+            + (f" and the switches' technological latency ({switch_latency}, --add-modelled-latency)"
+               if switch_latency else "")
+            + " are added at the destination, frame by frame (modelled_added_us: a largest frame's); "
+            "no qdisc of this kernel holds a lone frame (netem, fq and etf are missing). The ports "
+            "realise the contention at the line rate, the end systems their latencies. --switch user "
+            "realises them all in time."
         )
     if capacity is not None:
         report["host"]["capacity"] = {
