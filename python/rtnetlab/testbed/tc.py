@@ -21,8 +21,10 @@ TOS byte, DSCP = class index + 1), frames without a class to the last level.
 What differs from the model (docs/TESTBED.md): a kernel port releases a frame at the start of its
 transmission slot and the veth delivers it at once, where the model's frame reaches the next hop
 at the end of its transmission, after the link's propagation and the switch's technological
-latency; this kernel has no qdisc that holds a lone frame (netem, fq, etf), so those are added at
-the destination, from each frame's size (`crates/testbed/src/node.rs`); a level's guaranteed rate
+latency; this kernel has no qdisc that holds a lone frame (netem, fq, etf), so a switch latency
+is refused (`run.check_limits`) unless the run asks for it to be added, and the transmissions and
+propagation are added at the destination, from each frame's size (`crates/testbed/src/node.rs`),
+the figures labelled "measured + modelled latency added"; a level's guaranteed rate
 lets it pass a higher level at most once per 1000 frame times; a static-priority port's buffer is
 per level.
 
