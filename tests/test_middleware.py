@@ -805,3 +805,22 @@ def test_reqresp_without_raw_sockets_names_icmp_and_runs_the_others(rtnetlab_cli
         ("udp-echo", "native"),
         ("udp-echo", "virtualised"),
     ]
+
+
+def test_link_check_counts_the_samples_received_not_those_sent():
+    """A middleware that drops samples under overload (ZeroMQ at its high-water mark) carried
+    fewer bytes than it was asked to send, and no sample went round the link; one whose link
+    carried less than the samples its subscribers received did send them another way."""
+    from rtnetlab.middleware.pubsub import link_checks
+
+    row: dict = {}
+    # The run's ZeroMQ row: 2 subscribers of 10,000 B, 2,502 of 4,000 samples received.
+    link_checks(row, 28_647_098, 2.3, 2502, 2, 10_000, 1_000_000)
+    assert row["overloaded"] and not row["bypassed"]
+    assert len(row["warnings"]) == 1 and row["warnings"][0].startswith("OVERLOADED")
+    row = {}
+    link_checks(row, 200_000, 2.1, 2000, 1, 10_000, 1_000_000)
+    assert row["bypassed"] and not row["overloaded"]
+    assert row["warnings"] == [
+        "the link carried 200,000 B for 20,000,000 B of payloads received across it: samples went round it"
+    ]
