@@ -488,7 +488,8 @@ def test_sched_deadline_script_is_accepted_by_linux(tmp_path):
         c["core"] for h in doc["sched_deadline"] for c in h["components"] if c["component"] == "c'0"
     )
     prefix = f"rtnl-edftest-{os.getpid()}"
-    probe = [sys.executable, "-c", "import os; print(os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)))"]
+    probe = [sys.executable, "-c",
+             "import os; print(os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)))"]  # fmt: skip
     env = {**os.environ, "HOST": host, "EDF": "global", "RUN_PREFIX": prefix}
     everyone = sorted(os.sched_getaffinity(0) | set(range(os.cpu_count() or 1)))
     try:
@@ -518,7 +519,8 @@ def test_sched_deadline_script_is_accepted_by_linux(tmp_path):
         q = subprocess.Popen(["sh", str(sh), "v;rm -rf x.c'0", "sleep", "30"], env=env, cwd=tmp_path,
                              stderr=subprocess.PIPE, text=True)  # fmt: skip
         deadline = time.monotonic() + 10
-        while not _edf_cpusets(prefix) and Path("/sys/fs/cgroup/cpuset").is_dir() and time.monotonic() < deadline:
+        has_cpuset = Path("/sys/fs/cgroup/cpuset").is_dir()
+        while has_cpuset and not _edf_cpusets(prefix) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.2)
         q.terminate()

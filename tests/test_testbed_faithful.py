@@ -146,9 +146,9 @@ def test_kernel_mode_refuses_a_switch_latency_it_cannot_realise(tmp_path, rtnetl
     p = cli(rtnetlab_cli, "testbed", "run", str(COCKPIT), "--duration", "1s", "--switch", "kernel")
     assert p.returncode == 2, p.stderr
     assert p.stderr.strip().splitlines() == [
-        "testbed: kernel mode cannot realise the switches' technological latency (SW1A, SW2A, SW1B, SW2B: 16 us; "
-        "no qdisc of this kernel holds a frame): --switch user realises it, --add-modelled-latency "
-        "adds it to each kernel-mode figure, labelled"
+        "testbed: kernel mode cannot realise the switches' technological latency (SW1A, SW2A, SW1B, "
+        "SW2B: 16 us; no qdisc of this kernel holds a frame): --switch user realises it, "
+        "--add-modelled-latency adds it to each kernel-mode figure, labelled"
     ]
 
 

@@ -926,6 +926,30 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// A frame reached this end system at model time `at` (wall clock `at_real`) on `plane`:
+    /// held for the receive latency, or received at once without one.
+    fn arrived(&mut self, bytes: Vec<u8>, at: i64, at_real: i64, plane: usize) {
+        let rx_latency = self.plan.nodes[self.node].receive_latency_ns;
+        if rx_latency > 0 {
+            self.seq += 1;
+            self.deliveries.push(Reverse((at + rx_latency, self.seq)));
+            self.delivery_frames.insert(self.seq, (bytes, plane));
+        } else {
+            self.receive(&bytes, at, at_real, plane);
+        }
+    }
+
+    /// Received frames whose receive latency is over by model time `now`, delivered at the
+    /// instant this process gets to them.
+    fn deliver_due(&mut self, now: i64) {
+        while self.deliveries.peek().is_some_and(|d| d.0 .0 <= now) {
+            let Reverse((_, seq)) = self.deliveries.pop().expect("peeked");
+            let (bytes, plane) = self.delivery_frames.remove(&seq).expect("held");
+            let real = sys::now_ns();
+            self.receive(&bytes, self.model(real), real, plane);
+        }
+    }
+
     /// Classifies the received frames every process has looked past (all of them with `all`):
     /// disturbed when their senders were late by more than the threshold in all, or a stall of
     /// any process of the run overlapped their flight; the others are the verdict's.
@@ -1059,7 +1083,6 @@ impl<'a> Node<'a> {
             self.ifaces.iter().map(|i| libc::pollfd { fd: i.fd, events: libc::POLLIN, revents: 0 }).collect();
         let mut buf = vec![0u8; 2048];
         let end_system = self.plan.nodes[self.node].end_system;
-        let rx_latency = self.plan.nodes[self.node].receive_latency_ns;
         // The wall-clock instant this process meant to wake at (a timer), when it slept for one.
         let mut wake_at: Option<i64> = None;
         let mut next_classify = 0i64;
@@ -1090,13 +1113,7 @@ impl<'a> Node<'a> {
                     let bytes = buf[..r.len].to_vec();
                     if end_system {
                         let plane = self.iface_plane[i];
-                        if rx_latency > 0 {
-                            self.seq += 1;
-                            self.deliveries.push(Reverse((at + rx_latency, self.seq)));
-                            self.delivery_frames.insert(self.seq, (bytes, plane));
-                        } else {
-                            self.receive(&bytes, at, r.at_ns, plane);
-                        }
+                        self.arrived(bytes, at, r.at_ns, plane);
                     } else {
                         self.forward(&bytes, at);
                     }
@@ -1135,14 +1152,7 @@ impl<'a> Node<'a> {
                 }
             }
             self.send_due(now_real);
-            // Received frames whose receive latency is over, delivered at the instant this
-            // process gets to them.
-            while self.deliveries.peek().is_some_and(|d| d.0 .0 <= now) {
-                let Reverse((_, seq)) = self.deliveries.pop().expect("peeked");
-                let (bytes, plane) = self.delivery_frames.remove(&seq).expect("held");
-                let real = sys::now_ns();
-                self.receive(&bytes, self.model(real), real, plane);
-            }
+            self.deliver_due(now);
             if let Some(b) = &self.board {
                 b.heartbeat(now_real);
             }

@@ -96,7 +96,8 @@ partitioned)
     # Linux admits a SCHED_DEADLINE task only when its CPUs are a whole root domain: the
     # component's core alone, an exclusive cpuset of its own. The host's own cgroup settings are
     # left as they are: where they make no root domain of one core, global EDF instead.
-    if [ -f /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control; then
+    v2=/sys/fs/cgroup/cgroup.subtree_control
+    if [ -f "$v2" ] && grep -qw cpuset "$v2"; then
         # cgroup v2 with the cpuset controller on: a partition root is a root domain of its own.
         dir="/sys/fs/cgroup/$run-core$core"
         mkdir "$dir"

@@ -579,8 +579,8 @@ def experiment_ethernet_measure(
     from rtnetlab.cli.common import comma_list
     from rtnetlab.io import output as outfiles
     from rtnetlab.testbed import ethernet_measure as em
-    from rtnetlab.testbed import run as run_mod
     from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as run_mod
 
     netns.check_privileges()
     # `all` is a choice too: the refusal lists it with the figures.
