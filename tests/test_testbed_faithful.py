@@ -106,6 +106,21 @@ def test_report_refuses_another_networks_measurement(tmp_path, rtnetlab_cli):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("basis", ["measured + modelled latency added", "measured"])
+def test_report_says_what_the_measured_latencies_are(tmp_path, rtnetlab_cli, basis):
+    """A kernel-mode measurement's latencies carry what was added from the model: the page and
+    its JSON say "measured + modelled latency added", never plain "measured"."""
+    m = tmp_path / "m.json"
+    row = {"flow": "VL1", "destination": "ES4", "plane": "A", "count": 3, "mean_us": 160.0, "max_us": 170.0}
+    m.write_text(json.dumps({"source": "testbed", "network": "seed002-four-vls", "mode": "kernel",
+                             "latency_basis": basis, "flows": [row]}))  # fmt: skip
+    out = tmp_path / "r.html"
+    p = cli(rtnetlab_cli, "report", str(ROOT / "examples" / "seed002_four_vls.yaml"), "--measured", str(m),
+            "-o", str(out))  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert f"Latencies: <strong>{basis}</strong>" in out.read_text()
+
+
 # --- on real frames ---------------------------------------------------------------------------
 
 
