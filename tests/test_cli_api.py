@@ -47,6 +47,8 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
                        "--dev", "eth0"],
                       {"rt.read", "Network.export_taprio"}),
     "export yang": ([str(EX / "tsn" / "tas_gates.yaml")], {"rt.read", "Network.gate_control_yang"}),
+    "export tc": ([SEED002, "--node", "ES1", "--dev", "eth0", "-o", "{tmp}/tc.sh"],
+                  {"rt.read", "Network.export_tc"}),
 }
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
@@ -56,7 +58,6 @@ NOT_YET = {
     "slrm": "rtnetlab.cloud.slrm",
     "experiment": "rtnetlab.experiments, rtnetlab.sweep, rtnetlab.cloud",
     "testbed": "rtnetlab.testbed.run",
-    "export tc": "rtnetlab.testbed.tc (the testbed's plan of the description)",
     "middleware": "rtnetlab.middleware",
 }
 
@@ -89,7 +90,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     spy(rtnetlab.display, "report", "rt.report")
     for method in ("info", "save", "analyze", "analysis_json", "analysis_table", "explain", "simulate",
                    "worst_case", "configure_afdx", "configure_priorities", "configure_partition",
-                   "configure_tsn", "export_taprio", "gate_control_yang"):
+                   "configure_tsn", "export_taprio", "export_tc", "gate_control_yang"):
         spy(rtnetlab.network.Network, method, f"Network.{method}")
     return seen
 

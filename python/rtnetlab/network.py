@@ -510,6 +510,43 @@ class Network:
 
     # -- real hosts ---------------------------------------------------------------------------
 
+    def testbed_plan(self) -> dict[str, Any]:
+        """What the testbed makes of the description (``rtnetlab testbed``, ``rtnetlab export
+        tc``): its nodes, ports, planes and flows as the testbed's program resolves them, every
+        rate and time in integers (bits per second, nanoseconds). Validates first."""
+        import tempfile
+
+        from rtnetlab.testbed import run as tb
+
+        self.validate()
+        with tempfile.TemporaryDirectory(prefix="rtnetlab-export-") as tmp:
+            desc = Path(tmp) / "description.json"
+            desc.write_text(json.dumps(self.data))
+            plan: dict[str, Any] = tb.plan_of(desc)
+        return plan
+
+    def export_tc(self, node: str, dev: str, plane: str | None = None) -> tuple[str, list[str]]:
+        """A shell script configuring end system `node`'s port on `plane` (the first plane by
+        default) as interface `dev` of a real Linux host (``rtnetlab export tc``): an HTB class
+        per virtual link at its BAG/Lmax rate and burst, filters by VL id, the port's scheduler
+        where Linux has it. Returns the script and what it cannot express, one line each.
+
+        The script is meant to be run by root: `dev` is checked by the kernel's rule for
+        interface names before anything else, and every value from the description is written
+        as an escaped comment."""
+        from rtnetlab.testbed import tc
+
+        _check_dev(dev)
+        plan = self.testbed_plan()
+        if plane is not None and plane not in plan["planes"]:
+            raise UserError(f"--plane: no plane {plane} (planes: {', '.join(plan['planes'])})")
+        try:
+            return tc.export_script(plan, node, dev, plane, self._source)
+        except KeyError:
+            raise UserError(f"--node: no node named {tc.comment(node)}") from None
+        except ValueError as e:
+            raise UserError(f"--node: {e}") from None
+
     def export_taprio(self, node: str, dev: str, port: str | None = None,
                       offload: str = "none") -> tuple[str, list[str]]:
         """A shell script configuring a real Linux port's time-aware and credit-based shapers
@@ -583,6 +620,15 @@ def _units_of(item: dict[str, Any]) -> dict[str, Any]:
                 continue
         return with_units(item)  # type: ignore[no-any-return,unused-ignore]
     return item
+
+
+def _check_dev(dev: str) -> None:
+    """Refuses `dev` unless it is a Linux network interface name (a script root runs quotes it)."""
+    from rtnetlab.testbed import tc
+
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
 
 
 def load(path: str | Path) -> Network:

@@ -432,31 +432,16 @@ def export_tc(
 ) -> None:
     """Write a shell script configuring a real Linux end system: an HTB class per VL at its BAG/Lmax rate
     and burst, filters by VL id, the port's scheduler where Linux has it; what it cannot express is said."""
-    import tempfile
-
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import run as tb
-    from rtnetlab.testbed import tc
+    from rtnetlab.network import _check_dev
 
     # The script runs as root: what goes into it is checked before anything is read.
-    problem = tc.interface_problem(dev)
-    if problem is not None:
-        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
+    _check_dev(dev)
     if output is not None:
         outfiles.check({"--output": output}, [file])
-    net, data = _load(file)
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-export-") as tmp:
-        desc = Path(tmp) / "description.json"
-        desc.write_text(json.dumps(data))
-        plan = tb.plan_of(desc)
-    if plane is not None and plane not in plan["planes"]:
-        raise UserError(f"--plane: no plane {plane} (planes: {', '.join(plan['planes'])})")
-    try:
-        script, missing = tc.export_script(plan, node, dev, plane, str(file))
-    except KeyError:
-        raise UserError(f"--node: no node named {tc.comment(node)}") from None
-    except ValueError as e:
-        raise UserError(f"--node: {e}") from None
+    net = rt.read(file)
+    script, missing = net.export_tc(node, dev, plane)
     _write_script(output, script, missing, net.warnings, as_json)
 
 
