@@ -3,7 +3,8 @@
 ``import rtnetlab as rt``, then build a network in code (`Network`) or read one
 (`load`), analyse it (`Network.analyze`), simulate it (`Network.simulate`),
 search its worst case (`Network.worst_case`), explain a bound (`Network.explain`),
-configure it (``Network.configure_*``) and read the results as rows or data frames
+configure it (``Network.configure_*``), run studies over many networks (`sweep`,
+`experiment`) and read the results as rows or data frames
 (`AnalysisResult`, `SimulationResult`...). Every command of the ``rtnetlab`` command
 line is a layer over these functions.
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         SimulationResult,
         WorstCaseResult,
     )
+    from rtnetlab.studies import ExperimentResult, SweepResult, experiment, sweep
     from rtnetlab.synthesis import admit, configure_dtable, generate_afdx
 
 __all__ = [
@@ -39,21 +41,25 @@ __all__ = [
     "AnalysisResult",
     "ConfigureResult",
     "Explanation",
+    "ExperimentResult",
     "ModelError",
     "Network",
     "Report",
     "Result",
     "SimulationResult",
+    "SweepResult",
     "UserError",
     "WorstCaseResult",
     "__version__",
     "admit",
     "configure_dtable",
+    "experiment",
     "generate_afdx",
     "load",
     "read",
     "report",
     "schema",
+    "sweep",
 ]
 
 #: Where each lazily loaded public name lives.
@@ -73,6 +79,10 @@ _LAZY = {
     "Report": "rtnetlab.display",
     "configure_dtable": "rtnetlab.synthesis",
     "generate_afdx": "rtnetlab.synthesis",
+    "sweep": "rtnetlab.studies",
+    "SweepResult": "rtnetlab.studies",
+    "experiment": "rtnetlab.studies",
+    "ExperimentResult": "rtnetlab.studies",
     # The engine's handle of a file, for code written before the API (``rt.load`` supersedes them).
     "load_file": "rtnetlab.model",
     "load_text": "rtnetlab.model",

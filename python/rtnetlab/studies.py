@@ -1,0 +1,298 @@
+"""Studies over many networks: parameter sweeps on Dask (`sweep`) and the seed papers'
+experiments (`experiment`), returning results whose rows read back as data frames.
+
+A sweep's rows are the Parquet files in its output directory, one row per point and seed;
+`SweepResult` holds them beside their per-point means with confidence intervals
+(`SweepResult.summary`). An experiment's result (`ExperimentResult`) holds the document its
+command prints with ``--json`` and its table rows.
+
+The same limits as the command line apply (``rtnetlab --limit``, `rtnetlab.limits`): a SPEC
+or an option asking for more rows, workers or time than allowed is refused before anything
+runs, with the command's one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rtnetlab.errors import UserError
+from rtnetlab.result import Result
+
+if TYPE_CHECKING:
+    import polars
+
+
+class SweepResult(Result):
+    """A parameter sweep (``rtnetlab sweep --json``): `data` holds the counts (``points``,
+    ``rows``, ``ran``, ``skipped``, ``failed``), the cluster (``workers``, ``scheduler``,
+    ``tasks``), ``wall_s``, ``engine_version`` and the ``files`` written; `rows` has one row
+    per point and seed (the varied keys, the kept metrics, ``error``), `summary` one per point
+    (each metric's mean and confidence interval).
+
+    ``to_polars()`` gives the rows, ``to_polars("summary")`` the means as ``summary.csv``
+    holds them (``METRIC.mean``, ``METRIC.half_width``...)."""
+
+    kind = "sweep"
+    _rows = "rows"
+
+    def __init__(self, data: dict[str, Any], rows: list[dict[str, Any]], summary: list[dict[str, Any]],
+                 params: list[str], metrics: list[str], confidence: float = 0.95):
+        super().__init__(data, [], None)
+        #: The level of the intervals in `summary` (the SPEC's ``confidence``).
+        self.confidence = float(confidence)
+        self._row_list = rows
+        self._summary = summary
+        #: The varied keys (``network.defaults.link_rate``...), the columns of a point.
+        self.params = list(params)
+        #: The kept metrics, the columns of a row's measurements.
+        self.metrics = list(metrics)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per point and seed, resumed ones too: ``point``, ``index``, ``seed``, the
+        varied keys, the kept metrics, ``engine_version``, ``wall_s`` and ``error``."""
+        return list(self._row_list)
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        """The sweep's rows (`rows`): a sweep's table is one row per point and seed."""
+        return self.rows
+
+    @property
+    def summary(self) -> list[dict[str, Any]]:
+        """Per point: the varied keys, ``rows``, ``failed`` and per metric its ``mean``, ``std``,
+        ``n`` and ``half_width`` (the confidence interval's)."""
+        return list(self._summary)
+
+    @property
+    def failed(self) -> int:
+        """Rows whose run failed (their error is in the row)."""
+        return int(self.data.get("failed") or 0)
+
+    @property
+    def files(self) -> dict[str, Any]:
+        """The files written: ``rows`` (the Parquet directory), ``summary_csv``, ``summary_json``
+        and ``plots``."""
+        return dict(self.data.get("files") or {})
+
+    def _table(self, rows: str | None) -> list[dict[str, Any]]:
+        name = rows or self._rows
+        if name == "rows":
+            return self.rows
+        if name == "summary":
+            from rtnetlab.sweep import aggregate
+
+            return aggregate.flat(self._summary, self.params, self.metrics)
+        raise ValueError(f"rows: expected rows or summary, got '{name}'")
+
+    def to_polars(self, rows: str | None = None) -> polars.DataFrame:
+        """The rows (`rows`: ``rows``, the default, or ``summary``) as a polars DataFrame."""
+        return super().to_polars(rows)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The sweep as ``rtnetlab sweep --json`` prints it (an infinite mean is ``"inf"``)."""
+        from rtnetlab.sweep.options import _clean, _json_default
+
+        return json.dumps(_clean(self.data), indent=indent, default=_json_default) + "\n"
+
+    def __repr__(self) -> str:
+        return (f"<rtnetlab.SweepResult {self.data.get('name')!r}: {len(self._row_list)} rows, "
+                f"{self.failed} failed, {len(self._summary)} points>")
+
+
+def sweep(spec: str | Path | Mapping[str, Any], out: str | Path, *, workers: int | None = None,
+          scheduler: str | None = None, tls_ca: str | Path | None = None,
+          tls_cert: str | Path | None = None, tls_key: str | Path | None = None,
+          trust_scheduler: bool = False, resume: bool = False,
+          progress: bool | None = None) -> SweepResult:
+    """Runs a parameter sweep on Dask (``rtnetlab sweep``): every point of the SPEC's grid and
+    every seed, rows to Parquet in `out`, then per point the means with confidence intervals
+    (``summary.csv``, ``summary.json``) and the default plots.
+
+    `spec`: a SPEC file (YAML or JSON, docs/SWEEPS.md) or its plain data (paths in it are
+    relative to the working directory). A wrong SPEC raises `rtnetlab.UserError` naming its
+    place before anything runs. `workers`: processes of the embedded cluster (default: one per
+    core); `scheduler`: a Dask scheduler to run on instead (``tls://HOST:8786`` with `tls_ca`,
+    `tls_cert` and `tls_key`, or ``tcp://HOST:8786`` with `trust_scheduler`, docs/SWEEPS.md);
+    `resume`: go on with the sweep in `out`; `progress`: a progress bar on stderr (default: when
+    stderr is a terminal). A row that fails keeps its error in the rows (``failed``)."""
+    from rtnetlab.sweep import aggregate, runner
+    from rtnetlab.sweep import spec as spec_mod
+    from rtnetlab.sweep.cluster import remote
+
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers: must be at least 1, got {workers}")
+    where = remote(scheduler, _path(tls_ca), _path(tls_cert), _path(tls_key), trust_scheduler)
+    if isinstance(spec, Mapping):
+        checked = spec_mod.parse(dict(spec), "", Path.cwd())
+    else:
+        checked, _ = spec_mod.load(Path(spec))
+    out = Path(out)
+    outcome = runner.run_sweep(checked, out, workers, where, resume, progress=progress)
+
+    written = aggregate.write_summary(checked, out)
+    rows, summary, files = written["rows"], written["summary"], written["files"]
+    doc = {
+        "name": checked.name,
+        "points": len(checked.grid()),
+        "rows": len(rows),
+        "ran": outcome.ran,
+        "skipped": outcome.skipped,
+        "failed": sum(1 for r in rows if r["error"]),
+        "workers": outcome.workers if scheduler is None else None,
+        "scheduler": scheduler,
+        "tasks": outcome.tasks,
+        "wall_s": outcome.wall_s,
+        "engine_version": rows[0]["engine_version"] if rows else None,
+        "files": files,
+    }
+    return SweepResult(doc, rows, summary, checked.param_names, checked.keep, checked.confidence)
+
+
+def _path(p: str | Path | None) -> Path | None:
+    return None if p is None else Path(p)
+
+
+# -- experiments ------------------------------------------------------------------------------
+
+
+class ExperimentResult(Result):
+    """A seed paper's experiment (``rtnetlab experiment NAME --json``): `data` is the document
+    the command prints, `flows` its table's rows (one per point, cell or class, as the
+    experiment has them) and `files` what it wrote."""
+
+    kind = "experiment"
+
+    def __init__(self, name: str, data: Any, rows: list[dict[str, Any]], files: list[Path] | None = None):
+        super().__init__(data if isinstance(data, dict) else {"rows": data}, [], None)
+        #: The experiment's name (``schedulers``, ``dopa``...).
+        self.name = name
+        #: The document as the command prints it with ``--json`` (a list for some experiments).
+        self.document = data
+        self._row_list = rows
+        self.files = list(files or [])
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        """The experiment's rows, flat: one per point, cell or class."""
+        return list(self._row_list)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The document as ``rtnetlab experiment NAME --json`` prints it."""
+        return json.dumps(self.document, indent=indent, allow_nan=False) + "\n"
+
+    def __repr__(self) -> str:
+        return f"<rtnetlab.ExperimentResult {self.name!r}: {len(self._row_list)} rows>"
+
+
+def _dopa(out_dir: str | Path = "out/dopa", sets: int = 100, points: int = 10, seed: int = 1,
+          dm_key: str = "local-window", local_test: str = "release-jitter") -> ExperimentResult:
+    from rtnetlab import limits
+    from rtnetlab.experiments import seed001e_fig6
+    from rtnetlab.io import output as outfiles
+
+    _at_least("--sets", sets, 1)
+    _at_least("--points", points, 1)
+    # Each task set is drawn and partitioned, one row of the figure's data: within `rows`.
+    limits.check_product("rows", {"--sets": sets, "--points": points}, "task sets", 3, "panels")
+    out_dir = Path(out_dir)
+    stems = [stem for _, stem, _ in seed001e_fig6.DOPA_PANELS.values()]
+    files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
+    outfiles.check({f"--out-dir ({f.name})": f for f in files}, [])
+    results = seed001e_fig6.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
+    doc = {p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()}
+    flat = [{"panel": p, **r} for p, rows in doc.items() for r in rows]
+    return ExperimentResult("dopa", doc, flat, files)
+
+
+def _nss_overhead(seeds: int = 20, packets: int = 1000) -> ExperimentResult:
+    from rtnetlab import limits
+    from rtnetlab.experiments import seed004_table4
+
+    _at_least("--seeds", seeds, 1)
+    _at_least("--packets", packets, 1)
+    gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
+    limits.check("messages", packets, "--packets")
+    limits.check_product("rows", {"--seeds": seeds}, "runs", len(gaps) * len(budgets), "cells")
+    rows = seed004_table4.nss_overhead(gaps, budgets, packets, seeds)
+    return ExperimentResult("nss-overhead", rows, list(rows))
+
+
+def _fabric(scenario: str | Path | None = None, schedulers: list[str] | None = None,
+            duration: str | None = None, warmup: str | None = None, reference_rate: str | None = None,
+            seed: int | None = None,
+            started: Callable[[str, int, int], None] | None = None) -> ExperimentResult:
+    from rtnetlab.experiments import seed003_fabric
+
+    path = None if scenario is None else Path(scenario)
+    if path is not None and not path.exists():
+        raise UserError(f"{path}: no such file")
+    reports = seed003_fabric.fabric(path, schedulers, duration, warmup, reference_rate, seed,
+                                    started or (lambda name, k, n: None))
+    rows = [{"scheduler": r["scheduler"], "class": c["class"], "offered_load": c["offered_load"],
+             "accepted_load": c["accepted_load"], "mean_us": c["latency"]["mean_us"],
+             "p99_us": c["latency"]["p99_us"]}
+            for r in reports for c in r["classes"]]
+    return ExperimentResult("fabric", reports, rows)
+
+
+def _schedulers(duration: str | float = "2s", seed: int = 1, link_rate: str = "10Mbps") -> ExperimentResult:
+    from rtnetlab.experiments.seed000_comparison import seed000_schedulers
+    from rtnetlab.simulate import _quantity
+
+    seconds = _quantity("duration", duration, "--duration")
+    _quantity("rate", link_rate, "--link-rate")
+    rows = seed000_schedulers(seconds, seed, link_rate)
+    return ExperimentResult("schedulers", rows, list(rows))
+
+
+def _at_least(option: str, value: int, low: int) -> None:
+    if value < low:
+        raise UserError(f"{option}: must be at least {low}, got {value}")
+
+
+#: The experiments `experiment` runs, by name (``rtnetlab experiment NAME``).
+EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {
+    "dopa": _dopa,
+    "nss-overhead": _nss_overhead,
+    "fabric": _fabric,
+    "schedulers": _schedulers,
+}
+
+
+def experiment(name: str, **options: Any) -> ExperimentResult:
+    """Runs seed paper experiment `name` (``rtnetlab experiment NAME``) with its command's
+    options as keywords (``--link-rate`` is ``link_rate``), and returns its document and rows.
+
+    - ``schedulers`` (seed 000's comparison): `duration` (``"2s"``), `seed`, `link_rate`
+      (``"10Mbps"``); rows per scheduler and class: frames, mean, p99, max and the bound (µs);
+    - ``nss-overhead`` (seed 004 Table 4): `seeds` (20), `packets` (1000); rows per mean gap and
+      budget: the CPU overhead (%);
+    - ``dopa`` (seed 001E Fig. 6): `out_dir` (``"out/dopa"``: CSV and PNG files), `sets`,
+      `points`, `seed`, `dm_key`, `local_test`; rows per panel and point: OPA's and DM's
+      acceptance;
+    - ``fabric`` (seed 003): `scenario` (a file; default: the shipped set-up), `schedulers`,
+      `duration`, `warmup`, `reference_rate`, `seed`, `started` (called with each scheduler's
+      name, its index and the count); rows per scheduler and class.
+
+    ```pycon
+    >>> import rtnetlab as rt
+    >>> r = rt.experiment("nss-overhead", seeds=1, packets=50)
+    >>> sorted(r.flows[0])[:2]
+    ['budget', 'mean_gap_ns']
+
+    ```
+    """
+    run = EXPERIMENTS.get(name)
+    if run is None:
+        raise UserError(f"experiment: no experiment named '{name}' (experiments: {', '.join(EXPERIMENTS)})")
+    import inspect
+
+    accepted = inspect.signature(run).parameters
+    for key in options:
+        if key not in accepted:
+            raise UserError(f"experiment {name}: no option '{key}' (options: {', '.join(accepted)})")
+    return run(**options)
