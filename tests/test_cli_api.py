@@ -53,12 +53,13 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "experiment schedulers": (["--duration", "20ms"], {"rt.experiment"}),
     "experiment nss-overhead": (["--seeds", "1", "--packets", "20"], {"rt.experiment"}),
     "experiment dopa": (["--sets", "1", "--points", "1", "--out-dir", "{tmp}/dopa"], {"rt.experiment"}),
+    "slrm step": (["--shares", "0.5,0.5", "--matching", "-0.5,0.2"], {"rt.slrm_step"}),
+    "slrm simulate": (["--experiment", "1"], {"rt.slrm_simulate"}),
     "sweep": (["{tmp}/spec.yaml", "--out", "{tmp}/sweep", "--workers", "1"], {"rt.sweep"}),
 }
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
 NOT_YET = {
-    "slrm": "rtnetlab.cloud.slrm",
     "middleware": "rtnetlab.middleware",
     "testbed": "rtnetlab.testbed.run",
     "demo": "rtnetlab.demo.run",
@@ -96,7 +97,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
         monkeypatch.setattr(owner, attribute, wrapper)
 
-    for name in ("load", "read", "schema", "generate_afdx", "configure_dtable", "admit", "experiment"):
+    for name in ("load", "read", "schema", "generate_afdx", "configure_dtable", "admit", "experiment",
+                 "slrm_step", "slrm_simulate", "slrm_run"):
         spy(rtnetlab, name, f"rt.{name}")
     # rt.report and rt.sweep are also packages (callable ones): their functions.
     spy(rtnetlab.display, "report", "rt.report")

@@ -21,6 +21,12 @@ from rtnetlab.errors import ModelError, UserError
 
 if TYPE_CHECKING:
     from rtnetlab.display import Report, report
+    from rtnetlab.lab import (
+        SlrmResult,
+        slrm_run,
+        slrm_simulate,
+        slrm_step,
+    )
     from rtnetlab.model import load_file as load_file
     from rtnetlab.model import load_text as load_text
     from rtnetlab.network import Network, load, read, schema
@@ -47,6 +53,7 @@ __all__ = [
     "Report",
     "Result",
     "SimulationResult",
+    "SlrmResult",
     "SweepResult",
     "UserError",
     "WorstCaseResult",
@@ -59,6 +66,9 @@ __all__ = [
     "read",
     "report",
     "schema",
+    "slrm_run",
+    "slrm_simulate",
+    "slrm_step",
     "sweep",
 ]
 
@@ -80,6 +90,10 @@ _LAZY = {
     "configure_dtable": "rtnetlab.synthesis",
     "generate_afdx": "rtnetlab.synthesis",
     "sweep": "rtnetlab.studies",
+    "SlrmResult": "rtnetlab.lab",
+    "slrm_step": "rtnetlab.lab",
+    "slrm_simulate": "rtnetlab.lab",
+    "slrm_run": "rtnetlab.lab",
     "SweepResult": "rtnetlab.studies",
     "experiment": "rtnetlab.studies",
     "ExperimentResult": "rtnetlab.studies",

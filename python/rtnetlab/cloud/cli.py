@@ -84,12 +84,12 @@ def slrm_step(
     as_json: JsonOpt = False,
 ) -> None:
     """One step of the RM law (Eq. 3): c_i <- c_i - ε (f_i - c_i Σ f_p), clamped and renormalised."""
-    from rtnetlab.cloud import slrm as law
+    import rtnetlab as rt
 
     c = _numbers("--shares", shares)
     f = _numbers("--matching", matching)
     _check_capacity(capacity)
-    new = [round(x, 12) for x in law.step(c, f, epsilon, min_share)]
+    new = rt.slrm_step(c, f, epsilon=epsilon, min_share=min_share)
     doc: dict = {"shares": new}
     if capacity is not None:
         doc["caps"] = [round(x * capacity, 9) for x in new]
@@ -123,25 +123,13 @@ def slrm_simulate(
     as_json: JsonOpt = False,
 ) -> None:
     """Discrete-time simulation of SL-aware applications sharing cores under the RM."""
-    from rtnetlab.cloud import slrm as law
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
 
-    _check_seed(seed)
-    sc = law.scenario(experiment, scenario_file, seed)
-    if out_dir is not None:
-        outfiles.check(
-            {f"--out ({k})": v for k, v in law.outputs(out_dir).items()},
-            [scenario_file] if scenario_file else [],
-        )
-    try:
-        report = law.simulate(sc, str(scenario_file) if scenario_file else "scenario")
-    except UserError as e:
-        raise UserError(_in_user_files(str(e), *([scenario_file] if scenario_file else []))) from None
-    title = f"experiment {experiment}" if experiment else str(scenario_file)
-    files = law.write(out_dir, report, f"SL-aware RM: {title}") if out_dir is not None else []
-    s = law.summary(report)
+    result = rt.slrm_simulate(scenario_file, experiment=experiment, seed=seed, out=out_dir)
+    report, s, files, title = result.data, result.summary, result.files, result.title
     if as_json:
-        _emit({"summary": s, **report})
+        _emit(report)
         outfiles.created_directories.clear()
         return
     step = max(1, round(100 / report["control_period"]))
@@ -173,37 +161,22 @@ def slrm_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Real SL-aware HTTP services on this machine, capped by cgroups, under the RM (needs root)."""
-    from rtnetlab import limits
-    from rtnetlab.cli.common import quantity
-    from rtnetlab.cloud import slrm as law
-    from rtnetlab.cloud import slrmrun
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-
-    seconds = quantity("duration", duration, "--duration")
-    limits.check("duration", seconds, "--duration")
-    _check_seed(seed)
-    _check_capacity(capacity)
-    try:
-        sc, source = slrmrun.scenario(apps, seconds, capacity)
-    except UserError as e:
-        raise UserError(_in_user_files(str(e), Path(apps))) from None
-    if out_dir is not None:
-        outfiles.check({f"--out ({k})": v for k, v in law.outputs(out_dir).items()})
 
     def started(prefix: str, kind: str) -> None:
         err.print(f"run {prefix}: caps on {kind}", markup=False)
 
     try:
-        report = slrmrun.run(sc, seed, started)
+        result = rt.slrm_run(apps, duration=duration, capacity=capacity, seed=seed, out=out_dir,
+                             started=started)
     except Terminated:
         # click turns every KeyboardInterrupt into an abort (exit 130): SIGTERM keeps its 143.
         err.print("terminated", markup=False)
         raise typer.Exit(143) from None
-    title = f"SL-aware RM on this machine: {source}, {sc['capacity']:g} cores"
-    files = slrmrun.write(out_dir, report, title) if out_dir is not None else []
-    s = slrmrun.summary(report)
+    report, s, files, title = result.data, result.summary, result.files, result.title
     if as_json:
-        _emit({"summary": s, **report})
+        _emit(report)
         outfiles.created_directories.clear()
         return
     _periods_table(f"{title} (cap in cores / SL / max response time)", report["apps"], report["periods"], 3)
@@ -235,35 +208,9 @@ def _decisions_table(report: dict, limit: int = 40) -> None:
 
 
 def _in_user_files(message: str, *files: Path, infra: Path | None = None) -> str:
-    """An error of the engine reading a user's file turned into JSON (`FILE: place: rule`) as
-    `FILE:line:column: place: rule` in the user's own file: the position of the JSON text it came
-    with (`at line 1 column 246`) said nothing of it. A problem in the network description an
-    infrastructure (`infra`) names by path is placed in that file."""
-    import re
+    from rtnetlab.cloud import admit as adm
 
-    from rtnetlab.io import formats, locate
-
-    for path in [*files, *([infra] if infra is not None else [])]:
-        head = f"{path}: "
-        if not message.startswith(head):
-            continue
-        place, sep, rule = message.removeprefix(head).partition(": ")
-        if not sep or not locate.looks_like_place(place):
-            return message
-        rule = re.sub(r" at line \d+ column \d+$", "", rule)
-        if path == infra and place == "network":
-            inner, sep, why = rule.partition(": ")
-            try:
-                named = formats.read(infra).get("network") if sep else None
-            except (UserError, AttributeError):
-                named = None
-            if isinstance(named, str) and locate.looks_like_place(inner):
-                where = infra.parent / named
-                return f"{locate.at(where, inner)}: {inner}: {why}"
-            if isinstance(named, dict) and locate.looks_like_place(inner):
-                return f"{locate.at(infra, f'network.{inner}')}: network.{inner}: {why}"
-        return f"{locate.at(path, place)}: {place}: {rule}"
-    return message
+    return adm.in_user_files(message, *files, infra=infra)
 
 
 def admit_command(
