@@ -12,6 +12,7 @@ import pytest
 
 import rtnetlab
 import rtnetlab.display
+import rtnetlab.lab
 import rtnetlab.network
 import rtnetlab.studies
 from rtnetlab.cli import main
@@ -55,12 +56,13 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "experiment dopa": (["--sets", "1", "--points", "1", "--out-dir", "{tmp}/dopa"], {"rt.experiment"}),
     "slrm step": (["--shares", "0.5,0.5", "--matching", "-0.5,0.2"], {"rt.slrm_step"}),
     "slrm simulate": (["--experiment", "1"], {"rt.slrm_simulate"}),
+    "middleware pubsub": (["--backends", "udp", "--subscribers", "1", "--payload", "16", "--messages", "20",
+                           "--warmup", "0", "--noise", "0s", "--no-rt", "--no-ddsperf"], {"rt.middleware"}),
     "sweep": (["{tmp}/spec.yaml", "--out", "{tmp}/sweep", "--workers", "1"], {"rt.sweep"}),
 }
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
 NOT_YET = {
-    "middleware": "rtnetlab.middleware",
     "testbed": "rtnetlab.testbed.run",
     "demo": "rtnetlab.demo.run",
     "experiment soundness": "rtnetlab.sweep.soundness through the sweep's runner (its rows read back with "
@@ -71,6 +73,7 @@ NOT_YET = {
                             "rt.admit admits a given one)",
     "experiment reservation": "rtnetlab.cloud.reservation (root: SCHED_DEADLINE)",
     "experiment ethernet-measure": "rtnetlab.testbed.ethernet_measure (root: namespaces)",
+    "middleware report": "rtnetlab.report.middleware (renders saved results)",
 }
 
 
@@ -100,9 +103,10 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     for name in ("load", "read", "schema", "generate_afdx", "configure_dtable", "admit", "experiment",
                  "slrm_step", "slrm_simulate", "slrm_run"):
         spy(rtnetlab, name, f"rt.{name}")
-    # rt.report and rt.sweep are also packages (callable ones): their functions.
+    # rt.report, rt.sweep and rt.middleware are also packages (callable ones): their functions.
     spy(rtnetlab.display, "report", "rt.report")
     spy(rtnetlab.studies, "sweep", "rt.sweep")
+    spy(rtnetlab.lab, "middleware", "rt.middleware")
     for method in ("info", "save", "analyze", "analysis_json", "analysis_table", "explain", "simulate",
                    "worst_case", "configure_afdx", "configure_priorities", "configure_partition",
                    "configure_tsn", "export_taprio", "export_tc", "gate_control_yang"):

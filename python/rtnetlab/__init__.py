@@ -22,7 +22,9 @@ from rtnetlab.errors import ModelError, UserError
 if TYPE_CHECKING:
     from rtnetlab.display import Report, report
     from rtnetlab.lab import (
+        MiddlewareResult,
         SlrmResult,
+        middleware,
         slrm_run,
         slrm_simulate,
         slrm_step,
@@ -48,6 +50,7 @@ __all__ = [
     "ConfigureResult",
     "Explanation",
     "ExperimentResult",
+    "MiddlewareResult",
     "ModelError",
     "Network",
     "Report",
@@ -63,6 +66,7 @@ __all__ = [
     "experiment",
     "generate_afdx",
     "load",
+    "middleware",
     "read",
     "report",
     "schema",
@@ -91,6 +95,8 @@ _LAZY = {
     "generate_afdx": "rtnetlab.synthesis",
     "sweep": "rtnetlab.studies",
     "SlrmResult": "rtnetlab.lab",
+    "middleware": "rtnetlab.lab",
+    "MiddlewareResult": "rtnetlab.lab",
     "slrm_step": "rtnetlab.lab",
     "slrm_simulate": "rtnetlab.lab",
     "slrm_run": "rtnetlab.lab",

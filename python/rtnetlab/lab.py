@@ -10,7 +10,7 @@ an exception or Ctrl-C too.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,4 +145,259 @@ def slrm_run(apps: str | Path, *, duration: str | float = "20s", capacity: float
     title = f"SL-aware RM on this machine: {source}, {sc['capacity']:g} cores"
     files = slrmrun.write(out_dir, report, title) if out_dir is not None else []
     return SlrmResult({"summary": slrmrun.summary(report), **report}, files, title)
+
+
+# -- the middleware laboratory ------------------------------------------------------------------
+
+
+class MiddlewareResult(Result):
+    """A middleware laboratory run (``rtnetlab middleware EXPERIMENT --json``): `data` is the
+    report (``experiment``, ``rows``, ``skipped``, ``host`` and the experiment's own parts:
+    ``ddsperf``, ``dispatcher``, ``analysis``, ``ratios``, ``paper``); `flows` has one row per
+    measured configuration (backend, subscribers or server, payload...) with its latency
+    statistics in µs. `files` lists what `out` wrote (the JSON and its HTML page)."""
+
+    kind = "middleware"
+    _rows = "rows"
+
+    def __init__(self, data: dict[str, Any], files: list[Path] | None = None):
+        super().__init__(data, [], None)
+        #: The files written (with `out`): the report as JSON and its HTML page.
+        self.files = list(files or [])
+
+    @property
+    def experiment(self) -> str:
+        """``pubsub``, ``partitions``, ``reqresp`` or ``cwalker``."""
+        return str(self.data.get("experiment", ""))
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        """One row per measured configuration, with the report's keys."""
+        return list(self.data.get("rows") or [])
+
+    @property
+    def skipped(self) -> list[str]:
+        """What was not measured, and why, one line each (a backend missing on this host...)."""
+        return list(self.data.get("skipped") or [])
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as ``rtnetlab middleware EXPERIMENT --json`` prints it."""
+        return json.dumps(self.data, indent=indent, allow_nan=False) + "\n"
+
+    def __repr__(self) -> str:
+        return (f"<rtnetlab.MiddlewareResult {self.experiment}: {len(self.flows)} rows, "
+                f"{len(self.skipped)} skipped>")
+
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+def _pubsub(backends: str | Sequence[str] = "udp,zeromq,zeromq-ipc,dds,zenoh",
+            subscribers: str | Sequence[int] = "1,2,4", payload: str | Sequence[int] = "16,100,1000,10000",
+            messages: int = 10000, warmup: int = 100, period: str | float = "1ms", placement: str = "local",
+            rt: bool = True, noise: str | float = "1s", ddsperf: bool = True,
+            progress: Progress | None = None) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+    from rtnetlab import limits
+    from rtnetlab.middleware import options as opt
+    from rtnetlab.middleware import pubsub
+    from rtnetlab.middleware.backends import NAMES
+
+    names = opt.backend_list(backends, NAMES)
+    subs = opt.int_list("--subscribers", subscribers)
+    if max(subs) > 16:
+        raise UserError(f"--subscribers: at most 16 subscriber processes, got {max(subs)}")
+    sizes = opt.int_list("--payload", payload, pubsub.MIN_PAYLOAD)
+    if max(sizes) > 60000:
+        raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
+    opt.at_least("--messages", messages, 1)
+    limits.check("messages", messages, "--messages")
+    opt.at_least("--warmup", warmup, 0)
+    period_us = opt.duration_us("--period", period)
+    if not period_us >= 10:
+        raise UserError(f"--period: must be at least 10us, got {period}")
+    noise_us = opt.duration_us("--noise", noise)
+    if noise_us < 0:
+        raise UserError(f"--noise: must not be negative, got {noise}")
+    opt.check_placement(placement)
+    settings = {"placement": placement}
+
+    def run() -> dict[str, Any]:
+        report: dict[str, Any] = pubsub.run(names, subs, sizes, messages, placement, warmup=warmup,
+                                            period_ns=round(period_us * 1000), rt=rt,
+                                            noise_s=noise_us / 1e6, progress=progress, ddsperf=ddsperf)
+        return report
+
+    return settings, run
+
+
+def _partitions(windows: str | Mapping[str, str | float] = "routing=800us,recorder=700us",
+                major_frame: str | float = "1500us", requests: int = 10000, payload: int = 1000,
+                warmup: int = 50, rt: bool = True, noise: str | float = "1s", seed: int = 1,
+                time_scale: float = 1.0, disturbance: str | float = "200us",
+                progress: Progress | None = None) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+    from rtnetlab import limits
+    from rtnetlab.middleware import options as opt
+    from rtnetlab.middleware import partitions
+
+    wins = opt.parse_windows(windows)
+    frame_ns = round(opt.duration_us("--major-frame", major_frame) * 1000)
+    total = sum(w for _, w in wins)
+    if frame_ns < total:
+        raise UserError(f"--major-frame: {major_frame} is shorter than the windows' {total / 1000:g}us")
+    if frame_ns > 16_000_000:
+        raise UserError(
+            f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}")
+    opt.at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
+    if not 16 <= payload <= 1400:
+        raise UserError(
+            f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}")
+    opt.at_least("--warmup", warmup, 0)
+    noise_us = opt.duration_us("--noise", noise)
+    if not 1 <= time_scale <= 1000:
+        raise UserError(f"--time-scale: between 1 and 1000, got {time_scale:g}")
+    threshold_us = opt.duration_us("--disturbance", disturbance)
+    if not 0 < threshold_us <= 1e6:
+        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
+
+    def run() -> dict[str, Any]:
+        report: dict[str, Any] = partitions.run(
+            wins, frame_ns, requests, payload=payload, warmup=warmup, rt=rt, noise_s=noise_us / 1e6,
+            seed=seed, progress=progress, time_scale=time_scale, disturbance_ns=round(threshold_us * 1000))
+        return report
+
+    return {"root": True}, run
+
+
+def _reqresp(backends: str | Sequence[str] = "udp-echo,icmp-echo,dds",
+             payload: str | Sequence[int] = "64,512",
+             busy: str | Sequence[str | float] = "0us,100us", requests: int = 10000, cpu_cap: float = 0.1,
+             warmup: int = 50, gap: str | float = "500us", rt: bool = True, noise: str | float = "1s",
+             progress: Progress | None = None) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+    from rtnetlab import limits
+    from rtnetlab.middleware import options as opt
+    from rtnetlab.middleware import reqresp
+
+    names = opt.backend_list(backends, reqresp.BACKENDS)
+    sizes = opt.int_list("--payload", payload, 16)
+    if max(sizes) > 1400:
+        raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
+
+    def busy_time(word: str, us: float) -> None:
+        if not 0 <= us <= 100_000:
+            raise UserError(f"--busy: must be in [0, 100ms], got {word}")
+
+    busy_us = opt.duration_list_us("--busy", busy, busy_time)
+    opt.at_least("--requests", requests, 1)
+    limits.check("requests", requests, "--requests")
+    if not 0 < cpu_cap <= 1:
+        raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
+    opt.at_least("--warmup", warmup, 0)
+    gap_us = opt.duration_us("--gap", gap)
+    if gap_us < 0:
+        raise UserError(f"--gap: must not be negative, got {gap}")
+    noise_us = opt.duration_us("--noise", noise)
+
+    def run() -> dict[str, Any]:
+        report: dict[str, Any] = reqresp.run(names, sizes, busy_us, requests, cpu_cap, warmup=warmup,
+                                             gap_ns=round(gap_us * 1000), rt=rt, noise_s=noise_us / 1e6,
+                                             progress=progress)
+        return report
+
+    return {"root": True}, run
+
+
+def _cwalker(backends: str | Sequence[str] = "zeromq,dds,zenoh", mappings: str | Sequence[int] = "1,2,3",
+             duration: str | float = "30s", placement: str = "two-boards", rt: bool = True,
+             noise: str | float = "1s",
+             progress: Progress | None = None) -> tuple[dict[str, Any], Callable[[], dict[str, Any]]]:
+    from rtnetlab import limits
+    from rtnetlab.middleware import cwalker
+    from rtnetlab.middleware import options as opt
+    from rtnetlab.middleware.backends import NAMES
+
+    names = opt.backend_list(backends, NAMES, refused=("zeromq-ipc",))
+    maps = opt.int_list("--mappings", mappings)
+    if any(m not in cwalker.MAPPINGS for m in maps):
+        raise UserError(f"--mappings: expected 1, 2 or 3, got {opt.as_text(mappings)}")
+    seconds = opt.duration_us("--duration", duration) / 1e6
+    limits.check("duration", seconds, "--duration", f"{duration}")
+    if seconds < 2:
+        raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
+    opt.check_placement(placement)
+    noise_us = opt.duration_us("--noise", noise)
+    if noise_us < 0:
+        raise UserError(f"--noise: must not be negative, got {noise}")
+
+    def run() -> dict[str, Any]:
+        report: dict[str, Any] = cwalker.run(names, maps, seconds, placement=placement, rt=rt,
+                                             progress=progress, noise_s=noise_us / 1e6)
+        return report
+
+    return {}, run
+
+
+#: The laboratory's experiments: their options checked, then a function that runs them.
+MIDDLEWARE: dict[str, Callable[..., tuple[dict[str, Any], Callable[[], dict[str, Any]]]]] = {
+    "pubsub": _pubsub,
+    "partitions": _partitions,
+    "reqresp": _reqresp,
+    "cwalker": _cwalker,
+}
+
+
+def middleware(experiment: str, *, out: str | Path | None = None, **options: Any) -> MiddlewareResult:
+    """Runs an experiment of the middleware latency laboratory (``rtnetlab middleware
+    EXPERIMENT``) with its command's options as keywords (``--major-frame`` is ``major_frame``;
+    a list as a sequence or as the option's text, ``"1,2,4"``; a duration as text with its unit
+    or a number of seconds), and returns its rows.
+
+    - ``pubsub`` (seed 001A): `backends`, `subscribers`, `payload` (bytes), `messages`,
+      `warmup`, `period`, `placement` (``local`` or ``two-boards``, which needs root), `rt`,
+      `noise`, `ddsperf`;
+    - ``partitions`` (seed 001B, needs root): `windows` (``{"routing": "800us", "recorder":
+      "700us"}``), `major_frame`, `requests`, `payload`, `warmup`, `rt`, `noise`, `seed`,
+      `time_scale`, `disturbance`;
+    - ``reqresp`` (seed 001C, needs root): `backends`, `payload`, `busy`, `requests`,
+      `cpu_cap`, `warmup`, `gap`, `rt`, `noise`;
+    - ``cwalker`` (seed 001A, Table I): `backends`, `mappings`, `duration`, `placement`, `rt`,
+      `noise`.
+
+    Every experiment takes `progress` (called with each row as it is measured) and `out` (a
+    directory for ``EXPERIMENT.json`` and its HTML page, checked before anything runs). Options
+    are checked first with the command's one-line refusals and limits (`rtnetlab.UserError`);
+    the processes, namespaces and control groups a run makes are its own (recorded, removed on
+    every way out; ``rtnetlab testbed down`` lists a leftover). Raises `rtnetlab.UserError`
+    when every backend was skipped (nothing measured)."""
+    import inspect
+
+    from rtnetlab.middleware import options as opt
+
+    check = MIDDLEWARE.get(experiment)
+    if check is None:
+        known = ", ".join(MIDDLEWARE)
+        raise UserError(f"middleware: no experiment named '{experiment}' (experiments: {known})")
+    accepted = inspect.signature(check).parameters
+    for key in options:
+        if key not in accepted:
+            known = ", ".join([*accepted, "out"])
+            raise UserError(f"middleware {experiment}: no option '{key}' (options: {known})")
+    settings, run = check(**options)
+    paths = opt.out_paths(out, experiment)
+    if settings.get("root"):
+        from rtnetlab.testbed import netns
+
+        netns.check_privileges()
+    report = {**run(), "experiment": experiment}
+    if not report["rows"] and report["skipped"]:
+        raise UserError(f"middleware {experiment}: nothing measured: " + "; ".join(report["skipped"]))
+    files: list[Path] = []
+    if paths is not None:
+        from rtnetlab.io import output as outfiles
+        from rtnetlab.report.middleware import render
+
+        text = json.dumps(report, indent=2, allow_nan=False) + "\n"
+        outfiles.write_all({paths["json"]: text, paths["html"]: render(report, str(paths["json"]))})
+        files = [paths["json"], paths["html"]]
+    return MiddlewareResult(report, files)
 
