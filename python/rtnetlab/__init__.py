@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     from rtnetlab.lab import (
         MiddlewareResult,
         SlrmResult,
+        TestbedResult,
         middleware,
         slrm_run,
         slrm_simulate,
         slrm_step,
+        testbed_down,
     )
     from rtnetlab.model import load_file as load_file
     from rtnetlab.model import load_text as load_text
@@ -58,6 +60,7 @@ __all__ = [
     "SimulationResult",
     "SlrmResult",
     "SweepResult",
+    "TestbedResult",
     "UserError",
     "WorstCaseResult",
     "__version__",
@@ -74,6 +77,7 @@ __all__ = [
     "slrm_simulate",
     "slrm_step",
     "sweep",
+    "testbed_down",
 ]
 
 #: Where each lazily loaded public name lives.
@@ -97,6 +101,8 @@ _LAZY = {
     "SlrmResult": "rtnetlab.lab",
     "middleware": "rtnetlab.lab",
     "MiddlewareResult": "rtnetlab.lab",
+    "TestbedResult": "rtnetlab.lab",
+    "testbed_down": "rtnetlab.lab",
     "slrm_step": "rtnetlab.lab",
     "slrm_simulate": "rtnetlab.lab",
     "slrm_run": "rtnetlab.lab",

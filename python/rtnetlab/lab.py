@@ -1,10 +1,12 @@
-"""Resources shared under control, modelled or on this machine: seed 001G's service-level-aware
-resource manager (`slrm_step`, `slrm_simulate`, `slrm_run`).
+"""Studies that run on this machine, or model what it shares: seed 001G's service-level-aware
+resource manager (`slrm_step`, `slrm_simulate`, `slrm_run`), the middleware latency
+laboratory (`middleware`) and the testbed (``Network.run_testbed``, ``Network.testbed_up``,
+`testbed_down`).
 
-A run on this machine (`slrm_run`) needs root, as its command does, and keeps the command's
-guarantees: its inputs are checked first (the limits of `rtnetlab.limits` included), what it
-creates (control groups, processes) is recorded as the run's own and removed on every way out,
-an exception or Ctrl-C too.
+What runs on this machine needs root as its command does, and keeps the command's guarantees:
+its inputs are checked first (the limits of `rtnetlab.limits` included) with the command's
+one-line refusals, and what it creates (namespaces, control groups, processes, folders) is
+recorded as the run's own and removed on every way out, an exception or Ctrl-C too.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rtnetlab.errors import UserError
 from rtnetlab.result import Result
+
+if TYPE_CHECKING:
+    from rtnetlab.network import Network
 
 
 class SlrmResult(Result):
@@ -401,3 +406,141 @@ def middleware(experiment: str, *, out: str | Path | None = None, **options: Any
         files = [paths["json"], paths["html"]]
     return MiddlewareResult(report, files)
 
+
+# -- the testbed --------------------------------------------------------------------------------
+
+
+class TestbedResult(Result):
+    """A testbed run (``rtnetlab testbed run --json``): per (flow, destination, plane) in `flows`
+    the frames measured on real frames (``count``, ``losses``, ``mean_us``, ``max_us``...),
+    those the host disturbed, the ``undisturbed_max_us`` beside the ``bound_us`` and the
+    simulated ``sim_max_us``, and the ``verdict``; ``data["host"]`` the host's noise and
+    capacity, ``data["bounds"]`` the routes ``above_bound`` (a possible soundness problem) and
+    ``undecided``. The warnings (the description's, then the run's) are `notes`."""
+
+    __test__ = False  # not a test class, whatever its name
+    kind = "testbed"
+
+    def __init__(self, data: dict[str, Any], network: Network | None = None):
+        super().__init__(data, None, network)
+
+    @property
+    def notes(self) -> list[str]:
+        """The warnings of the description and of the run, and the report's own notes."""
+        own = self.data.get("notes") or []
+        return [*(self.data.get("warnings") or []), *(n if isinstance(n, str) else str(n) for n in own)]
+
+    @property
+    def above_bound(self) -> list[Any]:
+        """The routes whose undisturbed maximum is above their bound (``--fail-on-miss``'s verdict)."""
+        return list(self.data["bounds"]["above_bound"])
+
+    @property
+    def interrupted(self) -> str | None:
+        """``SIGINT`` or ``SIGTERM`` when the run was stopped before its duration, else None."""
+        return self.data.get("interrupted_by")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as ``rtnetlab testbed run --json`` prints it (``-o`` writes the same)."""
+        return json.dumps(self.data, indent=indent, allow_nan=False) + "\n"
+
+
+def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise UserError(f"{option}: expected one of {', '.join(allowed)}, got '{value}'")
+    return value
+
+
+def run_testbed(network: Network, duration: str | float = "10s", *, switch: str = "kernel",
+                baseline: str | float = "1s", seed: int = 1, sizes: str = "max", release: str = "random",
+                capture: str | Path | None = None, keep: bool = False, simulate: bool = True,
+                rt_priority: int = 50, mute: Sequence[str] | None = None, time_scale: float = 1.0,
+                disturbance: str | float = "100us", calibrate: bool = False,
+                output: str | Path | None = None, inputs: Sequence[Path] = (),
+                say: Callable[[str], None] | None = None) -> TestbedResult:
+    """`rtnetlab.Network.run_testbed` (its documentation); `inputs`: files `output` must not
+    overwrite (the description's)."""
+    from rtnetlab import limits
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.simulate import _quantity
+    from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as tb
+
+    netns.check_privileges()
+    seconds = _quantity("duration", duration, "--duration")
+    if not seconds > 0:
+        raise UserError(f"--duration: must be positive, got {duration}")
+    limits.check("duration", seconds, "--duration", str(duration))
+    base = _quantity("duration", baseline, "--baseline")
+    if base < 0:
+        raise UserError(f"--baseline: must not be negative, got {baseline}")
+    limits.check("duration", base, "--baseline", str(baseline))
+    if not tb.MAX_TIME_SCALE >= time_scale >= 1:
+        raise UserError(f"--time-scale: between 1 and {tb.MAX_TIME_SCALE:g}, got {time_scale:g}")
+    threshold = _quantity("duration", disturbance, "--disturbance")
+    if not 0 < threshold <= 1:
+        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
+    if not 0 <= rt_priority <= 99:
+        raise UserError(f"--rt-priority: between 0 and 99, got {rt_priority}")
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    _choice("--sizes", sizes, ("max", "min", "uniform"))
+    _choice("--release", release, ("random", "synchronized"))
+    out = None if output is None else Path(output)
+    if out is not None:
+        outfiles.check({"--output": out}, list(inputs))
+    engine = network.engine
+    try:
+        report: dict[str, Any] = tb.run(
+            engine, network.data, mode=mode, duration_ns=round(seconds * 1e9), baseline_ns=round(base * 1e9),
+            seed=seed, sizes=sizes, release=release, capture=None if capture is None else Path(capture),
+            keep=keep, simulate=simulate, rt_priority=rt_priority, muted=None if mute is None else list(mute),
+            time_scale=time_scale, disturbance_ns=round(threshold * 1e9), recalibrate=calibrate, say=say)
+    except KeyboardInterrupt as e:
+        # The nodes were stopped and reported what they measured: the result says so.
+        partial = getattr(e, "report", None)
+        if partial is None:
+            raise
+        report = partial
+    report["warnings"] = list(engine.warnings) + report.get("warnings", [])
+    above = report["bounds"]["above_bound"]
+    if above:
+        report["warnings"].append(
+            f"UNDISTURBED MAXIMUM ABOVE ITS BOUND on {len(above)} route(s): frames the host did not "
+            "disturb took longer than the bound allows (a possible soundness problem)")
+    undecided = report["bounds"]["undecided"]
+    if undecided:
+        report["warnings"].append(
+            f"undecided on this host: {len(undecided)} route(s) with too few frames the host did not "
+            "disturb (a larger --time-scale or a quieter moment)")
+    if out is not None:
+        outfiles.atomic_write(out, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    return TestbedResult(report, network)
+
+
+def testbed_up(network: Network, switch: str = "kernel") -> dict[str, Any]:
+    """`rtnetlab.Network.testbed_up` (its documentation)."""
+    from rtnetlab.testbed import netns
+    from rtnetlab.testbed import run as tb
+
+    netns.check_privileges()
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    engine = network.engine
+    r, plan = tb.up(engine, network.data, mode)
+    names = {plan["nodes"][k]["name"]: r.netns(k) for k in range(len(plan["nodes"]))}
+    return {"run": r.prefix, "namespaces": names, "warnings": list(engine.warnings)}
+
+
+def testbed_down(run: str | None = None, *, all: bool = False, force: bool = False) -> dict[str, Any]:
+    """Removes what testbed and laboratory runs made, as their records list it (``rtnetlab
+    testbed down``): namespaces (their links and qdiscs go with them), processes, control
+    groups, temporary folders; of run `run` (``rtnl-xxxxxx``), or with `all` of every run whose
+    process is gone and every setup left by `rtnetlab.Network.testbed_up` or ``keep``.
+    Look-alikes that no record names are listed (``look_alikes``) and removed only with
+    `force`; a run still going is left alone (``running``). ``left`` lists what could not be
+    removed."""
+    from rtnetlab import ownership
+
+    if (run is None) == (not all):
+        raise UserError("testbed down: give a run (rtnl-xxxxxx) or --all")
+    report: dict[str, Any] = ownership.clean(None if all else run, force=force)
+    return report

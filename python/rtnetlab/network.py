@@ -26,6 +26,7 @@ from rtnetlab.quantities import kinds, with_units
 
 if TYPE_CHECKING:
     from rtnetlab import model
+    from rtnetlab.lab import TestbedResult
     from rtnetlab.result import (
         AnalysisResult,
         ConfigureResult,
@@ -524,6 +525,49 @@ class Network:
             desc.write_text(json.dumps(self.data))
             plan: dict[str, Any] = tb.plan_of(desc)
         return plan
+
+    def run_testbed(self, duration: Quantity = "10s", *, switch: str = "kernel", baseline: Quantity = "1s",
+                    seed: int = 1, sizes: str = "max", release: str = "random",
+                    capture: str | Path | None = None, keep: bool = False, simulate: bool = True,
+                    rt_priority: int = 50, mute: list[str] | None = None, time_scale: float = 1.0,
+                    disturbance: Quantity = "100us", calibrate: bool = False,
+                    output: str | Path | None = None,
+                    say: Callable[[str], None] | None = None) -> TestbedResult:
+        """Runs the network on real frames in Linux network namespaces (``rtnetlab testbed
+        run``; needs root): veth pairs, rate-limited ports, the model's paths; an idle
+        `baseline` first measures the host's noise; measured beside bound and simulated.
+
+        `duration` (wall clock) and `baseline` within the ``duration`` limit; `switch`:
+        ``kernel`` (qdiscs and tc filters) or ``user`` (the user-space switch running the
+        engine's schedulers); `sizes`: ``max``, ``min`` or ``uniform``; `release`: ``random`` or
+        ``synchronized``; `capture`: a directory for one pcapng per egress port; `keep`: leave
+        the namespaces up (`rtnetlab.testbed_down` removes them); `simulate`: simulate the same
+        settings beside; `rt_priority`: SCHED_FIFO priority of the nodes (0: the default
+        scheduler); `mute`: flows not to send; `time_scale`: run K times slower and report in
+        model time; `disturbance`: a frame whose senders were later than this, or that a stall
+        this long overlapped, is disturbed by the host; `calibrate`: measure what this host
+        can pace again; `output`: write the JSON report there (checked before the run); `say`:
+        called with each progress line.
+
+        Every input is checked before anything is created; what the run creates (namespaces,
+        processes, folders) is recorded as its own and removed on every way out, an exception
+        or Ctrl-C too. Ctrl-C stops the run early and still returns what the nodes measured
+        (`TestbedResult.interrupted`)."""
+        from rtnetlab import lab
+
+        return lab.run_testbed(
+            self, duration, switch=switch, baseline=baseline, seed=seed, sizes=sizes, release=release,
+            capture=capture, keep=keep, simulate=simulate, rt_priority=rt_priority, mute=mute,
+            time_scale=time_scale, disturbance=disturbance, calibrate=calibrate, output=output,
+            inputs=[Path(self._source)] if self._source != BUILT else [], say=say)
+
+    def testbed_up(self, switch: str = "kernel") -> dict[str, Any]:
+        """Sets the network up on the testbed (``rtnetlab testbed up``; needs root): namespaces,
+        links, kernel ports and switches, left for inspection. Returns ``run`` (its name, for
+        `rtnetlab.testbed_down`), ``namespaces`` (node -> namespace) and ``warnings``."""
+        from rtnetlab import lab
+
+        return lab.testbed_up(self, switch)
 
     def export_tc(self, node: str, dev: str, plane: str | None = None) -> tuple[str, list[str]]:
         """A shell script configuring end system `node`'s port on `plane` (the first plane by

@@ -42,27 +42,10 @@ ModeOpt = Annotated[
 ]
 
 
-def _quantity(kind: str, text: str, option: str) -> float:
-    from rtnetlab import _core
-
-    try:
-        return _core.parse_quantity(kind, text)
-    except ValueError as e:
-        raise UserError(f"{option}: {e}") from None
-
-
 def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise UserError(f"{option}: expected one of {', '.join(allowed)}, got '{value}'")
     return value
-
-
-def _load(file: Path):
-    from rtnetlab import model
-    from rtnetlab.io import formats
-
-    data = formats.read(file)
-    return model.load_data(data, str(file)), data
 
 
 def _emit(data: dict) -> None:
@@ -248,78 +231,23 @@ def run_cmd(
 ) -> None:
     """Run the network on real frames: namespaces, veth pairs, rate-limited ports, the model's paths;
     an idle baseline measures the host's noise; measured beside bound and simulated."""
-    from rtnetlab import limits
+    import rtnetlab as rt
     from rtnetlab.cli.common import EXIT_SIGINT, EXIT_SIGTERM
-    from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import netns
-    from rtnetlab.testbed import run as tb
-
-    netns.check_privileges()
-    seconds = _quantity("duration", duration, "--duration")
-    if not seconds > 0:
-        raise UserError(f"--duration: must be positive, got {duration}")
-    limits.check("duration", seconds, "--duration", duration)
-    base = _quantity("duration", baseline, "--baseline")
-    if base < 0:
-        raise UserError(f"--baseline: must not be negative, got {baseline}")
-    limits.check("duration", base, "--baseline", baseline)
-    if not tb.MAX_TIME_SCALE >= time_scale >= 1:
-        raise UserError(f"--time-scale: between 1 and {tb.MAX_TIME_SCALE:g}, got {time_scale:g}")
-    threshold = _quantity("duration", disturbance, "--disturbance")
-    if not 0 < threshold <= 1:
-        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    _choice("--sizes", sizes, ("max", "min", "uniform"))
-    _choice("--release", release, ("random", "synchronized"))
-    if output is not None:
-        outfiles.check({"--output": output}, [file])
-    net, data = _load(file)
 
     def say(line: str) -> None:
         if not as_json:
             err.print(line, markup=False)
 
+    result = rt.read(file).run_testbed(
+        duration, switch=switch, baseline=baseline, seed=seed, sizes=sizes, release=release, capture=capture,
+        keep=keep, simulate=simulate, rt_priority=rt_priority, mute=mute, time_scale=time_scale,
+        disturbance=disturbance, calibrate=calibrate, output=output, say=say,
+    )
+    report = result.data
     code = 0
-    try:
-        report = tb.run(
-            net,
-            data,
-            mode=mode,
-            duration_ns=round(seconds * 1e9),
-            baseline_ns=round(base * 1e9),
-            seed=seed,
-            sizes=sizes,
-            release=release,
-            capture=capture,
-            keep=keep,
-            simulate=simulate,
-            rt_priority=rt_priority,
-            muted=mute,
-            time_scale=time_scale,
-            disturbance_ns=round(threshold * 1e9),
-            recalibrate=calibrate,
-            say=say,
-        )
-    except KeyboardInterrupt as e:
-        report = getattr(e, "report", None)
-        if report is None:
-            raise
-        code = EXIT_SIGTERM if report["interrupted_by"] == "SIGTERM" else EXIT_SIGINT
-    report["warnings"] = net.warnings + report.get("warnings", [])
-    above = report["bounds"]["above_bound"]
-    if above:
-        report["warnings"].append(
-            f"UNDISTURBED MAXIMUM ABOVE ITS BOUND on {len(above)} route(s): frames the host did not "
-            "disturb took longer than the bound allows (a possible soundness problem)"
-        )
-    undecided = report["bounds"]["undecided"]
-    if undecided:
-        report["warnings"].append(
-            f"undecided on this host: {len(undecided)} route(s) with too few frames the host did not "
-            "disturb (a larger --time-scale or a quieter moment)"
-        )
-    if output is not None:
-        outfiles.atomic_write(output, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    if result.interrupted:
+        code = EXIT_SIGTERM if result.interrupted == "SIGTERM" else EXIT_SIGINT
+    above = result.above_bound
     if as_json:
         _emit(report)
     else:
@@ -341,20 +269,15 @@ def run_cmd(
 @app.command("up")
 def up_cmd(file: FileArg, switch: ModeOpt = "kernel", as_json: JsonOpt = False) -> None:
     """Set the network up (namespaces, links, kernel ports and switches) and leave it for inspection."""
-    from rtnetlab.testbed import netns
-    from rtnetlab.testbed import run as tb
+    import rtnetlab as rt
 
-    netns.check_privileges()
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    net, data = _load(file)
-    r, plan = tb.up(net, data, mode)
-    names = {plan["nodes"][k]["name"]: r.netns(k) for k in range(len(plan["nodes"]))}
+    setup = rt.read(file).testbed_up(switch)
     if as_json:
-        _emit({"run": r.prefix, "namespaces": names, "warnings": net.warnings})
+        _emit(setup)
         return
-    for node, ns in names.items():
+    for node, ns in setup["namespaces"].items():
         out.print(f"{node}: ip netns exec {ns} ...", markup=False)
-    out.print(f"up: {r.prefix} (remove with: rtnetlab testbed down {r.prefix})", markup=False)
+    out.print(f"up: {setup['run']} (remove with: rtnetlab testbed down {setup['run']})", markup=False)
 
 
 @app.command("down")
@@ -379,11 +302,9 @@ def down_cmd(
     """Remove what runs made, as their records list it: namespaces (their links and qdiscs go with
     them), processes, control groups, temporary folders. Look-alikes without a record are listed,
     and removed only with --force."""
-    from rtnetlab import ownership
+    import rtnetlab as rt
 
-    if (run is None) == (not all_runs):
-        raise UserError("testbed down: give a run (rtnl-xxxxxx) or --all")
-    report = ownership.clean(None if all_runs else run, force=force)
+    report = rt.testbed_down(run, all=all_runs, force=force)
     if as_json:
         _emit(report)
     else:
