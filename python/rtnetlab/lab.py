@@ -78,7 +78,7 @@ def slrm_step(shares: Sequence[float], matching: Sequence[float], *, epsilon: fl
     ```pycon
     >>> import rtnetlab as rt
     >>> [round(c, 6) for c in rt.slrm_step([0.5, 0.5], [-0.5, 0.2])]
-    [0.565, 0.435]
+    [0.57, 0.43]
 
     ```
     """
