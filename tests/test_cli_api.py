@@ -59,6 +59,7 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "slrm simulate": (["--experiment", "1"], {"rt.slrm_simulate"}),
     "middleware pubsub": (["--backends", "udp", "--subscribers", "1", "--payload", "16", "--messages", "20",
                            "--warmup", "0", "--noise", "0s", "--no-rt", "--no-ddsperf"], {"rt.middleware"}),
+    "middleware report": (["{tmp}/pubsub.json", "-o", "{tmp}/pubsub.html"], {"MiddlewareResult.read"}),
     "testbed run": ([SEED002, "--duration", "100ms", "--baseline", "0s", "--no-simulate",
                      "--rt-priority", "0"], {"rt.read", "Network.run_testbed"}),
     "testbed down": (["rtnl-zzzzzz"], {"rt.testbed_down"}),
@@ -82,7 +83,6 @@ NOT_YET = {
                             "rt.admit admits a given one)",
     "experiment reservation": "rtnetlab.cloud.reservation (root: SCHED_DEADLINE)",
     "experiment ethernet-measure": "rtnetlab.testbed.ethernet_measure (root: namespaces)",
-    "middleware report": "rtnetlab.report.middleware (renders saved results)",
 }
 
 
@@ -116,6 +116,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> set[str]:
     spy(rtnetlab.display, "report", "rt.report")
     spy(rtnetlab.studies, "sweep", "rt.sweep")
     spy(rtnetlab.lab, "middleware", "rt.middleware")
+    spy(rtnetlab.lab.MiddlewareResult, "read", "MiddlewareResult.read")
     for method in ("info", "save", "analyze", "analysis_json", "analysis_table", "explain", "simulate",
                    "worst_case", "configure_afdx", "configure_priorities", "configure_partition",
                    "configure_tsn", "export_taprio", "export_tc", "gate_control_yang", "run_testbed",
@@ -138,6 +139,9 @@ def test_command_calls_the_api(command: str, calls: set[str], tmp_path: Path,
 
         (tmp_path / "requests.yaml").write_text(yaml.safe_dump(
             {"requests": [vsn("v1", "0s", "10s", [0.3])]}))
+    if command == "middleware report":
+        rtnetlab.lab.middleware("pubsub", backends=["udp"], subscribers=[1], payload=[16], messages=20,
+                                warmup=0, noise=0, rt=False, ddsperf=False, out=tmp_path)
     if command == "sweep":
         (tmp_path / "spec.yaml").write_text(
             "name: tiny\nnetwork:\n  generate: {virtual_links: 10, switches: 2, planes: 1}\n"

@@ -170,10 +170,36 @@ class MiddlewareResult(Result):
         #: The files written (with `out`): the report as JSON and its HTML page.
         self.files = list(files or [])
 
+    @classmethod
+    def read(cls, path: str | Path) -> MiddlewareResult:
+        """Results saved by ``rtnetlab middleware EXPERIMENT --json`` (or ``--out``'s JSON, or
+        `to_json`), checked to be a middleware experiment's."""
+        from rtnetlab.io import jsontext
+        from rtnetlab.report.middleware import kind_of
+
+        try:
+            doc = json.loads(Path(path).read_text())
+        except OSError as e:
+            raise UserError(f"{path}: cannot be read ({e.strerror or e})") from None
+        except ValueError as e:
+            raise UserError(jsontext.not_json(path, e)) from None
+        kind_of(doc, str(path))
+        return cls(doc)
+
     @property
     def experiment(self) -> str:
-        """``pubsub``, ``partitions``, ``reqresp`` or ``cwalker``."""
-        return str(self.data.get("experiment", ""))
+        """``pubsub``, ``partitions``, ``reqresp`` or ``cwalker`` (results saved before the
+        experiment was named in them: told by their rows)."""
+        from rtnetlab.report.middleware import kind_of
+
+        return kind_of(self.data, "results")
+
+    def to_html(self, where: str = "results") -> str:
+        """The results' HTML page, tables and plots (``rtnetlab middleware report``); `where` names
+        the results in the page."""
+        from rtnetlab.report.middleware import render
+
+        return render(self.data, where)
 
     @property
     def flows(self) -> list[dict[str, Any]]:

@@ -492,27 +492,20 @@ def report_cmd(
 ) -> None:
     """The HTML page (tables and plots) of saved middleware results: one page per results file,
     written beside it (x.json -> x.html) unless -o names it."""
-    from rtnetlab.io import jsontext
+    import rtnetlab
     from rtnetlab.io import output as outfiles
-    from rtnetlab.report.middleware import kind_of, render
 
     if output is not None and len(results) != 1:
         raise UserError(f"-o: names one page, but {len(results)} results files are given")
     pages = {}
     for src in results:
-        try:
-            doc = json.loads(Path(src).read_text())
-        except OSError as e:
-            raise UserError(f"{src}: cannot be read ({e.strerror or e})") from None
-        except ValueError as e:
-            raise UserError(jsontext.not_json(src, e)) from None
-        kind = kind_of(doc, str(src))
+        result = rtnetlab.MiddlewareResult.read(src)
         dest = output if output is not None else Path(src).with_suffix(".html")
-        pages[dest] = (doc, src, kind)
+        pages[dest] = (result, src, result.experiment)
     outfiles.check(
         {("-o" if output is not None else f"page of {src}"): d for d, (_, src, _) in pages.items()}, results
     )
-    outfiles.write_all({dest: render(doc, str(src)) for dest, (doc, src, _) in pages.items()})
+    outfiles.write_all({dest: result.to_html(str(src)) for dest, (result, src, _) in pages.items()})
     if as_json:
         _emit({"pages": [{"output": str(dest), "results": str(src), "experiment": kind}
                          for dest, (_, src, kind) in pages.items()]})  # fmt: skip
