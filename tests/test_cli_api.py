@@ -55,6 +55,10 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "experiment schedulers": (["--duration", "20ms"], {"rt.experiment"}),
     "experiment nss-overhead": (["--seeds", "1", "--packets", "20"], {"rt.experiment"}),
     "experiment dopa": (["--sets", "1", "--points", "1", "--out-dir", "{tmp}/dopa"], {"rt.experiment"}),
+    "experiment admission": (["--requests", "20", "--out", "{tmp}/admission"], {"rt.experiment"}),
+    "experiment reservation": (["--seconds", "0.2"], {"rt.experiment"}),
+    "experiment ethernet-measure": (["--figure", "load", "--loads", "0.5", "--policies", "fifo", "--messages",
+                                     "100", "--out-dir", "{tmp}/em"], {"rt.experiment"}),
     "slrm step": (["--shares", "0.5,0.5", "--matching", "-0.5,0.2"], {"rt.slrm_step"}),
     "slrm simulate": (["--experiment", "1"], {"rt.slrm_simulate"}),
     "middleware pubsub": (["--backends", "udp", "--subscribers", "1", "--payload", "16", "--messages", "20",
@@ -71,18 +75,16 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
 #: Commands the API refuses as called here (exit 2): `testbed down` of a run that does not exist;
 #: without root, the commands that need it (the API checks the privileges before anything else).
 REFUSED = {"testbed down"}
-NEEDS_ROOT = {"testbed run"}
+NEEDS_ROOT = {"testbed run", "experiment ethernet-measure"}
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
 NOT_YET = {
-    "experiment soundness": "rtnetlab.sweep.soundness through the sweep's runner (its rows read back with "
-                            "rt.SweepResult's frames are not yet an API function)",
-    "experiment seed000-fig8": "rtnetlab.sweep.figures and the seeds' figure modules (fig_seed000, "
-                               "fig_seed001d, fig_seed003): each figure's sweep, table and plots",
-    "experiment admission": "rtnetlab.cloud.admit and rtnetlab.cloud.experiment (a generated stream; "
-                            "rt.admit admits a given one)",
-    "experiment reservation": "rtnetlab.cloud.reservation (root: SCHED_DEADLINE)",
-    "experiment ethernet-measure": "rtnetlab.testbed.ethernet_measure (root: namespaces)",
+    "experiment soundness": "rtnetlab.sweep.soundness and the sweep's runner (a sweep built in code, its "
+                            "own batch function and summary)",
+    "experiment seed000-fig8 seed000-fig9 seed000-fig11 seed000-omega seed001e-fig6 seed001d-table2 "
+    "seed003-fabric": "rtnetlab.sweep.figures and the figure modules (fig_seed000, fig_seed001d, "
+                      "fig_seed003): each figure's sweep, table and plots, computed and printed in one "
+                      "command function",
 }
 
 

@@ -14,7 +14,7 @@ runs, with the command's one-line message.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -249,6 +249,115 @@ def _schedulers(duration: str | float = "2s", seed: int = 1, link_rate: str = "1
     return ExperimentResult("schedulers", rows, list(rows))
 
 
+def _admission(requests: int = 100, seed: int = 1, mean_gap: float = 1.0, mean_lifetime: float = 20.0,
+               out_dir: str | Path = "out/admission", exact: int = 0) -> ExperimentResult:
+    from rtnetlab.cloud import admit as adm
+    from rtnetlab.cloud import experiment as gen
+    from rtnetlab.io import output as outfiles
+
+    if not (0 <= exact <= 100):
+        raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
+    if requests < 1 or requests > 100_000:
+        raise UserError(f"--requests: between 1 and 100000, got {requests}")
+    if seed < 0:
+        raise UserError(f"--seed: must be at least 0, got {seed}")
+    for name, v in (("--mean-gap", mean_gap), ("--mean-lifetime", mean_lifetime)):
+        if not (0 < v < 1e4):
+            raise UserError(f"{name}: must be positive and below 10000 s, got {v}")
+    out = Path(out_dir)
+    sweep_file = out / "acceptance_vs_load.png"
+    outfiles.check({**{f"--out ({k})": v for k, v in adm.outputs(out).items()}, "--out (sweep)": sweep_file})
+    infra = gen.infrastructure()
+    report = adm.admit(infra, gen.requests(requests, seed, mean_gap, mean_lifetime))
+    by_load = gen.load_sweep(adm.admit, requests, seed)
+    comparison = None
+    if exact:
+        from rtnetlab.cloud import ilp
+
+        comparison = ilp.compare(adm.admit, exact, seed)
+    data = adm.files(out, report, f"admission: {requests} requests, seed {seed}")
+    data[sweep_file] = gen.sweep_png(by_load, f"VSN admission, {requests} requests per point, seed {seed}")
+    outfiles.write_all(data)
+    summary = adm.summary(report)
+    cores = sum(h["cores"] for h in infra["hosts"])
+    summary["offered_load"] = gen.offered_load(mean_gap, mean_lifetime, cores)
+    doc = {**summary, "requests": requests, "seed": seed, "admitted": str(out / "admitted.yaml"),
+           "by_load": by_load, **({"exact_vs_heuristic": comparison} if comparison is not None else {})}
+    return ExperimentResult("admission", doc, list(report["decisions"]), list(data))
+
+
+def _reservation(runtime: str | float = "3ms", period: str | float = "10ms", seconds: float = 2.0,
+                 tolerance: float = 0.02) -> ExperimentResult:
+    from rtnetlab.cloud import reservation
+    from rtnetlab.simulate import _quantity
+
+    q = round(_quantity("duration", runtime, "--runtime") * 1e9)
+    t = round(_quantity("duration", period, "--period") * 1e9)
+    if not (0 < q <= t):
+        raise UserError(f"--runtime: must be positive and at most the period, got {runtime} for {period}")
+    if not (0.1 <= seconds <= 600):
+        raise UserError(f"--seconds: between 0.1 and 600, got {seconds}")
+    if not (0 < tolerance < 1):
+        raise UserError(f"--tolerance: between 0 and 1, got {tolerance}")
+    r: dict[str, Any] = reservation.check(q, t, seconds, tolerance)
+    return ExperimentResult("reservation", r, [r])
+
+
+def _ethernet_measure(figure: str = "all", out_dir: str | Path = "out/ethernet-measure",
+                      messages: int = 10_000,
+                      policies: str | Sequence[str] | None = None, sizes: str | Sequence[int] | None = None,
+                      loads: str | Sequence[float] | None = None, switch: str = "kernel", seed: int = 1,
+                      started: Callable[[str, int, int, Any], None] | None = None) -> ExperimentResult:
+    from rtnetlab import limits
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.lab import _choice
+    from rtnetlab.testbed import ethernet_measure as em
+    from rtnetlab.testbed import netns
+    from rtnetlab.text import comma_list
+
+    netns.check_privileges()
+    # `all` is a choice too: the refusal lists it with the figures.
+    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, (*em.FIGURES, "all"))]
+    if messages < 100:
+        raise UserError(f"--messages: at least 100, got {messages}")
+    limits.check("messages", messages, "--messages")
+    # One message per millisecond: a point lasts that long.
+    per_point = f"{messages:,} messages, {messages / 1000:g} s per point"
+    limits.check("duration", messages / 1000, "--messages", per_point)
+    chosen = None
+    if policies is not None:
+        named = comma_list("--policies", _text(policies), what="policies")
+        chosen = [_choice("--policies", p, tuple(em.POLICIES)) for p in named]
+    size_list = comma_list("--sizes", _text(sizes), int, "integers") if sizes is not None else None
+    load_list = comma_list("--loads", _text(loads), float, "numbers") if loads is not None else None
+    if size_list is not None and any(s < 1 or s > 65507 for s in size_list):
+        raise UserError(f"--sizes: a UDP datagram holds 1..65507 bytes, got {_text(sizes)}")
+    if load_list is not None and any(not 0 <= x <= 1 for x in load_list):
+        raise UserError(f"--loads: fractions of the link rate in [0, 1], got {_text(loads)}")
+    mode = _choice("--switch", switch, ("kernel", "user"))
+    out = Path(out_dir)
+    files = {f"--out-dir ({f}.{ext})": out / f"{f}.{ext}" for f in figures for ext in ("csv", "png")}
+    outfiles.check(files, [])
+    rows: list[dict[str, Any]] = []
+    for fig in figures:
+        pts = list(em.points(fig, chosen, size_list, load_list))
+        fig_rows = []
+        for k, pt in enumerate(pts, 1):
+            if started is not None:
+                started(fig, k, len(pts), pt)
+            fig_rows.append(em.measure(pt, messages, mode, seed))
+        em.write_csv(fig_rows, out / f"{fig}.csv")
+        em.plot(fig_rows, fig, out / f"{fig}.png")
+        rows.extend(fig_rows)
+    doc = {"messages": messages, "switch": mode, "rows": rows}
+    return ExperimentResult("ethernet-measure", doc, rows, list(files.values()))
+
+
+def _text(value: Any) -> str:
+    """A list option as its command's text (a sequence joined with commas)."""
+    return value if isinstance(value, str) else ",".join(str(v) for v in value)
+
+
 def _at_least(option: str, value: int, low: int) -> None:
     if value < low:
         raise UserError(f"{option}: must be at least {low}, got {value}")
@@ -260,6 +369,9 @@ EXPERIMENTS: dict[str, Callable[..., ExperimentResult]] = {
     "nss-overhead": _nss_overhead,
     "fabric": _fabric,
     "schedulers": _schedulers,
+    "admission": _admission,
+    "reservation": _reservation,
+    "ethernet-measure": _ethernet_measure,
 }
 
 
@@ -276,7 +388,16 @@ def experiment(name: str, **options: Any) -> ExperimentResult:
       acceptance;
     - ``fabric`` (seed 003): `scenario` (a file; default: the shipped set-up), `schedulers`,
       `duration`, `warmup`, `reference_rate`, `seed`, `started` (called with each scheduler's
-      name, its index and the count); rows per scheduler and class.
+      name, its index and the count); rows per scheduler and class;
+    - ``admission`` (seed 001F): `requests`, `seed`, `mean_gap` and `mean_lifetime` (s),
+      `out_dir` (``"out/admission"``), `exact` (batches compared with the exact ILP); rows: the
+      decisions, in arrival order;
+    - ``reservation`` (seed 001F, needs SCHED_DEADLINE): `runtime`, `period`, `seconds`,
+      `tolerance`; one row: the share measured against Q/T;
+    - ``ethernet-measure`` (seed 002 on the testbed, needs root): `figure` (``size``,
+      ``size-shaping``, ``load`` or ``all``), `out_dir`, `messages`, `policies`, `sizes`,
+      `loads`, `switch`, `seed`, `started` (called with the figure, the point's index, the
+      count and the point); rows per point: round trip and jitter.
 
     ```pycon
     >>> import rtnetlab as rt

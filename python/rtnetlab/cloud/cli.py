@@ -38,11 +38,6 @@ def _numbers(option: str, text: str) -> list[float]:
     return comma_list(option, text, float, bad="{option}: a comma-separated list of numbers, got '{text}'")
 
 
-def _check_seed(seed: int) -> None:
-    if seed < 0:
-        raise UserError(f"--seed: must be at least 0, got {seed}")
-
-
 def _check_capacity(capacity: float | None) -> None:
     if capacity is not None and not (capacity > 0 and capacity != float("inf")):
         raise UserError(f"--capacity: must be a positive number, got {capacity}")
@@ -277,50 +272,18 @@ def experiment_admission(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001F: online admission of a generated VSN stream on a leaf-spine data centre."""
-    from rtnetlab.cloud import admit as adm
-    from rtnetlab.cloud import experiment as gen
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
 
-    if not (0 <= exact <= 100):
-        raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
-    if requests < 1 or requests > 100_000:
-        raise UserError(f"--requests: between 1 and 100000, got {requests}")
-    _check_seed(seed)
-    for name, v in (("--mean-gap", mean_gap), ("--mean-lifetime", mean_lifetime)):
-        if not (0 < v < 1e4):
-            raise UserError(f"{name}: must be positive and below 10000 s, got {v}")
-    sweep_file = out_dir / "acceptance_vs_load.png"
-    outfiles.check(
-        {**{f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, "--out (sweep)": sweep_file}
-    )
-    infra = gen.infrastructure()
-    report = adm.admit(infra, gen.requests(requests, seed, mean_gap, mean_lifetime))
-    sweep = gen.load_sweep(adm.admit, requests, seed)
-    comparison = None
-    if exact:
-        from rtnetlab.cloud import ilp
-
-        comparison = ilp.compare(adm.admit, exact, seed)
-    data = adm.files(out_dir, report, f"admission: {requests} requests, seed {seed}")
-    data[sweep_file] = gen.sweep_png(sweep, f"VSN admission, {requests} requests per point, seed {seed}")
-    outfiles.write_all(data)
-    s = adm.summary(report)
-    cores = sum(h["cores"] for h in infra["hosts"])
-    s["offered_load"] = gen.offered_load(mean_gap, mean_lifetime, cores)
+    result = rt.experiment("admission", requests=requests, seed=seed, mean_gap=mean_gap,
+                           mean_lifetime=mean_lifetime, out_dir=out_dir, exact=exact)
+    doc = result.document
     if as_json:
-        _emit(
-            {
-                **s,
-                "requests": requests,
-                "seed": seed,
-                "admitted": str(out_dir / "admitted.yaml"),
-                "by_load": sweep,
-                **({"exact_vs_heuristic": comparison} if comparison is not None else {}),
-            }
-        )
+        _emit(doc)
         outfiles.created_directories.clear()
         return
-    _decisions_table(report, limit=20)
+    sweep, comparison, s = doc["by_load"], doc.get("exact_vs_heuristic"), doc
+    _decisions_table({"decisions": result.flows}, limit=20)
     t = Table(title="acceptance ratio against offered load (same arrivals, lifetimes scaled)")
     for c in ("offered load", "acceptance", "rejected by"):
         t.add_column(c, justify="right")
@@ -338,7 +301,7 @@ def experiment_admission(
         f"admitted {s['accepted']}, rejected {s['rejected']} (ratio {s['acceptance_ratio']:.3f}); "
         f"by constraint: {s['rejected_by']}"
     )
-    _wrote(list(data))
+    _wrote(result.files)
 
 
 def experiment_reservation(
@@ -350,24 +313,10 @@ def experiment_reservation(
 ) -> None:
     """Seed 001F: a spinning component under SCHED_DEADLINE (Q, T) gets Q/T of a CPU while every
     CPU is loaded by ordinary spinners (exit 1 when outside the tolerance)."""
-    from rtnetlab import _core
-    from rtnetlab.cloud import reservation
+    import rtnetlab as rt
 
-    try:
-        q = round(_core.parse_quantity("duration", runtime) * 1e9)
-    except ValueError as e:
-        raise UserError(f"--runtime: {e}") from None
-    try:
-        t = round(_core.parse_quantity("duration", period) * 1e9)
-    except ValueError as e:
-        raise UserError(f"--period: {e}") from None
-    if not (0 < q <= t):
-        raise UserError(f"--runtime: must be positive and at most the period, got {runtime} for {period}")
-    if not (0.1 <= seconds <= 600):
-        raise UserError(f"--seconds: between 0.1 and 600, got {seconds}")
-    if not (0 < tolerance < 1):
-        raise UserError(f"--tolerance: between 0 and 1, got {tolerance}")
-    r = reservation.check(q, t, seconds, tolerance)
+    r = rt.experiment("reservation", runtime=runtime, period=period, seconds=seconds,
+                      tolerance=tolerance).document
     if as_json:
         _emit(r)
     elif "skipped" in r:

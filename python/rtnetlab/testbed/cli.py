@@ -471,51 +471,20 @@ def experiment_ethernet_measure(
 ) -> None:
     """Seed 002's measurements on the testbed: round trip and jitter of a 570 B / 1 ms real-time
     message under UDP background, FIFO vs switch priority vs TC priority vs TC shaping."""
-    from rtnetlab.cli.common import comma_list
-    from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import ethernet_measure as em
-    from rtnetlab.testbed import netns
+    import rtnetlab as rt
 
-    netns.check_privileges()
-    # `all` is a choice too: the refusal lists it with the figures.
-    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, (*em.FIGURES, "all"))]
-    if messages < 100:
-        raise UserError(f"--messages: at least 100, got {messages}")
-    from rtnetlab import limits
+    def started(fig: str, k: int, n: int, pt) -> None:
+        if not as_json:
+            err.print(
+                f"[{fig} {k}/{n}] {pt.policy}, {pt.size} B at {pt.load:.0%} ({pt.scenario})", markup=False
+            )
 
-    limits.check("messages", messages, "--messages")
-    # One message per millisecond: a point lasts that long.
-    per_point = f"{messages:,} messages, {messages / 1000:g} s per point"
-    limits.check("duration", messages / 1000, "--messages", per_point)
-    chosen = None
-    if policies is not None:
-        named = comma_list("--policies", policies, what="policies")
-        chosen = [_choice("--policies", p, tuple(em.POLICIES)) for p in named]
-    size_list = comma_list("--sizes", sizes, int, "integers") if sizes is not None else None
-    load_list = comma_list("--loads", loads, float, "numbers") if loads is not None else None
-    if size_list is not None and any(s < 1 or s > 65507 for s in size_list):
-        raise UserError(f"--sizes: a UDP datagram holds 1..65507 bytes, got {sizes}")
-    if load_list is not None and any(not 0 <= x <= 1 for x in load_list):
-        raise UserError(f"--loads: fractions of the link rate in [0, 1], got {loads}")
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    files = {f"--out-dir ({f}.{ext})": out_dir / f"{f}.{ext}" for f in figures for ext in ("csv", "png")}
-    outfiles.check(files, [])
-    rows: list[dict] = []
-    for fig in figures:
-        pts = list(em.points(fig, chosen, size_list, load_list))
-        fig_rows = []
-        for k, pt in enumerate(pts, 1):
-            if not as_json:
-                err.print(
-                    f"[{fig} {k}/{len(pts)}] {pt.policy}, {pt.size} B at {pt.load:.0%} ({pt.scenario})",
-                    markup=False,
-                )
-            fig_rows.append(em.measure(pt, messages, mode, seed))
-        em.write_csv(fig_rows, out_dir / f"{fig}.csv")
-        em.plot(fig_rows, fig, out_dir / f"{fig}.png")
-        rows.extend(fig_rows)
+    result = rt.experiment("ethernet-measure", figure=figure, out_dir=out_dir, messages=messages,
+                           policies=policies, sizes=sizes, loads=loads, switch=switch, seed=seed,
+                           started=started)
+    rows = result.flows
     if as_json:
-        _emit({"messages": messages, "switch": mode, "rows": rows})
+        _emit(result.document)
         return
     table = Table(title="seed 002 on the testbed (µs; round trip = message + echo one-way)")
     for col in (
@@ -548,5 +517,5 @@ def experiment_ethernet_measure(
     noise = [r["noise_us"] for r in rows if r["noise_us"] is not None]
     if noise:
         out.print(f"host noise: {min(noise):.1f} to {max(noise):.1f} us (idle baselines)", markup=False)
-    for f in files.values():
+    for f in result.files:
         out.print(f"wrote {f}", markup=False)
