@@ -59,6 +59,10 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "experiment reservation": (["--seconds", "0.2"], {"rt.experiment"}),
     "experiment ethernet-measure": (["--figure", "load", "--loads", "0.5", "--policies", "fifo", "--messages",
                                      "100", "--out-dir", "{tmp}/em"], {"rt.experiment"}),
+    "experiment seed000-fig8": (["--out", "{tmp}/fig8", "--vls", "10", "--runs", "2", "--duration", "20ms",
+                                 "--workers", "1"], {"rt.experiment"}),
+    "experiment soundness": (["--out", "{tmp}/soundness", "--networks", "2", "--duration-ms", "10",
+                              "--workers", "1"], {"rt.experiment"}),
     "slrm step": (["--shares", "0.5,0.5", "--matching", "-0.5,0.2"], {"rt.slrm_step"}),
     "slrm simulate": (["--experiment", "1"], {"rt.slrm_simulate"}),
     "middleware pubsub": (["--backends", "udp", "--subscribers", "1", "--payload", "16", "--messages", "20",
@@ -78,14 +82,7 @@ REFUSED = {"testbed down"}
 NEEDS_ROOT = {"testbed run", "experiment ethernet-measure"}
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
-NOT_YET = {
-    "experiment soundness": "rtnetlab.sweep.soundness and the sweep's runner (a sweep built in code, its "
-                            "own batch function and summary)",
-    "experiment seed000-fig8 seed000-fig9 seed000-fig11 seed000-omega seed001e-fig6 seed001d-table2 "
-    "seed003-fabric": "rtnetlab.sweep.figures and the figure modules (fig_seed000, fig_seed001d, "
-                      "fig_seed003): each figure's sweep, table and plots, computed and printed in one "
-                      "command function",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def test_every_command_is_listed() -> None:

@@ -358,6 +358,78 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ",".join(str(v) for v in value)
 
 
+#: The experiments built on sweeps (rows to Parquet in `out`, resumable, on the embedded cluster or
+#: a Dask scheduler): name -> "module:function" computing the document their command prints.
+SWEPT = {
+    "soundness": "rtnetlab.sweep.soundness:campaign",
+    "seed000-fig8": "rtnetlab.sweep.figures:seed000_fig8",
+    "seed001e-fig6": "rtnetlab.sweep.figures:seed001e_fig6",
+    "seed000-omega": "rtnetlab.sweep.fig_seed000:seed000_omega",
+    "seed000-fig9": "rtnetlab.sweep.fig_seed000:seed000_fig9",
+    "seed000-fig11": "rtnetlab.sweep.fig_seed000:seed000_fig11",
+    "seed001d-table2": "rtnetlab.sweep.fig_seed001d:seed001d_table2",
+    "seed003-fabric": "rtnetlab.sweep.fig_seed003:seed003_fabric",
+}
+
+
+def _swept(name: str) -> Callable[..., dict[str, Any]]:
+    import importlib
+
+    module, _, function = SWEPT[name].partition(":")
+    compute: Callable[..., dict[str, Any]] = getattr(importlib.import_module(module), function)
+    return compute
+
+
+def _option_rules(compute: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """`options` held to the rules the command line's options carry (their ``min`` and ``max``,
+    a limit's check), a path given as text made a `Path`."""
+    import typing
+    from types import SimpleNamespace
+
+    import typer.models
+
+    hints = typing.get_type_hints(compute, include_extras=True)
+    checked = dict(options)
+    for key, value in options.items():
+        hint = hints.get(key)
+        info = next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, typer.models.OptionInfo)),
+                    None)
+        base = typing.get_args(hint)[0] if info is not None else hint
+        if isinstance(value, str) and (base is Path or Path in typing.get_args(base)):
+            checked[key] = Path(value)
+        if info is None or value is None:
+            continue
+        flag = next((d for d in info.param_decls or () if d.startswith("--")), f"--{key.replace('_', '-')}")
+        if info.min is not None and value < info.min:
+            raise UserError(f"{flag}: must be at least {info.min}, got {value}")
+        if info.max is not None and value > info.max:
+            raise UserError(f"{flag}: must be at most {info.max}, got {value}")
+        if info.callback is not None:
+            context = SimpleNamespace(resilient_parsing=False)
+            info.callback(context, SimpleNamespace(opts=[flag], name=key), value)
+    return checked
+
+
+def _run_swept(name: str, options: dict[str, Any]) -> ExperimentResult:
+    import inspect
+
+    compute = _swept(name)
+    parameters = {k: p for k, p in inspect.signature(compute).parameters.items() if k != "as_json"}
+    progress = options.pop("progress", False)
+    for key in options:
+        if key not in parameters:
+            known = ", ".join([*parameters, "progress"])
+            raise UserError(f"experiment {name}: no option '{key}' (options: {known})")
+    for key, p in parameters.items():
+        if p.default is inspect.Parameter.empty and key not in options:
+            raise UserError(f"experiment {name}: '{key}' is required")
+    doc = compute(**_option_rules(compute, options), as_json=progress is False)
+    table = doc.get("table")
+    rows = [r for r in table if isinstance(r, dict)] if isinstance(table, list) else []
+    files = [Path(f) for f in doc.get("files") or []]
+    return ExperimentResult(name, doc, rows, files)
+
+
 def _at_least(option: str, value: int, low: int) -> None:
     if value < low:
         raise UserError(f"{option}: must be at least {low}, got {value}")
@@ -397,7 +469,13 @@ def experiment(name: str, **options: Any) -> ExperimentResult:
     - ``ethernet-measure`` (seed 002 on the testbed, needs root): `figure` (``size``,
       ``size-shaping``, ``load`` or ``all``), `out_dir`, `messages`, `policies`, `sizes`,
       `loads`, `switch`, `seed`, `started` (called with the figure, the point's index, the
-      count and the point); rows per point: round trip and jitter.
+      count and the point); rows per point: round trip and jitter;
+    - the experiments built on sweeps (`SWEPT`: ``soundness``, ``seed000-fig8``,
+      ``seed001e-fig6``, ``seed000-omega``, ``seed000-fig9``, ``seed000-fig11``,
+      ``seed001d-table2``, ``seed003-fabric``): `out` (required: the rows, figures and tables),
+      their command's options, the sweep's `workers`, `scheduler` (with `tls_ca`, `tls_cert`,
+      `tls_key` or `trust_scheduler`) and `resume`, and `progress`; rows: the figure's table.
+      The options' rules and limits are the command line's.
 
     ```pycon
     >>> import rtnetlab as rt
@@ -407,9 +485,12 @@ def experiment(name: str, **options: Any) -> ExperimentResult:
 
     ```
     """
+    if name in SWEPT:
+        return _run_swept(name, dict(options))
     run = EXPERIMENTS.get(name)
     if run is None:
-        raise UserError(f"experiment: no experiment named '{name}' (experiments: {', '.join(EXPERIMENTS)})")
+        known = ", ".join([*EXPERIMENTS, *SWEPT])
+        raise UserError(f"experiment: no experiment named '{name}' (experiments: {known})")
     import inspect
 
     accepted = inspect.signature(run).parameters
