@@ -97,7 +97,7 @@ lint: $(STAMP)
 	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
 	$(PY) tools/check_sizes.py
 	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
-	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_cli_api.py
+	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_api_studies.py tests/test_cli_api.py
 
 test-python: build
 	$(VENV)/bin/pytest -q --durations=15
