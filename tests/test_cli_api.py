@@ -55,6 +55,7 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "experiment schedulers": (["--duration", "20ms"], {"rt.experiment"}),
     "experiment nss-overhead": (["--seeds", "1", "--packets", "20"], {"rt.experiment"}),
     "experiment dopa": (["--sets", "1", "--points", "1", "--out-dir", "{tmp}/dopa"], {"rt.experiment"}),
+    "experiment fabric": (["--duration", "1ms", "--warmup", "0s"], {"rt.experiment"}),
     "experiment admission": (["--requests", "20", "--out", "{tmp}/admission"], {"rt.experiment"}),
     "experiment reservation": (["--seconds", "0.2"], {"rt.experiment"}),
     "experiment ethernet-measure": (["--figure", "load", "--loads", "0.5", "--policies", "fifo", "--messages",
