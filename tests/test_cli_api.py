@@ -6,6 +6,7 @@ must be put in one of the two tables."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 from pathlib import Path
 
@@ -71,6 +72,7 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
     "middleware report": (["{tmp}/pubsub.json", "-o", "{tmp}/pubsub.html"], {"MiddlewareResult.read"}),
     "testbed run": ([SEED002, "--duration", "100ms", "--baseline", "0s", "--no-simulate",
                      "--rt-priority", "0"], {"rt.read", "Network.run_testbed"}),
+    "testbed up": ([SEED002, "--json"], {"rt.read", "Network.testbed_up"}),
     "testbed down": (["rtnl-zzzzzz"], {"rt.testbed_down"}),
     "demo": ([], {"rt.load", "Network.info", "Network.analyze", "Network.simulate", "rt.report",
                   "rt.configure_dtable"}),
@@ -80,7 +82,7 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
 #: Commands the API refuses as called here (exit 2): `testbed down` of a run that does not exist;
 #: without root, the commands that need it (the API checks the privileges before anything else).
 REFUSED = {"testbed down"}
-NEEDS_ROOT = {"testbed run", "experiment ethernet-measure"}
+NEEDS_ROOT = {"testbed run", "testbed up", "experiment ethernet-measure"}
 
 #: Commands that still call their capability's package directly (not yet over rtnetlab's API).
 NOT_YET: dict[str, str] = {}
@@ -151,7 +153,9 @@ def test_command_calls_the_api(command: str, calls: set[str], tmp_path: Path,
     rest = [a.replace("{tmp}", str(tmp_path)) for a in args]
     options = [w for w in command.split() if w.startswith("-")]
     rc = main([*words, *rest, *[o for o in options if o not in rest]])
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    if command == "testbed up" and rc == 0:
+        rtnetlab.lab.testbed_down(json.loads(printed)["run"])  # what it left up for inspection
     refused = command in REFUSED or (command in NEEDS_ROOT and os.geteuid() != 0)
     assert rc in ((2,) if refused else (0, 1)), f"rtnetlab {command}: exit {rc}"
     assert expected <= calls, f"rtnetlab {command} called {sorted(calls)}"
