@@ -85,7 +85,7 @@ test-rust: $(STAMP)
 
 # The public Python API is typed (python/rtnetlab/py.typed): its modules checked strictly, and
 # the tests that use it as a user would, as a user's code is.
-API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py)
+API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py studies.py lab.py)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks tools
@@ -97,7 +97,7 @@ lint: $(STAMP)
 	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
 	$(PY) tools/check_sizes.py
 	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
-	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_cli_api.py
+	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_api_studies.py tests/test_cli_api.py
 
 test-python: build
 	$(VENV)/bin/pytest -q --durations=15

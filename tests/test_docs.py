@@ -21,7 +21,8 @@ DOCS = REPO / "docs"
 #: Pages whose ```python blocks are run (each block on its own, from the repository's root).
 TESTED_PAGES = ["index.md", "python-api.md"]
 #: Modules whose docstring examples (>>>) are run as doctests.
-DOCTESTED = ["rtnetlab.network", "rtnetlab.quantities", "rtnetlab.synthesis"]
+DOCTESTED = ["rtnetlab.network", "rtnetlab.quantities", "rtnetlab.synthesis", "rtnetlab.studies",
+             "rtnetlab.lab"]
 
 
 def blocks(page: str) -> list[str]:
@@ -42,6 +43,12 @@ def test_docstring_examples(module: str) -> None:
     assert result.failed == 0
 
 
+#: Public functions that share their name with a package of rtnetlab (the package is callable and
+#: calls the function): the reference documents the function where it is defined.
+CALLABLE_PACKAGES = {"report": "rtnetlab.display.report", "sweep": "rtnetlab.studies.sweep",
+                     "middleware": "rtnetlab.lab.middleware"}
+
+
 def public_names() -> list[str]:
     return [n for n in rtnetlab.__all__ if n != "__version__"]
 
@@ -50,10 +57,11 @@ def public_names() -> list[str]:
 def test_public_name_is_documented(name: str) -> None:
     reference = (DOCS / "reference.md").read_text()
     obj = getattr(rtnetlab, name)
-    target = "rtnetlab.display.report" if name == "report" else f"rtnetlab.{name}"
+    target = CALLABLE_PACKAGES.get(name, f"rtnetlab.{name}")
     assert f"::: {target}\n" in reference, f"{target} is not in docs/reference.md"
-    if name == "report":
-        obj = importlib.import_module("rtnetlab.display").report
+    if name in CALLABLE_PACKAGES:
+        module, _, function = target.rpartition(".")
+        obj = getattr(importlib.import_module(module), function)
     assert inspect.getdoc(obj), f"rtnetlab.{name} has no docstring"
     if inspect.isclass(obj):
         for attr, member in vars(obj).items():

@@ -3,7 +3,8 @@
 ``import rtnetlab as rt``, then build a network in code (`Network`) or read one
 (`load`), analyse it (`Network.analyze`), simulate it (`Network.simulate`),
 search its worst case (`Network.worst_case`), explain a bound (`Network.explain`),
-configure it (``Network.configure_*``) and read the results as rows or data frames
+configure it (``Network.configure_*``), run studies over many networks (`sweep`,
+`experiment`) and read the results as rows or data frames
 (`AnalysisResult`, `SimulationResult`...). Every command of the ``rtnetlab`` command
 line is a layer over these functions.
 
@@ -20,6 +21,16 @@ from rtnetlab.errors import ModelError, UserError
 
 if TYPE_CHECKING:
     from rtnetlab.display import Report, report
+    from rtnetlab.lab import (
+        MiddlewareResult,
+        SlrmResult,
+        TestbedResult,
+        middleware,
+        slrm_run,
+        slrm_simulate,
+        slrm_step,
+        testbed_down,
+    )
     from rtnetlab.model import load_file as load_file
     from rtnetlab.model import load_text as load_text
     from rtnetlab.network import Network, load, read, schema
@@ -32,6 +43,7 @@ if TYPE_CHECKING:
         SimulationResult,
         WorstCaseResult,
     )
+    from rtnetlab.studies import ExperimentResult, SweepResult, experiment, sweep
     from rtnetlab.synthesis import admit, configure_dtable, generate_afdx
 
 __all__ = [
@@ -39,21 +51,33 @@ __all__ = [
     "AnalysisResult",
     "ConfigureResult",
     "Explanation",
+    "ExperimentResult",
+    "MiddlewareResult",
     "ModelError",
     "Network",
     "Report",
     "Result",
     "SimulationResult",
+    "SlrmResult",
+    "SweepResult",
+    "TestbedResult",
     "UserError",
     "WorstCaseResult",
     "__version__",
     "admit",
     "configure_dtable",
+    "experiment",
     "generate_afdx",
     "load",
+    "middleware",
     "read",
     "report",
     "schema",
+    "slrm_run",
+    "slrm_simulate",
+    "slrm_step",
+    "sweep",
+    "testbed_down",
 ]
 
 #: Where each lazily loaded public name lives.
@@ -73,6 +97,18 @@ _LAZY = {
     "Report": "rtnetlab.display",
     "configure_dtable": "rtnetlab.synthesis",
     "generate_afdx": "rtnetlab.synthesis",
+    "sweep": "rtnetlab.studies",
+    "SlrmResult": "rtnetlab.lab",
+    "middleware": "rtnetlab.lab",
+    "MiddlewareResult": "rtnetlab.lab",
+    "TestbedResult": "rtnetlab.lab",
+    "testbed_down": "rtnetlab.lab",
+    "slrm_step": "rtnetlab.lab",
+    "slrm_simulate": "rtnetlab.lab",
+    "slrm_run": "rtnetlab.lab",
+    "SweepResult": "rtnetlab.studies",
+    "experiment": "rtnetlab.studies",
+    "ExperimentResult": "rtnetlab.studies",
     # The engine's handle of a file, for code written before the API (``rt.load`` supersedes them).
     "load_file": "rtnetlab.model",
     "load_text": "rtnetlab.model",

@@ -1,4 +1,6 @@
-"""`rtnetlab demo`: the embedded AFDX case study, end to end, as a guided tour."""
+"""`rtnetlab demo`: the embedded AFDX case study, end to end, as a guided tour of the Python API
+(``rt.load``, ``Network.info``, ``Network.analyze``, ``Network.simulate``, ``rt.report``,
+``rt.configure_dtable``): what it prints is what these return."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rtnetlab import _core, model
+import rtnetlab as rt
 from rtnetlab.errors import UserError
 
 CASE_STUDY = "afdx_case_study.yaml"
@@ -26,7 +28,7 @@ def run(as_json: bool = False) -> dict:
     console.print(f"[bold]rtnetlab demo[/bold]: {path}")
 
     console.print("\n[bold]1. Validate[/bold] the description (every rule, every place)")
-    net = model.load_file(path)
+    net = rt.load(path)
     info = net.info()
     c = info["counts"]
     console.print(
@@ -42,11 +44,10 @@ def run(as_json: bool = False) -> dict:
         )
     summary: dict = {"network": info["name"], "counts": c, "busiest_ports": busiest}
 
-    methods = _core.analysis_methods()
-    method = "best" if "best" in methods else None
+    method = "best"
     if method:
         console.print(f"\n[bold]3. Worst-case analysis[/bold] ({method})")
-        report = net.analyze(method)
+        report = net.analyze(method).data
         worst = max(
             report["flows"], key=lambda f: f["delay_us"] if f["delay_us"] is not None else float("inf")
         )
@@ -59,10 +60,9 @@ def run(as_json: bool = False) -> dict:
         console.print(f"   {len(misses)} (flow, destination, plane) bound(s) above deadline or unbounded")
         summary["analysis"] = {"method": method, "worst": worst, "misses": len(misses)}
     if method:
-        from rtnetlab.simulate import run as simulate
-
         console.print("\n[bold]4. Simulation[/bold], 1 s, packet by packet, checked against the bounds")
-        sim = simulate(net, {"duration_ns": 1_000_000_000, "seed": 1}, progress=False)
+        # The bounds are the analysis' above (the simulation need not compute them again).
+        sim = net.simulate(duration="1s", seed=1, bounds=False).data
         bounds = {(f["flow"], f["destination"], f["plane"]): f["delay_us"] for f in report["flows"]}
         ratios = [
             f["max_us"] / bounds[(f["flow"], f["destination"], f["plane"])]
@@ -76,17 +76,13 @@ def run(as_json: bool = False) -> dict:
         )
         summary["simulation"] = {"frame_hops": s["frame_hops"], "max_ratio": max(ratios)}
 
-        from rtnetlab.report import files as report_mod
-
         console.print("\n[bold]5. Report[/bold]: violations, topology, bounds vs simulation, CDFs, ports")
         out_dir = Path("out")
         try:
             out_dir.mkdir(exist_ok=True)
         except OSError as e:
             raise UserError(f"{out_dir}: cannot be created ({e.strerror})") from None
-        _, paths = report_mod.generate(
-            net, out_dir / "report.html", method, 1_000_000_000, 1, analysis=report, simulation=sim
-        )
+        paths = rt.report(net, out_dir / "report.html", method=method, duration="1s", seed=1).paths
         console.print(f"   {paths['html'].resolve()}", markup=False, soft_wrap=True)
         summary["report"] = {k: str(p) for k, p in paths.items()}
     summary["fixed_priority"] = _can_bus(console)
@@ -126,9 +122,10 @@ DTABLE_TABLE4 = {
 
 def _can_bus(console: Console) -> dict:
     console.print("\n[bold]6. Fixed priority[/bold]: seed 004's CAN bus with a network sporadic server")
-    net = model.load_data(NSS_TABLE1, "seed 004 Table 1")
-    items = {i["name"]: i for i in net.analyze()["fixed_priority"]["items"]}
-    sim = net.simulate_buses({"duration_ns": 2_000_000_000, "seed": 1})
+    net = rt.Network.from_dict(NSS_TABLE1, "seed 004 Table 1")
+    items = {i["name"]: i for i in net.analyze().data["fixed_priority"]["items"]}
+    # Every message released at 0 (the synchronous release, the bus' critical instant).
+    sim = net.simulate(duration="2s", seed=1, release="synchronized", bounds=False).data["buses"]
     simulated = {m["name"]: m["max_us"] for m in sim["buses"][0]["messages"]}
     for name in ("m1", "nss2", "m3"):
         bound = items[name]["response_us"] / 1e3
@@ -143,7 +140,7 @@ def _can_bus(console: Console) -> dict:
 
 def _dtable(console: Console) -> dict:
     console.print("\n[bold]7. Synthesis[/bold]: a Deficit Table decoupling latency from bandwidth (seed 003)")
-    report = json.loads(_core.configure_dtable(json.dumps(DTABLE_TABLE4)))
+    report = rt.configure_dtable(DTABLE_TABLE4).data
     rows = []
     for c, w in zip(report["decoupling"]["plan"]["classes"], report["decoupling"]["weights"], strict=True):
         rows.append(f"{c['name']} {c['entries']}x{w['entry_weights'][0]}")

@@ -26,6 +26,7 @@ from rtnetlab.quantities import kinds, with_units
 
 if TYPE_CHECKING:
     from rtnetlab import model
+    from rtnetlab.lab import TestbedResult
     from rtnetlab.result import (
         AnalysisResult,
         ConfigureResult,
@@ -510,6 +511,88 @@ class Network:
 
     # -- real hosts ---------------------------------------------------------------------------
 
+    def testbed_plan(self) -> dict[str, Any]:
+        """What the testbed makes of the description (``rtnetlab testbed``, ``rtnetlab export
+        tc``): its nodes, ports, planes and flows as the testbed's program resolves them, every
+        rate and time in integers (bits per second, nanoseconds). Validates first."""
+        import tempfile
+
+        from rtnetlab.testbed import run as tb
+
+        self.validate()
+        with tempfile.TemporaryDirectory(prefix="rtnetlab-export-") as tmp:
+            desc = Path(tmp) / "description.json"
+            desc.write_text(json.dumps(self.data))
+            plan: dict[str, Any] = tb.plan_of(desc)
+        return plan
+
+    def run_testbed(self, duration: Quantity = "10s", *, switch: str = "kernel", baseline: Quantity = "1s",
+                    seed: int = 1, sizes: str = "max", release: str = "random",
+                    capture: str | Path | None = None, keep: bool = False, simulate: bool = True,
+                    rt_priority: int = 50, mute: list[str] | None = None, time_scale: float = 1.0,
+                    disturbance: Quantity = "100us", calibrate: bool = False,
+                    output: str | Path | None = None,
+                    say: Callable[[str], None] | None = None, add_modelled: bool = False) -> TestbedResult:
+        """Runs the network on real frames in Linux network namespaces (``rtnetlab testbed
+        run``; needs root): veth pairs, rate-limited ports, the model's paths; an idle
+        `baseline` first measures the host's noise; measured beside bound and simulated.
+
+        `duration` (wall clock) and `baseline` within the ``duration`` limit; `switch`:
+        ``kernel`` (qdiscs and tc filters) or ``user`` (the user-space switch running the
+        engine's schedulers); `sizes`: ``max``, ``min`` or ``uniform``; `release`: ``random`` or
+        ``synchronized``; `capture`: a directory for one pcapng per egress port; `keep`: leave
+        the namespaces up (`rtnetlab.testbed_down` removes them); `simulate`: simulate the same
+        settings beside; `rt_priority`: SCHED_FIFO priority of the nodes (0: the default
+        scheduler); `mute`: flows not to send; `time_scale`: run K times slower and report in
+        model time; `disturbance`: a frame whose senders were later than this, or that a stall
+        this long overlapped, is disturbed by the host; `calibrate`: measure what this host
+        can pace again; `output`: write the JSON report there (checked before the run); `say`:
+        called with each progress line; `add_modelled`: in kernel mode, add the switches'
+        technological latency, which its switches cannot hold a frame for, to each figure from the
+        model (the report's ``latency_basis`` says so); without it such a model is refused.
+
+        Every input is checked before anything is created; what the run creates (namespaces,
+        processes, folders) is recorded as its own and removed on every way out, an exception
+        or Ctrl-C too. Ctrl-C stops the run early and still returns what the nodes measured
+        (`TestbedResult.interrupted`)."""
+        from rtnetlab import lab
+
+        return lab.run_testbed(
+            self, duration, switch=switch, baseline=baseline, seed=seed, sizes=sizes, release=release,
+            capture=capture, keep=keep, simulate=simulate, rt_priority=rt_priority, mute=mute,
+            time_scale=time_scale, disturbance=disturbance, calibrate=calibrate, output=output,
+            inputs=[Path(self._source)] if self._source != BUILT else [], say=say, add_modelled=add_modelled)
+
+    def testbed_up(self, switch: str = "kernel") -> dict[str, Any]:
+        """Sets the network up on the testbed (``rtnetlab testbed up``; needs root): namespaces,
+        links, kernel ports and switches, left for inspection. Returns ``run`` (its name, for
+        `rtnetlab.testbed_down`), ``namespaces`` (node -> namespace) and ``warnings``."""
+        from rtnetlab import lab
+
+        return lab.testbed_up(self, switch)
+
+    def export_tc(self, node: str, dev: str, plane: str | None = None) -> tuple[str, list[str]]:
+        """A shell script configuring end system `node`'s port on `plane` (the first plane by
+        default) as interface `dev` of a real Linux host (``rtnetlab export tc``): an HTB class
+        per virtual link at its BAG/Lmax rate and burst, filters by VL id, the port's scheduler
+        where Linux has it. Returns the script and what it cannot express, one line each.
+
+        The script is meant to be run by root: `dev` is checked by the kernel's rule for
+        interface names before anything else, and every value from the description is written
+        as an escaped comment."""
+        from rtnetlab.testbed import tc
+
+        _check_dev(dev)
+        plan = self.testbed_plan()
+        if plane is not None and plane not in plan["planes"]:
+            raise UserError(f"--plane: no plane {plane} (planes: {', '.join(plan['planes'])})")
+        try:
+            return tc.export_script(plan, node, dev, plane, self._source)
+        except KeyError:
+            raise UserError(f"--node: no node named {tc.comment(node)}") from None
+        except ValueError as e:
+            raise UserError(f"--node: {e}") from None
+
     def export_taprio(self, node: str, dev: str, port: str | None = None,
                       offload: str = "none") -> tuple[str, list[str]]:
         """A shell script configuring a real Linux port's time-aware and credit-based shapers
@@ -583,6 +666,15 @@ def _units_of(item: dict[str, Any]) -> dict[str, Any]:
                 continue
         return with_units(item)  # type: ignore[no-any-return,unused-ignore]
     return item
+
+
+def _check_dev(dev: str) -> None:
+    """Refuses `dev` unless it is a Linux network interface name (a script root runs quotes it)."""
+    from rtnetlab.testbed import tc
+
+    problem = tc.interface_problem(dev)
+    if problem is not None:
+        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
 
 
 def load(path: str | Path) -> Network:

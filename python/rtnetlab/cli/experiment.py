@@ -26,7 +26,7 @@ from typing import Annotated
 
 import typer
 
-from rtnetlab.cli.common import JsonOpt, check_outputs, emit_json, err, out, quantity, table, wrote
+from rtnetlab.cli.common import JsonOpt, emit_json, err, out, table, wrote
 from rtnetlab.errors import UserError
 
 app = typer.Typer(help="Reproduce the seed papers' experiments.", no_args_is_help=True)
@@ -49,29 +49,25 @@ def experiment_dopa(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001E Fig. 6: acceptance of DOPA's PARTITION with OPA and with DM (three panels)."""
-    from rtnetlab import limits
+    import rtnetlab as rt
     from rtnetlab.experiments import seed001e_fig6
     from rtnetlab.io import output as outfiles
 
-    # Each task set is drawn and partitioned, one row of the figure's data: within `rows`.
-    limits.check_product("rows", {"--sets": sets, "--points": points}, "task sets", 3, "panels")
-    stems = [stem for _, stem, _ in seed001e_fig6.DOPA_PANELS.values()]
-    files = [out_dir / f"{stem}.{ext}" for stem in stems for ext in ("csv", "png")]
-    check_outputs({f"--out-dir ({f.name})": f for f in files}, [])
-    results = seed001e_fig6.dopa_fig6(out_dir, sets, points, seed, dm_key, local_test)
+    result = rt.experiment("dopa", out_dir=out_dir, sets=sets, points=points, seed=seed, dm_key=dm_key,
+                           local_test=local_test)
     if as_json:
-        emit_json({p: [{"x": x, "opa": o, "dm": d} for x, o, d in rows] for p, rows in results.items()})
+        emit_json(result.document)
         outfiles.created_directories.clear()
         return
-    for panel, rows in results.items():
+    for panel, rows in result.document.items():
         label, stem, _ = seed001e_fig6.DOPA_PANELS[panel]
         t = table(
             f"Fig. 6 ({panel}): accepted sets, {sets} per point", [label, "OPA", f"DM ({dm_key})"], left=()
         )
-        for x, o, d in rows:
-            t.add_row(f"{x:g}", f"{100 * o:.0f}%", f"{100 * d:.0f}%")
+        for r in rows:
+            t.add_row(f"{r['x']:g}", f"{100 * r['opa']:.0f}%", f"{100 * r['dm']:.0f}%")
         out.print(t)
-    wrote(*files)
+    wrote(*result.files)
 
 
 @app.command("nss-overhead")
@@ -81,13 +77,10 @@ def experiment_nss_overhead(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 004 Table 4: CPU overhead (%) of the network sporadic server, by simulation."""
-    from rtnetlab import limits
-    from rtnetlab.experiments import seed004_table4
+    import rtnetlab as rt
 
     gaps, budgets = [20, 50, 250, 1000], [2, 4, 6, 8, 10]
-    limits.check("messages", packets, "--packets")
-    limits.check_product("rows", {"--seeds": seeds}, "runs", len(gaps) * len(budgets), "cells")
-    rows = seed004_table4.nss_overhead(gaps, budgets, packets, seeds)
+    rows = rt.experiment("nss-overhead", seeds=seeds, packets=packets).flows
     if as_json:
         emit_json(rows)
         return
@@ -126,7 +119,7 @@ def experiment_fabric(
     mean / p99 latency."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from rtnetlab.experiments import seed003_fabric
+    import rtnetlab as rt
 
     if scenario is not None and not scenario.exists():
         raise UserError(f"{scenario}: no such file")
@@ -140,7 +133,9 @@ def experiment_fabric(
         def started(name: str, k: int, n: int) -> None:
             bar.update(task, description=f"scheduler {name}", completed=k, total=n)
 
-        reports = seed003_fabric.fabric(scenario, scheduler, duration, warmup, reference_rate, seed, started)
+        reports = rt.experiment("fabric", scenario=scenario, schedulers=scheduler, duration=duration,
+                                warmup=warmup, reference_rate=reference_rate, seed=seed,
+                                started=started).document
     if as_json:
         emit_json(reports)
         return
@@ -174,11 +169,9 @@ def experiment_schedulers(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 000's comparison: FIFO, static priority, WF2Q and D2DRR (6:3:1) per traffic class."""
-    from rtnetlab.experiments.seed000_comparison import seed000_schedulers
+    import rtnetlab as rt
 
-    seconds = quantity("duration", duration, "--duration")
-    quantity("rate", link_rate, "--link-rate")
-    rows = seed000_schedulers(seconds, seed, link_rate)
+    rows = rt.experiment("schedulers", duration=duration, seed=seed, link_rate=link_rate).flows
     if as_json:
         emit_json(rows)
         return

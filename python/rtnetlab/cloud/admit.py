@@ -351,3 +351,35 @@ def summary(report: dict) -> dict:
         "decision_ms_mean": sum(times) / len(times) if times else 0.0,
         "decision_ms_max": max(times, default=0.0),
     }
+
+
+def in_user_files(message: str, *files: Path, infra: Path | None = None) -> str:
+    """An error of the engine reading a user's file turned into JSON (`FILE: place: rule`) as
+    `FILE:line:column: place: rule` in the user's own file: the position of the JSON text it came
+    with (`at line 1 column 246`) said nothing of it. A problem in the network description an
+    infrastructure (`infra`) names by path is placed in that file."""
+    import re
+
+    from rtnetlab.io import formats, locate
+
+    for path in [*files, *([infra] if infra is not None else [])]:
+        head = f"{path}: "
+        if not message.startswith(head):
+            continue
+        place, sep, rule = message.removeprefix(head).partition(": ")
+        if not sep or not locate.looks_like_place(place):
+            return message
+        rule = re.sub(r" at line \d+ column \d+$", "", rule)
+        if path == infra and place == "network":
+            inner, sep, why = rule.partition(": ")
+            try:
+                named = formats.read(infra).get("network") if sep else None
+            except (UserError, AttributeError):
+                named = None
+            if isinstance(named, str) and locate.looks_like_place(inner):
+                where = infra.parent / named
+                return f"{locate.at(where, inner)}: {inner}: {why}"
+            if isinstance(named, dict) and locate.looks_like_place(inner):
+                return f"{locate.at(infra, f'network.{inner}')}: network.{inner}: {why}"
+        return f"{locate.at(path, place)}: {place}: {rule}"
+    return message

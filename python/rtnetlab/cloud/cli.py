@@ -38,11 +38,6 @@ def _numbers(option: str, text: str) -> list[float]:
     return comma_list(option, text, float, bad="{option}: a comma-separated list of numbers, got '{text}'")
 
 
-def _check_seed(seed: int) -> None:
-    if seed < 0:
-        raise UserError(f"--seed: must be at least 0, got {seed}")
-
-
 def _check_capacity(capacity: float | None) -> None:
     if capacity is not None and not (capacity > 0 and capacity != float("inf")):
         raise UserError(f"--capacity: must be a positive number, got {capacity}")
@@ -84,12 +79,12 @@ def slrm_step(
     as_json: JsonOpt = False,
 ) -> None:
     """One step of the RM law (Eq. 3): c_i <- c_i - ε (f_i - c_i Σ f_p), clamped and renormalised."""
-    from rtnetlab.cloud import slrm as law
+    import rtnetlab as rt
 
     c = _numbers("--shares", shares)
     f = _numbers("--matching", matching)
     _check_capacity(capacity)
-    new = [round(x, 12) for x in law.step(c, f, epsilon, min_share)]
+    new = rt.slrm_step(c, f, epsilon=epsilon, min_share=min_share)
     doc: dict = {"shares": new}
     if capacity is not None:
         doc["caps"] = [round(x * capacity, 9) for x in new]
@@ -123,25 +118,13 @@ def slrm_simulate(
     as_json: JsonOpt = False,
 ) -> None:
     """Discrete-time simulation of SL-aware applications sharing cores under the RM."""
-    from rtnetlab.cloud import slrm as law
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
 
-    _check_seed(seed)
-    sc = law.scenario(experiment, scenario_file, seed)
-    if out_dir is not None:
-        outfiles.check(
-            {f"--out ({k})": v for k, v in law.outputs(out_dir).items()},
-            [scenario_file] if scenario_file else [],
-        )
-    try:
-        report = law.simulate(sc, str(scenario_file) if scenario_file else "scenario")
-    except UserError as e:
-        raise UserError(_in_user_files(str(e), *([scenario_file] if scenario_file else []))) from None
-    title = f"experiment {experiment}" if experiment else str(scenario_file)
-    files = law.write(out_dir, report, f"SL-aware RM: {title}") if out_dir is not None else []
-    s = law.summary(report)
+    result = rt.slrm_simulate(scenario_file, experiment=experiment, seed=seed, out=out_dir)
+    report, s, files, title = result.data, result.summary, result.files, result.title
     if as_json:
-        _emit({"summary": s, **report})
+        _emit(report)
         outfiles.created_directories.clear()
         return
     step = max(1, round(100 / report["control_period"]))
@@ -173,37 +156,22 @@ def slrm_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Real SL-aware HTTP services on this machine, capped by cgroups, under the RM (needs root)."""
-    from rtnetlab import limits
-    from rtnetlab.cli.common import quantity
-    from rtnetlab.cloud import slrm as law
-    from rtnetlab.cloud import slrmrun
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-
-    seconds = quantity("duration", duration, "--duration")
-    limits.check("duration", seconds, "--duration")
-    _check_seed(seed)
-    _check_capacity(capacity)
-    try:
-        sc, source = slrmrun.scenario(apps, seconds, capacity)
-    except UserError as e:
-        raise UserError(_in_user_files(str(e), Path(apps))) from None
-    if out_dir is not None:
-        outfiles.check({f"--out ({k})": v for k, v in law.outputs(out_dir).items()})
 
     def started(prefix: str, kind: str) -> None:
         err.print(f"run {prefix}: caps on {kind}", markup=False)
 
     try:
-        report = slrmrun.run(sc, seed, started)
+        result = rt.slrm_run(apps, duration=duration, capacity=capacity, seed=seed, out=out_dir,
+                             started=started)
     except Terminated:
         # click turns every KeyboardInterrupt into an abort (exit 130): SIGTERM keeps its 143.
         err.print("terminated", markup=False)
         raise typer.Exit(143) from None
-    title = f"SL-aware RM on this machine: {source}, {sc['capacity']:g} cores"
-    files = slrmrun.write(out_dir, report, title) if out_dir is not None else []
-    s = slrmrun.summary(report)
+    report, s, files, title = result.data, result.summary, result.files, result.title
     if as_json:
-        _emit({"summary": s, **report})
+        _emit(report)
         outfiles.created_directories.clear()
         return
     _periods_table(f"{title} (cap in cores / SL / max response time)", report["apps"], report["periods"], 3)
@@ -235,35 +203,9 @@ def _decisions_table(report: dict, limit: int = 40) -> None:
 
 
 def _in_user_files(message: str, *files: Path, infra: Path | None = None) -> str:
-    """An error of the engine reading a user's file turned into JSON (`FILE: place: rule`) as
-    `FILE:line:column: place: rule` in the user's own file: the position of the JSON text it came
-    with (`at line 1 column 246`) said nothing of it. A problem in the network description an
-    infrastructure (`infra`) names by path is placed in that file."""
-    import re
+    from rtnetlab.cloud import admit as adm
 
-    from rtnetlab.io import formats, locate
-
-    for path in [*files, *([infra] if infra is not None else [])]:
-        head = f"{path}: "
-        if not message.startswith(head):
-            continue
-        place, sep, rule = message.removeprefix(head).partition(": ")
-        if not sep or not locate.looks_like_place(place):
-            return message
-        rule = re.sub(r" at line \d+ column \d+$", "", rule)
-        if path == infra and place == "network":
-            inner, sep, why = rule.partition(": ")
-            try:
-                named = formats.read(infra).get("network") if sep else None
-            except (UserError, AttributeError):
-                named = None
-            if isinstance(named, str) and locate.looks_like_place(inner):
-                where = infra.parent / named
-                return f"{locate.at(where, inner)}: {inner}: {why}"
-            if isinstance(named, dict) and locate.looks_like_place(inner):
-                return f"{locate.at(infra, f'network.{inner}')}: network.{inner}: {why}"
-        return f"{locate.at(path, place)}: {place}: {rule}"
-    return message
+    return adm.in_user_files(message, *files, infra=infra)
 
 
 def admit_command(
@@ -330,50 +272,18 @@ def experiment_admission(
     as_json: JsonOpt = False,
 ) -> None:
     """Seed 001F: online admission of a generated VSN stream on a leaf-spine data centre."""
-    from rtnetlab.cloud import admit as adm
-    from rtnetlab.cloud import experiment as gen
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
 
-    if not (0 <= exact <= 100):
-        raise UserError(f"--exact: between 0 and 100 batches, got {exact}")
-    if requests < 1 or requests > 100_000:
-        raise UserError(f"--requests: between 1 and 100000, got {requests}")
-    _check_seed(seed)
-    for name, v in (("--mean-gap", mean_gap), ("--mean-lifetime", mean_lifetime)):
-        if not (0 < v < 1e4):
-            raise UserError(f"{name}: must be positive and below 10000 s, got {v}")
-    sweep_file = out_dir / "acceptance_vs_load.png"
-    outfiles.check(
-        {**{f"--out ({k})": v for k, v in adm.outputs(out_dir).items()}, "--out (sweep)": sweep_file}
-    )
-    infra = gen.infrastructure()
-    report = adm.admit(infra, gen.requests(requests, seed, mean_gap, mean_lifetime))
-    sweep = gen.load_sweep(adm.admit, requests, seed)
-    comparison = None
-    if exact:
-        from rtnetlab.cloud import ilp
-
-        comparison = ilp.compare(adm.admit, exact, seed)
-    data = adm.files(out_dir, report, f"admission: {requests} requests, seed {seed}")
-    data[sweep_file] = gen.sweep_png(sweep, f"VSN admission, {requests} requests per point, seed {seed}")
-    outfiles.write_all(data)
-    s = adm.summary(report)
-    cores = sum(h["cores"] for h in infra["hosts"])
-    s["offered_load"] = gen.offered_load(mean_gap, mean_lifetime, cores)
+    result = rt.experiment("admission", requests=requests, seed=seed, mean_gap=mean_gap,
+                           mean_lifetime=mean_lifetime, out_dir=out_dir, exact=exact)
+    doc = result.document
     if as_json:
-        _emit(
-            {
-                **s,
-                "requests": requests,
-                "seed": seed,
-                "admitted": str(out_dir / "admitted.yaml"),
-                "by_load": sweep,
-                **({"exact_vs_heuristic": comparison} if comparison is not None else {}),
-            }
-        )
+        _emit(doc)
         outfiles.created_directories.clear()
         return
-    _decisions_table(report, limit=20)
+    sweep, comparison, s = doc["by_load"], doc.get("exact_vs_heuristic"), doc
+    _decisions_table({"decisions": result.flows}, limit=20)
     t = Table(title="acceptance ratio against offered load (same arrivals, lifetimes scaled)")
     for c in ("offered load", "acceptance", "rejected by"):
         t.add_column(c, justify="right")
@@ -391,7 +301,7 @@ def experiment_admission(
         f"admitted {s['accepted']}, rejected {s['rejected']} (ratio {s['acceptance_ratio']:.3f}); "
         f"by constraint: {s['rejected_by']}"
     )
-    _wrote(list(data))
+    _wrote(result.files)
 
 
 def experiment_reservation(
@@ -403,24 +313,10 @@ def experiment_reservation(
 ) -> None:
     """Seed 001F: a spinning component under SCHED_DEADLINE (Q, T) gets Q/T of a CPU while every
     CPU is loaded by ordinary spinners (exit 1 when outside the tolerance)."""
-    from rtnetlab import _core
-    from rtnetlab.cloud import reservation
+    import rtnetlab as rt
 
-    try:
-        q = round(_core.parse_quantity("duration", runtime) * 1e9)
-    except ValueError as e:
-        raise UserError(f"--runtime: {e}") from None
-    try:
-        t = round(_core.parse_quantity("duration", period) * 1e9)
-    except ValueError as e:
-        raise UserError(f"--period: {e}") from None
-    if not (0 < q <= t):
-        raise UserError(f"--runtime: must be positive and at most the period, got {runtime} for {period}")
-    if not (0.1 <= seconds <= 600):
-        raise UserError(f"--seconds: between 0.1 and 600, got {seconds}")
-    if not (0 < tolerance < 1):
-        raise UserError(f"--tolerance: between 0 and 1, got {tolerance}")
-    r = reservation.check(q, t, seconds, tolerance)
+    r = rt.experiment("reservation", runtime=runtime, period=period, seconds=seconds,
+                      tolerance=tolerance).document
     if as_json:
         _emit(r)
     elif "skipped" in r:

@@ -11,8 +11,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rtnetlab import limits
-from rtnetlab.cli.common import comma_list
 from rtnetlab.errors import UserError
 from rtnetlab.middleware.rows import figure as _f
 from rtnetlab.middleware.rows import host_line, row_name
@@ -26,30 +24,6 @@ out = Console(emoji=False, highlight=False, soft_wrap=True, width=None if sys.st
 err = Console(emoji=False, stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-
-
-def int_list(option: str, text: str, minimum: int = 1) -> list[int]:
-    """A comma-separated list of integers, each at least `minimum`."""
-
-    def at_least_minimum(word: str) -> int:
-        v = int(word)
-        if v < minimum:
-            raise UserError(f"{option}: each value must be at least {minimum}, got {v}")
-        return v
-
-    bad = "{option}: expected comma-separated integers, got '{item}'"
-    return comma_list(option, text, at_least_minimum, bad=bad)
-
-
-def duration_us(option: str, text: str) -> float:
-    """A duration with its unit (e.g. 800us, 1.5ms, 1s), in microseconds."""
-    from rtnetlab import _core
-
-    try:
-        seconds = _core.parse_quantity("duration", text)
-    except ValueError as e:
-        raise UserError(f"{option}: {e}") from None
-    return seconds * 1e6
 
 
 def _emit(data: dict) -> None:
@@ -70,43 +44,6 @@ NoiseOpt = Annotated[str, typer.Option("--noise", help="Length of the timer-nois
 RequestWarmupOpt = Annotated[int, typer.Option("--warmup", help="Requests sent first and discarded.")]
 
 
-def check_placement(placement: str) -> None:
-    from rtnetlab.middleware.placement import PLACEMENTS
-
-
-    if placement not in PLACEMENTS:
-        raise UserError(f"--placement: expected one of {', '.join(PLACEMENTS)}, got '{placement}'")
-
-
-def backend_list(text: str, known, refused=()) -> list[str]:
-    """`--backends`: comma-separated names among `known` (less `refused`), each once, at least one."""
-    names = [b.strip() for b in text.split(",") if b.strip()]
-    allowed = [b for b in known if b not in refused]
-    for b in names:
-        if b not in allowed:
-            raise UserError(f"--backends: unknown backend '{b}' (known: {', '.join(allowed)})")
-    if not names or len(set(names)) != len(names):
-        raise UserError("--backends: give each backend once, at least one")
-    return names
-
-
-def at_least(option: str, value: int, minimum: int) -> None:
-    if value < minimum:
-        rule = "must not be negative" if minimum == 0 else f"must be at least {minimum}"
-        raise UserError(f"{option}: {rule}, got {value}")
-
-
-def out_paths(out_dir: Path | None, kind: str) -> dict[str, Path] | None:
-    """The files of `--out DIR`, checked before anything runs."""
-    if out_dir is None:
-        return None
-    from rtnetlab.io import output as outfiles
-
-    paths = {"json": Path(out_dir) / f"{kind}.json", "html": Path(out_dir) / f"{kind}.html"}
-    outfiles.check({"--out": paths["json"], "--out (its page)": paths["html"]})
-    return paths
-
-
 def progress_printer(as_json: bool, line):
     """The per-row progress on stderr (none with --json): `line(row)` is its text."""
 
@@ -117,13 +54,11 @@ def progress_printer(as_json: bool, line):
     return progress
 
 
-def finish(kind: str, report: dict, as_json: bool, paths: dict[str, Path] | None, print_tables) -> None:
-    """What every command does with its results: the skipped lines on stderr, the JSON or the
-    tables on stdout, the files of --out (written whole, the page with its plots). Nothing
-    measured because every backend was skipped is one line, exit 2 (nothing written)."""
-    report = {**report, "experiment": kind}
-    if not report["rows"] and report["skipped"]:
-        raise UserError(f"middleware {kind}: nothing measured: " + "; ".join(report["skipped"]))
+def finish(result, as_json: bool, print_tables) -> None:
+    """What every command does with its results (`rtnetlab.middleware`'s): the skipped lines
+    on stderr, the JSON or the tables on stdout, the files of --out written (exit 1 when nothing
+    was measured and nothing skipped)."""
+    report = result.data
     for line in report["skipped"]:
         err.print(line, markup=False)
     for r in report["rows"]:
@@ -134,13 +69,8 @@ def finish(kind: str, report: dict, as_json: bool, paths: dict[str, Path] | None
     else:
         print_tables(report)
         out.print(host_line(report["host"]), markup=False)
-    if paths is not None:
-        from rtnetlab.io import output as outfiles
-        from rtnetlab.report.middleware import render
-
-        text = json.dumps(report, indent=2, allow_nan=False) + "\n"
-        outfiles.write_all({paths["json"]: text, paths["html"]: render(report, str(paths["json"]))})
-        err.print(f"wrote {paths['json']} and {paths['html']}", markup=False)
+    if result.files:
+        err.print(f"wrote {result.files[0]} and {result.files[1]}", markup=False)
     if not report["rows"]:
         raise typer.Exit(1)
 
@@ -183,27 +113,8 @@ def pubsub_cmd(
 ) -> None:
     """Publish/subscribe latency (seed 001A): a publisher and N subscriber processes per backend,
     subscriber count and payload size."""
-    from rtnetlab.middleware import pubsub
-    from rtnetlab.middleware.backends import NAMES
+    import rtnetlab
 
-    names = backend_list(backends, NAMES)
-    subs = int_list("--subscribers", subscribers)
-    if max(subs) > 16:
-        raise UserError(f"--subscribers: at most 16 subscriber processes, got {max(subs)}")
-    sizes = int_list("--payload", payload, pubsub.MIN_PAYLOAD)
-    if max(sizes) > 60000:
-        raise UserError(f"--payload: at most 60000 bytes (one UDP datagram), got {max(sizes)}")
-    at_least("--messages", messages, 1)
-    limits.check("messages", messages, "--messages")
-    at_least("--warmup", warmup, 0)
-    period_us = duration_us("--period", period)
-    if not period_us >= 10:
-        raise UserError(f"--period: must be at least 10us, got {period}")
-    noise_us = duration_us("--noise", noise)
-    if noise_us < 0:
-        raise UserError(f"--noise: must not be negative, got {noise}")
-    check_placement(placement)
-    paths = out_paths(out_dir, "pubsub")
     progress = progress_printer(
         as_json,
         lambda row: (
@@ -211,20 +122,12 @@ def pubsub_cmd(
             f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us, lost {row['lost']}"
         ),
     )
-    report = pubsub.run(
-        names,
-        subs,
-        sizes,
-        messages,
-        placement,
-        warmup=warmup,
-        period_ns=round(period_us * 1000),
-        rt=rt,
-        noise_s=noise_us / 1e6,
+    result = rtnetlab.middleware(
+        "pubsub", backends=backends, subscribers=subscribers, payload=payload, messages=messages,
+        warmup=warmup, period=period, placement=placement, rt=rt, noise=noise, ddsperf=ddsperf, out=out_dir,
         progress=progress,
-        ddsperf=ddsperf,
     )
-    cross = report.get("ddsperf")
+    cross = result.data.get("ddsperf")
     if cross is not None and not cross["available"]:
         err.print(f"ddsperf: not run: {cross['reason']}", markup=False)
 
@@ -274,24 +177,7 @@ def pubsub_cmd(
                 markup=False,
             )
 
-    finish("pubsub", report, as_json, paths, tables)
-
-
-def parse_windows(text: str) -> list[tuple[str, int]]:
-    """`routing=800us,recorder=700us` → [(name, ns)], in order (back to back from offset 0)."""
-    windows = []
-    for item in text.split(","):
-        name, sep, length = item.strip().partition("=")
-        if not sep or not name:
-            raise UserError(f"--windows: expected name=duration, got '{item.strip()}'")
-        us = duration_us("--windows", length)
-        if not us > 0:
-            raise UserError(f"--windows: window of {name} must be positive, got {length}")
-        windows.append((name.strip(), round(us * 1000)))
-    names = [n for n, _ in windows]
-    if sorted(names) != ["recorder", "routing"]:
-        raise UserError(f"--windows: expected the windows of routing and recorder, got {', '.join(names)}")
-    return windows
+    finish(result, as_json, tables)
 
 
 @app.command("partitions")
@@ -333,49 +219,16 @@ def partitions_cmd(
 ) -> None:
     """Partitioned DDS (seed 001B): the five scenarios of Tables 1-2 on two emulated nodes, the
     partitions run by a SIGSTOP/SIGCONT window dispatcher, the window analysis's bound beside."""
-    from rtnetlab.middleware import partitions
-    from rtnetlab.testbed import netns
+    import rtnetlab
 
-    wins = parse_windows(windows)
-    frame_ns = round(duration_us("--major-frame", major_frame) * 1000)
-    total = sum(w for _, w in wins)
-    if frame_ns < total:
-        raise UserError(f"--major-frame: {major_frame} is shorter than the windows' {total / 1000:g}us")
-    if frame_ns > 16_000_000:
-        raise UserError(
-            f"--major-frame: at most 16ms (the analysis evaluates every nanosecond phase), got {major_frame}"
-        )
-    at_least("--requests", requests, 1)
-    limits.check("requests", requests, "--requests")
-    if not 16 <= payload <= 1400:
-        raise UserError(
-            f"--payload: must be in [16, 1400] bytes (no fragmentation, as the paper), got {payload}"
-        )
-    at_least("--warmup", warmup, 0)
-    noise_us = duration_us("--noise", noise)
-    if not 1 <= time_scale <= 1000:
-        raise UserError(f"--time-scale: between 1 and 1000, got {time_scale:g}")
-    threshold_us = duration_us("--disturbance", disturbance)
-    if not 0 < threshold_us <= 1e6:
-        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
-    paths = out_paths(out_dir, "partitions")
-    netns.check_privileges()
     progress = progress_printer(
         as_json,
         lambda row: f"  {row['scenario']:<29} mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us",
     )
-    report = partitions.run(
-        wins,
-        frame_ns,
-        requests,
-        payload=payload,
-        warmup=warmup,
-        rt=rt,
-        noise_s=noise_us / 1e6,
-        seed=seed,
-        progress=progress,
-        time_scale=time_scale,
-        disturbance_ns=round(threshold_us * 1000),
+    result = rtnetlab.middleware(
+        "partitions", windows=windows, major_frame=major_frame, requests=requests, payload=payload,
+        warmup=warmup, rt=rt, noise=noise, seed=seed, time_scale=time_scale, disturbance=disturbance,
+        out=out_dir, progress=progress,
     )
 
     def tables(report):
@@ -439,7 +292,7 @@ def partitions_cmd(
                 markup=False,
             )
 
-    finish("partitions", report, as_json, paths, tables)
+    finish(result, as_json, tables)
 
 
 @app.command("reqresp")
@@ -476,32 +329,8 @@ def reqresp_cmd(
     """Request/response on a native and a "virtualised" server (seed 001C): UDP echo (ideal), ICMP
     echo (the kernel's, when raw sockets are allowed) and DDS, the server busy-working per request;
     min/avg/max/stdev/p99 and the derived ratios."""
-    from rtnetlab.middleware import reqresp
-    from rtnetlab.testbed import netns
+    import rtnetlab
 
-    names = backend_list(backends, reqresp.BACKENDS)
-    sizes = int_list("--payload", payload, 16)
-    if max(sizes) > 1400:
-        raise UserError(f"--payload: at most 1400 bytes (one frame), got {max(sizes)}")
-
-    def busy_time(word: str) -> float:
-        us = duration_us("--busy", word)
-        if not 0 <= us <= 100_000:
-            raise UserError(f"--busy: must be in [0, 100ms], got {word}")
-        return us
-
-    busy_us = comma_list("--busy", busy, busy_time, "durations")
-    at_least("--requests", requests, 1)
-    limits.check("requests", requests, "--requests")
-    if not 0 < cpu_cap <= 1:
-        raise UserError(f"--cpu-cap: must be in (0, 1], got {cpu_cap}")
-    at_least("--warmup", warmup, 0)
-    gap_us = duration_us("--gap", gap)
-    if gap_us < 0:
-        raise UserError(f"--gap: must not be negative, got {gap}")
-    noise_us = duration_us("--noise", noise)
-    paths = out_paths(out_dir, "reqresp")
-    netns.check_privileges()
     progress = progress_printer(
         as_json,
         lambda row: (
@@ -509,17 +338,9 @@ def reqresp_cmd(
             f"busy {row['busy_us']:g} us: mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us"
         ),
     )
-    report = reqresp.run(
-        names,
-        sizes,
-        busy_us,
-        requests,
-        cpu_cap,
-        warmup=warmup,
-        gap_ns=round(gap_us * 1000),
-        rt=rt,
-        noise_s=noise_us / 1e6,
-        progress=progress,
+    result = rtnetlab.middleware(
+        "reqresp", backends=backends, payload=payload, busy=busy, requests=requests, cpu_cap=cpu_cap,
+        warmup=warmup, gap=gap, rt=rt, noise=noise, out=out_dir, progress=progress,
     )
 
     def tables(report):
@@ -583,7 +404,7 @@ def reqresp_cmd(
             )
         out.print(t)
 
-    finish("reqresp", report, as_json, paths, tables)
+    finish(result, as_json, tables)
 
 
 @app.command("cwalker")
@@ -610,22 +431,8 @@ def cwalker_cmd(
 ) -> None:
     """The cognitive walker's eight periodic modules (seed 001A, Table I): latency at the AVI per
     backend and placement (assumed topic graph and periods: docs/MIDDLEWARE.md)."""
-    from rtnetlab.middleware import cwalker
-    from rtnetlab.middleware.backends import NAMES
+    import rtnetlab
 
-    names = backend_list(backends, NAMES, refused=("zeromq-ipc",))
-    maps = int_list("--mappings", mappings)
-    if any(m not in cwalker.MAPPINGS for m in maps):
-        raise UserError(f"--mappings: expected 1, 2 or 3, got {mappings}")
-    seconds = duration_us("--duration", duration) / 1e6
-    limits.check("duration", seconds, "--duration", f"{duration}")
-    if seconds < 2:
-        raise UserError(f"--duration: at least 2s (the first second is warm-up), got {duration}")
-    check_placement(placement)
-    noise_us = duration_us("--noise", noise)
-    if noise_us < 0:
-        raise UserError(f"--noise: must not be negative, got {noise}")
-    paths = out_paths(out_dir, "cwalker")
     progress = progress_printer(
         as_json,
         lambda row: (
@@ -633,8 +440,9 @@ def cwalker_cmd(
             f"mean {_f(row['mean_us'])} us, max {_f(row['max_us'])} us"
         ),
     )
-    report = cwalker.run(
-        names, maps, seconds, placement=placement, rt=rt, progress=progress, noise_s=noise_us / 1e6
+    result = rtnetlab.middleware(
+        "cwalker", backends=backends, mappings=mappings, duration=duration, placement=placement, rt=rt,
+        noise=noise, out=out_dir, progress=progress,
     )
 
     def tables(report):
@@ -661,7 +469,7 @@ def cwalker_cmd(
             )
         out.print(t)
 
-    finish("cwalker", report, as_json, paths, tables)
+    finish(result, as_json, tables)
 
 
 @app.command("report")
@@ -684,27 +492,20 @@ def report_cmd(
 ) -> None:
     """The HTML page (tables and plots) of saved middleware results: one page per results file,
     written beside it (x.json -> x.html) unless -o names it."""
-    from rtnetlab.io import jsontext
+    import rtnetlab
     from rtnetlab.io import output as outfiles
-    from rtnetlab.report.middleware import kind_of, render
 
     if output is not None and len(results) != 1:
         raise UserError(f"-o: names one page, but {len(results)} results files are given")
     pages = {}
     for src in results:
-        try:
-            doc = json.loads(Path(src).read_text())
-        except OSError as e:
-            raise UserError(f"{src}: cannot be read ({e.strerror or e})") from None
-        except ValueError as e:
-            raise UserError(jsontext.not_json(src, e)) from None
-        kind = kind_of(doc, str(src))
+        result = rtnetlab.MiddlewareResult.read(src)
         dest = output if output is not None else Path(src).with_suffix(".html")
-        pages[dest] = (doc, src, kind)
+        pages[dest] = (result, src, result.experiment)
     outfiles.check(
         {("-o" if output is not None else f"page of {src}"): d for d, (_, src, _) in pages.items()}, results
     )
-    outfiles.write_all({dest: render(doc, str(src)) for dest, (doc, src, _) in pages.items()})
+    outfiles.write_all({dest: result.to_html(str(src)) for dest, (result, src, _) in pages.items()})
     if as_json:
         _emit({"pages": [{"output": str(dest), "results": str(src), "experiment": kind}
                          for dest, (_, src, kind) in pages.items()]})  # fmt: skip

@@ -165,3 +165,35 @@ def default_plots(
         safe = m.replace("/", "_")
         paths.append(plot(summary, x, m, series, out_dir / f"{safe}.png", level=level))
     return paths
+
+
+def write_summary(spec: Any, out: Path) -> dict:
+    """Summary CSV and JSON and the default plots of the rows in `out` (a sweep `spec`'s);
+    returns the files written, the summary and the rows."""
+    import json
+
+    from rtnetlab.io import output as outfiles
+    from rtnetlab.sweep import runner
+    from rtnetlab.sweep.options import _clean, _json_default
+
+    rows = runner.rows_as_dicts(runner.read_rows(out))
+    summary = summarise(rows, spec.param_names, spec.keep, spec.confidence)
+    files: dict[str, Any] = {
+        "rows": str(out / runner.ROWS),
+        "summary_csv": str(out / "summary.csv"),
+        "summary_json": str(out / "summary.json"),
+    }
+    outfiles.write_all(
+        {
+            out / "summary.csv": csv_text(flat(summary, spec.param_names, spec.keep)),
+            out / "summary.json": json.dumps(
+                _clean({"name": spec.name, "confidence": spec.confidence, "points": summary}),
+                indent=1,
+                default=_json_default,
+            )
+            + "\n",
+        }
+    )
+    plots = default_plots(summary, spec.param_names, spec.keep, out / "plots", spec.confidence)
+    files["plots"] = [str(p) for p in plots]
+    return {"files": files, "summary": summary, "rows": rows}

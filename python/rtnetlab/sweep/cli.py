@@ -4,7 +4,6 @@ command) and the experiments built on sweeps, added to `rtnetlab experiment` by
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated
@@ -21,39 +20,15 @@ from rtnetlab.sweep.options import (
     TlsKeyOpt,
     TrustOpt,
     WorkersOpt,
-    _clean,
-    _json_default,
-    check_scheduler,
     emit,
 )
 
 
 def write_summary(spec, out: Path) -> dict:
     """Summary CSV and JSON and the default plots of the rows in `out`; returns the file paths."""
-    from rtnetlab.io import output as outfiles
-    from rtnetlab.sweep import aggregate, runner
+    from rtnetlab.sweep import aggregate
 
-    rows = runner.rows_as_dicts(runner.read_rows(out))
-    summary = aggregate.summarise(rows, spec.param_names, spec.keep, spec.confidence)
-    files = {
-        "rows": str(out / runner.ROWS),
-        "summary_csv": str(out / "summary.csv"),
-        "summary_json": str(out / "summary.json"),
-    }
-    outfiles.write_all(
-        {
-            out / "summary.csv": aggregate.csv_text(aggregate.flat(summary, spec.param_names, spec.keep)),
-            out / "summary.json": json.dumps(
-                _clean({"name": spec.name, "confidence": spec.confidence, "points": summary}),
-                indent=1,
-                default=_json_default,
-            )
-            + "\n",
-        }
-    )
-    plots = aggregate.default_plots(summary, spec.param_names, spec.keep, out / "plots", spec.confidence)
-    files["plots"] = [str(p) for p in plots]
-    return {"files": files, "summary": summary, "rows": rows}
+    return aggregate.write_summary(spec, out)
 
 
 def sweep(
@@ -74,45 +49,33 @@ def sweep(
     `network.*` value is applied to the networks the rows start from and validated first. A row
     that fails still (its error kept in the rows) makes the exit code 1, the files written.
     """
+    import rtnetlab as rt
     from rtnetlab.sweep import runner
-    from rtnetlab.sweep import spec as spec_mod
 
-    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
-    spec, _ = spec_mod.load(spec_file)
-    outcome = runner.run_sweep(spec, out, workers, remote, resume, progress=None if not as_json else False)
-    result = write_summary(spec, out)
-    rows = result["rows"]
-    doc = {
-        "name": spec.name,
-        "points": len(spec.grid()),
-        "rows": len(rows),
-        "ran": outcome.ran,
-        "skipped": outcome.skipped,
-        "failed": sum(1 for r in rows if r["error"]),
-        "workers": outcome.workers if scheduler is None else None,
-        "scheduler": scheduler,
-        "tasks": outcome.tasks,
-        "wall_s": outcome.wall_s,
-        "engine_version": rows[0]["engine_version"] if rows else None,
-        "files": result["files"],
-    }
+    result = rt.sweep(spec_file, out, workers=workers, scheduler=scheduler, tls_ca=tls_ca, tls_cert=tls_cert,
+                      tls_key=tls_key, trust_scheduler=trust_scheduler, resume=resume,
+                      progress=None if not as_json else False)
+    doc = result.data
     if as_json:
         emit(doc)
     else:
+        from types import SimpleNamespace
+
         from rtnetlab.cli.common import err
         from rtnetlab.cli.common import out as con
 
-        title = f"{spec.name}: means over seeds ({round(spec.confidence * 100)} % CI)"
-        for table in summary_tables(title, spec, result["summary"][:50], con.width):
+        title = f"{doc['name']}: means over seeds ({round(result.confidence * 100)} % CI)"
+        names = SimpleNamespace(param_names=result.params, keep=result.metrics)
+        for table in summary_tables(title, names, result.summary[:50], con.width):
             con.print(table)
         con.print(
-            f"{doc['rows']} rows ({outcome.ran} run now, {outcome.skipped} already done, "
-            f"{doc['failed']} failed) in {outcome.wall_s:.1f} s; rows in {out / runner.ROWS}, "
+            f"{doc['rows']} rows ({doc['ran']} run now, {doc['skipped']} already done, "
+            f"{doc['failed']} failed) in {doc['wall_s']:.1f} s; rows in {out / runner.ROWS}, "
             f"summary in {out / 'summary.csv'}",
             markup=False,
         )
         if doc["failed"]:
-            first = next(r for r in rows if r["error"])
+            first = next(r for r in result.rows if r["error"])
             err.print(
                 f"{doc['failed']} of {doc['rows']} rows failed; the first: point {first['index']} seed "
                 f"{first['seed']}: {first['error']}",

@@ -38,6 +38,7 @@ from rtnetlab.sweep.figures import (
     Swept,
     VlsOpt,
     _finish,
+    command_of,
     sweep_figure,
 )
 from rtnetlab.sweep.options import (
@@ -497,7 +498,7 @@ def seed000_omega(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 000 Sec. 4.7 (Fig. 6): the D2DRR ω-ratio search on a heavily loaded star."""
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate
@@ -575,7 +576,7 @@ def seed000_omega(
         paper={"omega": PAPER_OMEGA},
         files=[str(p) for p in plots] + [str(out / "omega.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -597,7 +598,7 @@ def seed000_fig9(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 000 Fig. 9: retransmission rate per class vs number of VLs, FIFO / SP / WF2Q / D2DRR."""
     from rtnetlab.errors import UserError
     from rtnetlab.io import output as outfiles
@@ -671,7 +672,7 @@ def seed000_fig9(
         d2drr_minus=paired,
         files=[str(p) for p in plots] + [str(out / "fig9.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -709,7 +710,7 @@ def seed000_fig11(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 000 Fig. 11: the counting Bloom filter's size at the destination (false positives,
     duplicates passed, valid frames dropped, latency) against sequence-number redundancy
     management on the same traffic."""
@@ -782,10 +783,10 @@ def seed000_fig11(
         paper_decrease_pct=FIG11_PAPER_DECREASE,
         files=[str(p) for p in plots] + [str(out / "fig11.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
 def register(experiment_app: typer.Typer) -> None:
-    experiment_app.command("seed000-omega")(seed000_omega)
-    experiment_app.command("seed000-fig9")(seed000_fig9)
-    experiment_app.command("seed000-fig11")(seed000_fig11)
+    experiment_app.command("seed000-omega")(command_of("seed000-omega", seed000_omega))
+    experiment_app.command("seed000-fig9")(command_of("seed000-fig9", seed000_fig9))
+    experiment_app.command("seed000-fig11")(command_of("seed000-fig11", seed000_fig11))

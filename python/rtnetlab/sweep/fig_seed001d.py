@@ -259,7 +259,7 @@ def seed001d_table2(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 001D Table II / Fig. 6: branch and bound vs exhaustive search at growing sizes."""
     from rtnetlab import limits
     from rtnetlab.errors import UserError
@@ -330,8 +330,10 @@ def seed001d_table2(
         ],
         "files": [str(p) for p in plots] + [str(out / "table2.csv")],
     }
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
 def register(experiment_app: typer.Typer) -> None:
-    experiment_app.command("seed001d-table2")(seed001d_table2)
+    from rtnetlab.sweep.figures import command_of
+
+    experiment_app.command("seed001d-table2")(command_of("seed001d-table2", seed001d_table2))

@@ -403,7 +403,7 @@ def seed003_fabric(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 003: fabric latency per class vs load, DTable / DTable-WF2Q / SCFQ / DRR, Tables 4-5."""
     from rtnetlab import limits
     from rtnetlab.errors import UserError
@@ -523,10 +523,12 @@ def seed003_fabric(
         table5=t5,
         files=[str(p) for p in plots] + [str(out / n) for n in ("table4.csv", "table5.csv", "fabric.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
     if doc["checks_failed"]:
         raise typer.Exit(1)
 
 
 def register(experiment_app: typer.Typer) -> None:
-    experiment_app.command("seed003-fabric")(seed003_fabric)
+    from rtnetlab.sweep.figures import command_of
+
+    experiment_app.command("seed003-fabric")(command_of("seed003-fabric", seed003_fabric))

@@ -11,8 +11,10 @@ with t intervals, plots beside the paper's numbers.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -157,7 +159,7 @@ def seed000_fig8(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 000 Fig. 8: latency per class vs number of VLs, FIFO / SP / WF2Q / D2DRR."""
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate
@@ -216,7 +218,7 @@ def seed000_fig8(
         paper_mean_ms=FIG8_PAPER_MS,
         files=[str(p) for p in plots] + [str(out / "fig8.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
 #: Seed 001E Fig. 6: panel -> (x label, the paper's point (x, OPA, DM)).
@@ -269,7 +271,7 @@ def seed001e_fig6(
     trust_scheduler: TrustOpt = False,
     resume: ResumeOpt = False,
     as_json: JsonOpt = False,
-) -> None:
+) -> dict:
     """Seed 001E Fig. 6: DOPA acceptance ratio (OPA vs DM) vs density, processors, applications."""
     from rtnetlab.io import output as outfiles
     from rtnetlab.sweep import aggregate
@@ -342,14 +344,20 @@ def seed001e_fig6(
         paper={p: v[1] for p, v in FIG6_PANELS.items()},
         files=[str(p) for p in plots] + [str(out / "fig6.csv")],
     )
-    _finish(doc, as_json)
+    return _finish(doc)
 
 
-def _finish(doc: dict, as_json: bool) -> None:
+def _finish(doc: dict) -> dict:
+    """A figure's document written beside its files (figure.json); returns it."""
     from rtnetlab.io import output as outfiles
 
     outdir = Path(doc["files"][-1]).parent
     outfiles.atomic_write(outdir / "figure.json", json.dumps(doc, indent=1, default=str) + "\n")
+    return doc
+
+
+def show(doc: dict, as_json: bool) -> None:
+    """A figure's document as its command prints it: the JSON, or its counts and files."""
     if as_json:
         emit(doc)
         return
@@ -361,6 +369,23 @@ def _finish(doc: dict, as_json: bool) -> None:
         con.print(f"wrote {f}")
 
 
+def command_of(name: str, compute: Callable[..., dict],
+               shown: Callable[[dict, bool], None] = show) -> Callable[..., None]:
+    """The command `rtnetlab experiment NAME`: `compute`'s options (``--json`` among them), run
+    through the API (``rt.experiment(NAME, ...)``, which applies the options' rules and limits
+    to its keywords as the command line does), then `shown`."""
+
+    @functools.wraps(compute)
+    def command(**options: Any) -> None:
+        import rtnetlab as rt
+
+        as_json = bool(options.pop("as_json", False))
+        doc = rt.experiment(name, progress=None if not as_json else False, **options).document
+        shown(doc, as_json)
+
+    return command
+
+
 def register(experiment_app: typer.Typer) -> None:
-    experiment_app.command("seed000-fig8")(seed000_fig8)
-    experiment_app.command("seed001e-fig6")(seed001e_fig6)
+    experiment_app.command("seed000-fig8")(command_of("seed000-fig8", seed000_fig8))
+    experiment_app.command("seed001e-fig6")(command_of("seed001e-fig6", seed001e_fig6))

@@ -17,10 +17,26 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from rtnetlab import limits
 from rtnetlab.errors import UserError
+from rtnetlab.sweep.options import (
+    JsonOpt,
+    OutDirOpt,
+    ResumeOpt,
+    SchedulerOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TrustOpt,
+    WorkersOpt,
+    check_scheduler,
+)
 from rtnetlab.sweep.spec import Axis, SweepSpec
 
 #: The methods whose bounds are guaranteed on store-and-forward networks, (name, method, blind).
@@ -396,3 +412,53 @@ def write_reproducer(
         "flows": r["flows"],
         "found": len(again["found"]),
     }
+
+
+def campaign(
+    out: OutDirOpt,
+    networks: Annotated[
+        int,
+        typer.Option("--networks", min=1, callback=limits.option("rows"), help="Random networks to check."),
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the campaign.")] = 1,
+    duration_ms: Annotated[
+        float, typer.Option("--duration-ms", min=1.0, help="Simulated time per network, ms.")
+    ] = 300.0,
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    trust_scheduler: TrustOpt = False,
+    resume: ResumeOpt = False,
+    as_json: JsonOpt = False,
+) -> dict:
+    """Random networks (every scheduler kind, flow type, switching mode, plane count) simulated
+    and checked against every sound method's delay and backlog bounds."""
+    from rtnetlab.sweep import runner
+    from rtnetlab.sweep.figures import sweep_figure
+
+    remote = check_scheduler(scheduler, tls_ca, tls_cert, tls_key, trust_scheduler)
+    spec = campaign_spec(networks, seed, duration_ms)
+    swept = sweep_figure(spec, out, workers, remote, resume, as_json, run_batch, (seed, duration_ms))
+    rows, outcome = swept.rows, swept.outcome
+    doc = summarise(rows, networks)
+    doc["reproducer"] = write_reproducer(rows, seed, duration_ms, out)
+    doc["error_reproducer"] = write_reproducer(
+        rows, seed, duration_ms, out, "analysis_errors", "reproducer_analysis_error"
+    )
+    doc.update(
+        {
+            "seed": seed,
+            "duration_ms": duration_ms,
+            "ran": outcome.ran,
+            "skipped": outcome.skipped,
+            "workers": outcome.workers if remote is None else None,
+            "wall_s": time.perf_counter() - swept.t0,
+            "rows_dir": str(out / runner.ROWS),
+        }
+    )
+    from rtnetlab.io import output as outfiles
+
+    outfiles.atomic_write(out / "soundness.json", json.dumps(doc, indent=1, default=str) + "\n")
+    return doc

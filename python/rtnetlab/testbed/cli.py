@@ -42,27 +42,10 @@ ModeOpt = Annotated[
 ]
 
 
-def _quantity(kind: str, text: str, option: str) -> float:
-    from rtnetlab import _core
-
-    try:
-        return _core.parse_quantity(kind, text)
-    except ValueError as e:
-        raise UserError(f"{option}: {e}") from None
-
-
 def _choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise UserError(f"{option}: expected one of {', '.join(allowed)}, got '{value}'")
     return value
-
-
-def _load(file: Path):
-    from rtnetlab import model
-    from rtnetlab.io import formats
-
-    data = formats.read(file)
-    return model.load_data(data, str(file)), data
 
 
 def _emit(data: dict) -> None:
@@ -258,79 +241,23 @@ def run_cmd(
 ) -> None:
     """Run the network on real frames: namespaces, veth pairs, rate-limited ports, the model's paths;
     an idle baseline measures the host's noise; measured beside bound and simulated."""
-    from rtnetlab import limits
+    import rtnetlab as rt
     from rtnetlab.cli.common import EXIT_SIGINT, EXIT_SIGTERM
-    from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import netns
-    from rtnetlab.testbed import run as tb
-
-    netns.check_privileges()
-    seconds = _quantity("duration", duration, "--duration")
-    if not seconds > 0:
-        raise UserError(f"--duration: must be positive, got {duration}")
-    limits.check("duration", seconds, "--duration", duration)
-    base = _quantity("duration", baseline, "--baseline")
-    if base < 0:
-        raise UserError(f"--baseline: must not be negative, got {baseline}")
-    limits.check("duration", base, "--baseline", baseline)
-    if not tb.MAX_TIME_SCALE >= time_scale >= 1:
-        raise UserError(f"--time-scale: between 1 and {tb.MAX_TIME_SCALE:g}, got {time_scale:g}")
-    threshold = _quantity("duration", disturbance, "--disturbance")
-    if not 0 < threshold <= 1:
-        raise UserError(f"--disturbance: in (0, 1s], got {disturbance}")
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    _choice("--sizes", sizes, ("max", "min", "uniform"))
-    _choice("--release", release, ("random", "synchronized"))
-    if output is not None:
-        outfiles.check({"--output": output}, [file])
-    net, data = _load(file)
 
     def say(line: str) -> None:
         if not as_json:
             err.print(line, markup=False)
 
+    result = rt.read(file).run_testbed(
+        duration, switch=switch, baseline=baseline, seed=seed, sizes=sizes, release=release, capture=capture,
+        keep=keep, simulate=simulate, rt_priority=rt_priority, mute=mute, time_scale=time_scale,
+        disturbance=disturbance, calibrate=calibrate, output=output, say=say, add_modelled=add_modelled,
+    )
+    report = result.data
     code = 0
-    try:
-        report = tb.run(
-            net,
-            data,
-            mode=mode,
-            duration_ns=round(seconds * 1e9),
-            baseline_ns=round(base * 1e9),
-            seed=seed,
-            sizes=sizes,
-            release=release,
-            capture=capture,
-            keep=keep,
-            simulate=simulate,
-            rt_priority=rt_priority,
-            muted=mute,
-            time_scale=time_scale,
-            disturbance_ns=round(threshold * 1e9),
-            recalibrate=calibrate,
-            say=say,
-            add_modelled=add_modelled,
-        )
-    except KeyboardInterrupt as e:
-        report = getattr(e, "report", None)
-        if report is None:
-            raise
-        code = EXIT_SIGTERM if report["interrupted_by"] == "SIGTERM" else EXIT_SIGINT
-    report["warnings"] = net.warnings + report.get("warnings", [])
-    above = report["bounds"]["above_bound"]
-    if above:
-        report["warnings"].append(
-            f"UNDISTURBED MAXIMUM ABOVE ITS BOUND on {len(above)} route(s): frames the host did not "
-            "disturb took longer than the bound allows (a possible soundness problem)"
-        )
-    undecided = report["bounds"]["undecided"]
-    if undecided:
-        report["warnings"].append(
-            f"undecided on this host: {len(undecided)} route(s) with too few frames the host did not "
-            "disturb (a larger --time-scale or a quieter moment)"
-        )
-    if output is not None:
-        outfiles.atomic_write(output, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    if result.interrupted:
+        code = EXIT_SIGTERM if result.interrupted == "SIGTERM" else EXIT_SIGINT
+    above = result.above_bound
     if as_json:
         _emit(report)
     else:
@@ -352,20 +279,15 @@ def run_cmd(
 @app.command("up")
 def up_cmd(file: FileArg, switch: ModeOpt = "kernel", as_json: JsonOpt = False) -> None:
     """Set the network up (namespaces, links, kernel ports and switches) and leave it for inspection."""
-    from rtnetlab.testbed import netns
-    from rtnetlab.testbed import run as tb
+    import rtnetlab as rt
 
-    netns.check_privileges()
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    net, data = _load(file)
-    r, plan = tb.up(net, data, mode)
-    names = {plan["nodes"][k]["name"]: r.netns(k) for k in range(len(plan["nodes"]))}
+    setup = rt.read(file).testbed_up(switch)
     if as_json:
-        _emit({"run": r.prefix, "namespaces": names, "warnings": net.warnings})
+        _emit(setup)
         return
-    for node, ns in names.items():
+    for node, ns in setup["namespaces"].items():
         out.print(f"{node}: ip netns exec {ns} ...", markup=False)
-    out.print(f"up: {r.prefix} (remove with: rtnetlab testbed down {r.prefix})", markup=False)
+    out.print(f"up: {setup['run']} (remove with: rtnetlab testbed down {setup['run']})", markup=False)
 
 
 @app.command("down")
@@ -390,11 +312,9 @@ def down_cmd(
     """Remove what runs made, as their records list it: namespaces (their links and qdiscs go with
     them), processes, control groups, temporary folders. Look-alikes without a record are listed,
     and removed only with --force."""
-    from rtnetlab import ownership
+    import rtnetlab as rt
 
-    if (run is None) == (not all_runs):
-        raise UserError("testbed down: give a run (rtnl-xxxxxx) or --all")
-    report = ownership.clean(None if all_runs else run, force=force)
+    report = rt.testbed_down(run, all=all_runs, force=force)
     if as_json:
         _emit(report)
     else:
@@ -443,31 +363,16 @@ def export_tc(
 ) -> None:
     """Write a shell script configuring a real Linux end system: an HTB class per VL at its BAG/Lmax rate
     and burst, filters by VL id, the port's scheduler where Linux has it; what it cannot express is said."""
-    import tempfile
-
+    import rtnetlab as rt
     from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import run as tb
-    from rtnetlab.testbed import tc
+    from rtnetlab.network import _check_dev
 
     # The script runs as root: what goes into it is checked before anything is read.
-    problem = tc.interface_problem(dev)
-    if problem is not None:
-        raise UserError(f"--dev: '{tc.comment(dev)}' is not a network interface name ({problem})")
+    _check_dev(dev)
     if output is not None:
         outfiles.check({"--output": output}, [file])
-    net, data = _load(file)
-    with tempfile.TemporaryDirectory(prefix="rtnetlab-export-") as tmp:
-        desc = Path(tmp) / "description.json"
-        desc.write_text(json.dumps(data))
-        plan = tb.plan_of(desc)
-    if plane is not None and plane not in plan["planes"]:
-        raise UserError(f"--plane: no plane {plane} (planes: {', '.join(plan['planes'])})")
-    try:
-        script, missing = tc.export_script(plan, node, dev, plane, str(file))
-    except KeyError:
-        raise UserError(f"--node: no node named {tc.comment(node)}") from None
-    except ValueError as e:
-        raise UserError(f"--node: {e}") from None
+    net = rt.read(file)
+    script, missing = net.export_tc(node, dev, plane)
     _write_script(output, script, missing, net.warnings, as_json)
 
 
@@ -576,54 +481,22 @@ def experiment_ethernet_measure(
 ) -> None:
     """Seed 002's measurements on the testbed: round trip and jitter of a 570 B / 1 ms real-time
     message under UDP background, FIFO vs switch priority vs TC priority vs TC shaping."""
-    from rtnetlab.cli.common import comma_list
-    from rtnetlab.io import output as outfiles
-    from rtnetlab.testbed import ethernet_measure as em
-    from rtnetlab.testbed import netns
-    from rtnetlab.testbed import run as run_mod
+    import rtnetlab as rt
 
-    netns.check_privileges()
-    # `all` is a choice too: the refusal lists it with the figures.
-    figures = list(em.FIGURES) if figure == "all" else [_choice("--figure", figure, (*em.FIGURES, "all"))]
-    if messages < 100:
-        raise UserError(f"--messages: at least 100, got {messages}")
-    from rtnetlab import limits
+    def started(fig: str, k: int, n: int, pt) -> None:
+        if not as_json:
+            err.print(
+                f"[{fig} {k}/{n}] {pt.policy}, {pt.size} B at {pt.load:.0%} ({pt.scenario})", markup=False
+            )
 
-    limits.check("messages", messages, "--messages")
-    # One message per millisecond: a point lasts that long.
-    per_point = f"{messages:,} messages, {messages / 1000:g} s per point"
-    limits.check("duration", messages / 1000, "--messages", per_point)
-    chosen = None
-    if policies is not None:
-        named = comma_list("--policies", policies, what="policies")
-        chosen = [_choice("--policies", p, tuple(em.POLICIES)) for p in named]
-    size_list = comma_list("--sizes", sizes, int, "integers") if sizes is not None else None
-    load_list = comma_list("--loads", loads, float, "numbers") if loads is not None else None
-    if size_list is not None and any(s < 1 or s > 65507 for s in size_list):
-        raise UserError(f"--sizes: a UDP datagram holds 1..65507 bytes, got {sizes}")
-    if load_list is not None and any(not 0 <= x <= 1 for x in load_list):
-        raise UserError(f"--loads: fractions of the link rate in [0, 1], got {loads}")
-    mode = _choice("--switch", switch, ("kernel", "user"))
-    files = {f"--out-dir ({f}.{ext})": out_dir / f"{f}.{ext}" for f in figures for ext in ("csv", "png")}
-    outfiles.check(files, [])
-    rows: list[dict] = []
-    for fig in figures:
-        pts = list(em.points(fig, chosen, size_list, load_list))
-        fig_rows = []
-        for k, pt in enumerate(pts, 1):
-            if not as_json:
-                err.print(
-                    f"[{fig} {k}/{len(pts)}] {pt.policy}, {pt.size} B at {pt.load:.0%} ({pt.scenario})",
-                    markup=False,
-                )
-            fig_rows.append(em.measure(pt, messages, mode, seed))
-        em.write_csv(fig_rows, out_dir / f"{fig}.csv")
-        em.plot(fig_rows, fig, out_dir / f"{fig}.png")
-        rows.extend(fig_rows)
-    basis = run_mod.MEASURED_AND_MODELLED if mode == "kernel" else "measured"
+    result = rt.experiment("ethernet-measure", figure=figure, out_dir=out_dir, messages=messages,
+                           policies=policies, sizes=sizes, loads=loads, switch=switch, seed=seed,
+                           started=started)
+    rows = result.flows
     if as_json:
-        _emit({"messages": messages, "switch": mode, "latency_basis": basis, "rows": rows})
+        _emit(result.document)
         return
+    basis = result.document["latency_basis"]
     table = Table(title=f"seed 002 on the testbed (µs, {basis}; round trip = message + echo one-way)")
     for col in (
         "figure",
@@ -655,5 +528,5 @@ def experiment_ethernet_measure(
     noise = [r["noise_us"] for r in rows if r["noise_us"] is not None]
     if noise:
         out.print(f"host noise: {min(noise):.1f} to {max(noise):.1f} us (idle baselines)", markup=False)
-    for f in files.values():
+    for f in result.files:
         out.print(f"wrote {f}", markup=False)
