@@ -92,7 +92,7 @@ fn with_solver<T: Send>(
     run: impl FnOnce(Option<rtnetlab_core::analysis::fifo_lp::Solver>) -> Result<T, String> + Send,
 ) -> PyResult<T> {
     py.allow_threads(|| {
-        let mut solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
+        let solve = |p: &rtnetlab_core::analysis::fifo_lp::Program| -> Result<f64, String> {
             let lp = lp.as_ref().expect("called only with a solver");
             // The program as compressed rows in native-endian bytes (costs f64, row starts and
             // columns i32, coefficients and bounds f64), which the solver reads without a loop:
@@ -124,7 +124,7 @@ fn with_solver<T: Send>(
             })
         };
         let solver: Option<rtnetlab_core::analysis::fifo_lp::Solver> =
-            if lp.is_some() { Some(&mut solve) } else { None };
+            if lp.is_some() { Some(&solve) } else { None };
         run(solver)
     })
     .map_err(pyo3::exceptions::PyValueError::new_err)

@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -31,26 +32,37 @@ def quiet_highs() -> Iterator[None]:
         os.close(null)
 
 
-_local = threading.local()
+#: HiGHS instances not in use. The engine solves routes on several threads of its own, each
+#: calling ``maximise`` with the interpreter lock taken only around the call (HiGHS runs without
+#: it), so an instance is taken from here and given back rather than kept per thread.
+_idle: list[Any] = []
+_idle_lock = threading.Lock()
 
 
-def _instance():
-    """This thread's HiGHS instance, emptied: one per thread (an analysis may be run from several),
-    made once (a new instance costs about 0.2 ms, which the many small programs of `best` feel)."""
+@contextlib.contextmanager
+def _instance() -> Iterator[Any]:
+    """An empty HiGHS instance for one program, made once and reused (a new instance costs about
+    0.2 ms, which the many small programs of `best` feel)."""
     import highspy
 
-    h = getattr(_local, "highs", None)
-    if h is None:
-        with quiet_highs():
-            h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        # The primal simplex: measured twice as fast as HiGHS's default (dual) on fifo-lp's
-        # programs of 1,000-2,000 variables (benchmarks/nc_families.py), the same optimum.
-        h.setOptionValue("simplex_strategy", 4)
-        _local.highs = h
-    else:
+    with _idle_lock:
+        h = _idle.pop() if _idle else None
+        if h is None:
+            # Made under the lock: the banner's redirection of file descriptor 1 is process-wide.
+            with quiet_highs():
+                h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            # The primal simplex: measured twice as fast as HiGHS's default (dual) on fifo-lp's
+            # programs of 1,000-2,000 variables (benchmarks/nc_families.py), the same optimum.
+            h.setOptionValue("simplex_strategy", 4)
+            # One thread per program: the engine already solves programs side by side.
+            h.setOptionValue("threads", 1)
+    try:
         h.clearModel()
-    return h
+        yield h
+    finally:
+        with _idle_lock:
+            _idle.append(h)
 
 
 def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, upper: bytes) -> float:
@@ -60,24 +72,24 @@ def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, u
     import highspy
     import numpy as np
 
-    h = _instance()
-    inf = highspy.kHighsInf
-    c = np.frombuffer(costs, dtype=np.float64)
-    n = len(c)
-    h.addVars(n, np.zeros(n), np.full(n, inf))
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), c)
-    b = np.frombuffer(upper, dtype=np.float64)
-    m = len(b)
-    if m:
-        index = np.frombuffer(columns, dtype=np.int32)
-        h.addRows(m, np.full(m, -inf), b, len(index), np.frombuffer(starts, dtype=np.int32), index,
-                  np.frombuffer(coefficients, dtype=np.float64))
-    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
-    h.run()
-    status = h.getModelStatus()
-    if status != highspy.HighsModelStatus.kOptimal:
-        raise ValueError(f"HiGHS: {h.modelStatusToString(status)}")
-    return float(h.getInfo().objective_function_value)
+    with _instance() as h:
+        inf = highspy.kHighsInf
+        c = np.frombuffer(costs, dtype=np.float64)
+        n = len(c)
+        h.addVars(n, np.zeros(n), np.full(n, inf))
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), c)
+        b = np.frombuffer(upper, dtype=np.float64)
+        m = len(b)
+        if m:
+            index = np.frombuffer(columns, dtype=np.int32)
+            h.addRows(m, np.full(m, -inf), b, len(index), np.frombuffer(starts, dtype=np.int32), index,
+                      np.frombuffer(coefficients, dtype=np.float64))
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        h.run()
+        status = h.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise ValueError(f"HiGHS: {h.modelStatusToString(status)}")
+        return float(h.getInfo().objective_function_value)
 
 
 def solver() -> Callable[[bytes, bytes, bytes, bytes, bytes], float] | None:

@@ -109,7 +109,8 @@ def analyze(
             "--lp-effort",
             help="fifo-lp's effort, alone and in best: fast (one program per bound), default, or "
             "exhaustive (every backlogged period split, the network unfolded without cuts: the "
-            "tightest bound, for small networks).",
+            "tightest bound, for small networks), or KEY=N,... (budget=N: the variables best may "
+            "spend on fifo-lp's programs; docs/ANALYSIS.md).",
         ),
     ] = "default",
     output_format: Annotated[

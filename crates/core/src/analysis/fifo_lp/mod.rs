@@ -73,6 +73,8 @@ pub struct Effort {
     /// Whether a cut flow's burst comes from its own fifo-lp bound upstream (a program per
     /// prefix) or from TFA's alone.
     pub recursive: bool,
+    /// The variables `best`'s programs may add up to on one network ([`tighten`]).
+    pub budget: usize,
 }
 
 impl Effort {
@@ -85,6 +87,7 @@ impl Effort {
         unfold: 0,
         dates: TREE_DATES,
         recursive: false,
+        budget: BEST_WORK,
     };
     pub const DEFAULT: Effort = Effort {
         programs: program::REFINE_PROGRAMS,
@@ -94,6 +97,7 @@ impl Effort {
         unfold: model::UNFOLD_DATES,
         dates: TREE_DATES,
         recursive: true,
+        budget: BEST_WORK,
     };
     /// Backlogged periods split as far as 2,000 programs per bound allow (the search stops
     /// earlier when every case is decided: then the program is exact for its tree), and the
@@ -107,12 +111,13 @@ impl Effort {
         unfold: 1_000_000,
         dates: usize::MAX,
         recursive: true,
+        budget: usize::MAX,
     };
     /// The names users give them.
     pub const NAMES: &'static [&'static str] = &["fast", "default", "exhaustive"];
 
     /// A name, or the default changed by `KEY=N,...` (programs, patience, variables, work,
-    /// unfold, dates, recursive (0 or 1): [`Effort`]'s fields).
+    /// unfold, dates, recursive (0 or 1), budget: [`Effort`]'s fields).
     pub fn parse(name: &str) -> Result<Effort, String> {
         let unknown = || {
             format!(
@@ -138,6 +143,7 @@ impl Effort {
                 "unfold" => e.unfold = value,
                 "dates" => e.dates = value,
                 "recursive" => e.recursive = value != 0,
+                "budget" => e.budget = value,
                 _ => return Err(unknown()),
             }
         }
@@ -196,7 +202,8 @@ impl Program {
 }
 
 /// Solves a [`Program`]: its optimum, or why there is none (unbounded, infeasible, no solver).
-pub type Solver<'a> = &'a mut dyn FnMut(&Program) -> Result<f64, String>;
+/// Shared by the threads that solve routes side by side ([`in_parts`]).
+pub type Solver<'a> = &'a (dyn Fn(&Program) -> Result<f64, String> + Sync);
 
 /// Flow `f`'s source-tree program up to its port `end` ([`mod@self`], "Source trees"), with
 /// what turns its optimum into a delay bound: (program, time unit, Σ latencies), or `None` where
@@ -299,11 +306,87 @@ pub struct Bounds<'a> {
     /// On a cyclic network, the bounds of the pass before ([`analyze`]): where a cut closes a
     /// cycle, the smaller of it and TFA's stands in for the bound being computed.
     previous: HashMap<(FlowId, PortId), f64>,
+    /// The variables of the programs solved for the bounds in `memo`, those taken from `shared`
+    /// counted as if solved here: what `best`'s budget counts ([`tighten_within`]).
+    pub work: usize,
+    /// Of the bound being computed: the variables of its own programs (not of the bounds it
+    /// asks for).
+    own: usize,
+    /// Per bound being computed, innermost last: the bounds it has asked for.
+    asked: Vec<Vec<(FlowId, PortId)>>,
+    /// The bounds finished by every part of the analysis ([`in_parts`]), on a feed-forward
+    /// network, where a bound does not depend on who computes it.
+    shared: Option<&'a Shared>,
+}
+
+/// A bound one part of an analysis finished, for the others ([`Bounds::adopt`]): its value, the
+/// variables of its own programs, and the bounds it asked for.
+#[derive(Clone)]
+struct Finished {
+    result: Result<f64, Unbounded>,
+    work: usize,
+    needs: Vec<(FlowId, PortId)>,
+}
+
+/// The bounds finished by the parts of one analysis, at one effort, on a feed-forward network.
+#[derive(Default)]
+pub struct Shared(std::sync::Mutex<HashMap<(FlowId, PortId), Finished>>);
+
+impl Shared {
+    fn get(&self, key: &(FlowId, PortId)) -> Option<Finished> {
+        self.0.lock().ok()?.get(key).cloned()
+    }
+
+    fn put(&self, key: (FlowId, PortId), done: Finished) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(key, done);
+        }
+    }
 }
 
 impl<'a> Bounds<'a> {
     pub fn new(net: &'a Network, effort: Effort) -> Bounds<'a> {
-        Bounds { model: Model::new(net), memo: Memo::new(), effort, previous: HashMap::new() }
+        Bounds {
+            model: Model::new(net),
+            memo: Memo::new(),
+            effort,
+            previous: HashMap::new(),
+            work: 0,
+            own: 0,
+            asked: Vec::new(),
+            shared: None,
+        }
+    }
+
+    /// [`Bounds::new`] taking the bounds other parts have finished from `shared`, and giving them
+    /// its own, where the network is feed-forward (on a cyclic one a bound depends on the order
+    /// of computation: `shared` is not used).
+    fn sharing(net: &'a Network, effort: Effort, shared: &'a Shared) -> Bounds<'a> {
+        let mut bounds = Bounds::new(net, effort);
+        if net.port_order().acyclic {
+            bounds.shared = Some(shared);
+        }
+        bounds
+    }
+
+    fn charge(&mut self, variables: usize) {
+        self.own += variables;
+        self.work += variables;
+    }
+
+    /// Takes the bound `key` from `shared` if another part has finished it, with every bound it
+    /// asked for, each counted in [`Bounds::work`] as if computed here: the same bounds and the
+    /// same work as computing them, whichever part finished them first.
+    fn adopt(&mut self, key: (FlowId, PortId)) -> bool {
+        let Some(done) = self.shared.and_then(|s| s.get(&key)) else { return false };
+        for &need in &done.needs {
+            if !self.memo.contains_key(&need) {
+                self.adopt(need);
+            }
+        }
+        self.work += done.work;
+        self.memo.insert(key, Some(done.result));
+        true
     }
 
     /// The number of variables of the tree program of flow `f` up to `end`.
@@ -330,6 +413,12 @@ impl<'a> Bounds<'a> {
     /// function; on a feed-forward network the recursion ends, on a cyclic one a bound asked for
     /// while it is computed is TFA's) and TFA's.
     pub fn prefix_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
+        if let Some(asking) = self.asked.last_mut() {
+            asking.push((f, end));
+        }
+        if !self.memo.contains_key(&(f, end)) {
+            self.adopt((f, end));
+        }
         match self.memo.get(&(f, end)) {
             Some(Some(known)) => return known.clone(),
             Some(None) => {
@@ -339,9 +428,12 @@ impl<'a> Bounds<'a> {
             None => {}
         }
         self.memo.insert((f, end), None);
-        let tree = self.tree_delay(f, end, &mut *solver);
+        let outer = std::mem::replace(&mut self.own, 0);
+        self.asked.push(Vec::new());
+        let tree = self.tree_delay(f, end, solver);
         let source = match source_program(&self.model, f, end) {
             Ok(Some((lp, time, latency))) => {
+                self.charge(lp.objective.len());
                 solver(&lp).ok().map(|value| latency + (value + 1e-6 * value.abs().max(1.0)) * time)
             }
             _ => None,
@@ -352,6 +444,11 @@ impl<'a> Bounds<'a> {
             (tree, None) => tree,
         };
         self.memo.insert((f, end), Some(result.clone()));
+        let needs = self.asked.pop().unwrap_or_default();
+        let work = std::mem::replace(&mut self.own, outer);
+        if let Some(shared) = self.shared {
+            shared.put((f, end), Finished { result: result.clone(), work, needs });
+        }
         result
     }
 
@@ -393,19 +490,25 @@ impl<'a> Bounds<'a> {
         for (entry, mut piece) in entries {
             if !entry.fresh {
                 let from = entry.from.expect("a cut piece comes from a port");
-                piece.sigma += piece.rho * self.upstream(entry.flow, from, &mut *solver)?;
+                piece.sigma += piece.rho * self.upstream(entry.flow, from, solver)?;
             }
             pieces.push(piece);
         }
         // The trunk from the root back, then the other servers nearest the root first.
         let order: Vec<usize> = (0..trunk).rev().chain(trunk..tree.queues.len()).collect();
-        let (value, time) =
-            program::refine(&servers, &pieces, &lines, &order, self.effort, solver).map_err(|why| {
-                Unbounded::new(format!(
-                    "flow '{}': the linear program has no optimum ({why})",
-                    self.model.net.flows[f].name
-                ))
-            })?;
+        let solved = std::sync::atomic::AtomicUsize::new(0);
+        let counted = |p: &Program| -> Result<f64, String> {
+            solved.fetch_add(p.objective.len(), std::sync::atomic::Ordering::Relaxed);
+            solver(p)
+        };
+        let refined = program::refine(&servers, &pieces, &lines, &order, self.effort, &counted);
+        self.charge(solved.into_inner());
+        let (value, time) = refined.map_err(|why| {
+            Unbounded::new(format!(
+                "flow '{}': the linear program has no optimum ({why})",
+                self.model.net.flows[f].name
+            ))
+        })?;
         // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
         // one: raised by more than that, it stays an upper bound.
         Ok((value + 1e-6 * value.abs().max(1.0)) * time)
@@ -488,21 +591,69 @@ pub fn route_bound(net: &Network, f: FlowId, solver: Solver) -> Result<f64, Unbo
     Bounds::new(net, Effort::DEFAULT).route_bound(f, &net.flows[f].routes[0], solver)
 }
 
+/// How many parts the routes of an analysis are split into, each part solved in order by one
+/// thread with its own memo ([`in_parts`]). Fixed, so that a network's bounds (and `best`'s
+/// budget, [`BEST_WORK`]) are the same on every machine, whatever its number of cores.
+pub const PARTS: usize = 2;
+
+/// `work(k, part)` on `items` split into [`PARTS`] interleaved parts (part k: items k, k + PARTS, ...),
+/// the parts side by side on up to as many threads as the machine has cores: each part's
+/// results, in its items' order, and what the part kept (its memo). HiGHS solves without
+/// Python's interpreter lock, so two parts solve two programs at once.
+fn in_parts<I: Sync, R: Send, S: Send>(
+    items: &[I],
+    work: impl Fn(usize, Vec<&I>) -> (Vec<R>, S) + Sync,
+) -> (Vec<R>, Vec<S>) {
+    let part = |k: usize| items.iter().skip(k).step_by(PARTS).collect::<Vec<_>>();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let done: Vec<(Vec<R>, S)> = if cores < 2 || items.len() < 2 {
+        (0..PARTS).map(|k| work(k, part(k))).collect()
+    } else {
+        std::thread::scope(|scope| {
+            let work = &work;
+            let threads: Vec<_> = (1..PARTS).map(|k| scope.spawn(move || work(k, part(k)))).collect();
+            let mut done = vec![work(0, part(0))];
+            // A thread that panicked passes its panic on, as the sequential loop would.
+            done.extend(
+                threads.into_iter().map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+            );
+            done
+        })
+    };
+    let mut results: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    let mut kept = Vec::with_capacity(PARTS);
+    for (k, (rs, s)) in done.into_iter().enumerate() {
+        for (j, r) in rs.into_iter().enumerate() {
+            results[k + j * PARTS] = Some(r);
+        }
+        kept.push(s);
+    }
+    (results.into_iter().map(|r| r.expect("every item's part gave its result")).collect(), kept)
+}
+
 /// `fifo-lp` on every flow: SFA's report (its backlogs and port rows) with each flow's delay
-/// bound the program's. On a cyclic network, where a cut closes a cycle the first pass takes
-/// TFA's bound (its fixed point's) for the flow cut; each later pass takes the smaller of it and
-/// the pass before's own bound there, valid by the pass before, so each pass is a bound no
-/// larger than the last: up to [`CYCLE_PASSES`] of them, until no bound moves by 10⁻⁶.
+/// bound the program's, the routes solved in [`PARTS`] parts side by side. On a cyclic network,
+/// where a cut closes a cycle the first pass takes TFA's bound (its fixed point's) for the flow
+/// cut; each later pass takes the smaller of it and the pass before's own bound there, valid by
+/// the pass before, so each pass is a bound no larger than the last: up to [`CYCLE_PASSES`] of
+/// them, until no bound moves by 10⁻⁶.
 pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport {
     let opt = Options { method: Candidate::Sfa, grouping: false, multiplexing: Multiplexing::Fifo };
     let mut report = network_bounds::analyze(net, &opt);
     report.method = NAME.to_string();
-    let mut bounds = Bounds::new(net, effort);
+    let routes: Vec<(FlowId, &crate::model::Route)> =
+        report.flows.iter().map(|row| (row.flow, route_of(net, row))).collect();
     let passes = if net.port_order().acyclic { 1 } else { CYCLE_PASSES };
+    let mut previous: HashMap<(FlowId, PortId), f64> = HashMap::new();
     let mut found: Vec<Result<f64, Unbounded>> = Vec::new();
     for pass in 0..passes {
-        let now: Vec<Result<f64, Unbounded>> =
-            report.flows.iter().map(|row| bounds.route_bound(row.flow, route_of(net, row), solver)).collect();
+        let shared = Shared::default();
+        let (now, memos) = in_parts(&routes, |_, part| {
+            let mut bounds = Bounds::sharing(net, effort, &shared);
+            bounds.previous = previous.clone();
+            let now: Vec<_> = part.iter().map(|&&(f, route)| bounds.route_bound(f, route, solver)).collect();
+            (now, bounds.memo)
+        });
         let moved = pass == 0
             || now.iter().zip(&found).any(|(a, b)| match (a, b) {
                 (Ok(a), Ok(b)) => *a < b * (1.0 - 1e-6),
@@ -525,14 +676,14 @@ pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport 
         if !moved {
             break;
         }
-        bounds.previous = bounds
-            .memo
-            .drain()
-            .filter_map(|(key, v)| match v {
-                Some(Ok(d)) => Some((key, d)),
-                _ => None,
-            })
-            .collect();
+        // Each part's bounds are valid: the next pass takes the smallest of them.
+        previous.clear();
+        for (key, v) in memos.into_iter().flatten() {
+            if let Some(Ok(d)) = v {
+                let known = previous.entry(key).or_insert(d);
+                *known = known.min(d);
+            }
+        }
     }
     for (row, bound) in report.flows.iter_mut().zip(found) {
         network_bounds::set_delay(net, row, bound, NAME);
@@ -562,9 +713,11 @@ fn route_of<'n>(net: &'n Network, row: &super::results::FlowBound) -> &'n crate:
 /// with grouping already bound closely there (docs/ANALYSIS.md, "fifo-lp in best").
 pub const BEST_MAX_CROSSINGS: usize = 5_000;
 
-/// The variables `best`'s programs may add up to on one network: past it, the routes left keep
-/// the other methods' bounds, with a note.
-pub const BEST_WORK: usize = 150_000;
+/// The variables `best`'s programs may add up to on one network by default, over its [`PARTS`]
+/// parts (each within its share, side by side on two cores): past it, the routes left keep the
+/// other methods' bounds, with a note. On a 150-flow RTNS-2022-style network about 10 s of CPU,
+/// 5-6 s on two cores (docs/ANALYSIS.md, "fifo-lp in best").
+pub const BEST_WORK: usize = 300_000;
 
 /// The dates of the screen's trees ([`tighten_within`]): small programs (a few hundred
 /// variables), so that every route of a network is screened within [`BEST_WORK`].
@@ -575,7 +728,7 @@ const SCREEN_DATES: usize = 200;
 const SPLITTING_GAIN: f64 = 0.25;
 
 /// `best` under FIFO multiplexing: on a network within [`BEST_MAX_CROSSINGS`], while the
-/// programs solved stay within [`BEST_WORK`] variables, `fifo-lp`'s bound where it is tighter
+/// programs solved stay within the effort's budget ([`BEST_WORK`] by default) of variables, `fifo-lp`'s bound where it is tighter
 /// than the other methods' ([`tighten_within`]); a note says how many routes were cut short.
 pub fn tighten(net: &Network, report: &mut AnalysisReport, effort: Effort, solver: Solver) {
     let crossings: usize = net.flows_per_port().iter().map(Vec::len).sum();
@@ -586,15 +739,34 @@ pub fn tighten(net: &Network, report: &mut AnalysisReport, effort: Effort, solve
         ));
         return;
     }
-    tighten_within(net, report, effort, solver, BEST_WORK)
+    tighten_within(net, report, effort, solver, effort.budget)
 }
 
-/// [`tighten`] with the work budget `budget` (variables). Two passes: every route's one-period
-/// program over its sink tree, cut flows taking TFA's bounds upstream (one program per route:
-/// the screen), then, where the screen is within [`SPLITTING_GAIN`] of the other methods' bound,
-/// the program at `effort` (periods split, cut flows bounded by their own programs upstream),
-/// the routes nearest to winning first. A valid bound either way: each pass keeps its bound
-/// where it is smaller.
+/// The routes of one part of [`tighten_within`]'s pass at `effort`, in order, while the
+/// variables solved (`spent` before this pass) stay within `budget`: each one's bound (`None`:
+/// cut short), and how many variables the part has solved then.
+fn bounds_within(
+    net: &Network,
+    (effort, shared): (Effort, &Shared),
+    solver: Solver,
+    (budget, spent): (usize, usize),
+    routes: &[&(FlowId, &crate::model::Route)],
+) -> (Vec<Option<Result<f64, Unbounded>>>, usize) {
+    let mut bounds = Bounds::sharing(net, effort, shared);
+    bounds.work = spent;
+    let found = routes
+        .iter()
+        .map(|&&(f, route)| (bounds.work <= budget).then(|| bounds.route_bound(f, route, solver)))
+        .collect();
+    (found, bounds.work)
+}
+
+/// [`tighten`] with the work budget `budget` (variables, shared equally by the [`PARTS`] parts
+/// solved side by side). Two passes: every route's one-period program over its sink tree, cut
+/// flows taking TFA's bounds upstream (one program per route: the screen), then, where the
+/// screen is within [`SPLITTING_GAIN`] of the other methods' bound, the program at `effort`
+/// (periods split, cut flows bounded by their own programs upstream), the routes nearest to
+/// winning first. A valid bound either way: each pass keeps its bound where it is smaller.
 pub fn tighten_within(
     net: &Network,
     report: &mut AnalysisReport,
@@ -602,54 +774,49 @@ pub fn tighten_within(
     solver: Solver,
     budget: usize,
 ) {
-    let work = std::cell::Cell::new(0);
-    let mut counted = |p: &Program| -> Result<f64, String> {
-        work.set(work.get() + p.objective.len());
-        solver(p)
-    };
+    let share = budget / PARTS;
     let fast = Effort { dates: effort.dates.min(SCREEN_DATES), ..Effort::FAST };
-    let mut left = 0;
+    let others: Vec<f64> =
+        report.flows.iter().map(|row| row.delay_us - network_bounds::fixed_delays_us(net, row)).collect();
+    let routes: Vec<(FlowId, &crate::model::Route)> =
+        report.flows.iter().map(|row| (row.flow, route_of(net, row))).collect();
+    let shared = Shared::default();
+    let (screened, spent) =
+        in_parts(&routes, |_, part| bounds_within(net, (fast, &shared), solver, (share, 0), &part));
+    let mut left = screened.iter().filter(|d| d.is_none()).count();
     // (screen bound / the others', row) of the routes worth a closer look.
     let mut closer: Vec<(f64, usize)> = Vec::new();
-    let mut screen = Bounds::new(net, fast);
-    for (i, row) in report.flows.iter_mut().enumerate() {
-        if work.get() > budget {
-            left += 1;
-            continue;
+    for (i, d) in screened.into_iter().enumerate() {
+        let Some(Ok(d)) = d else { continue };
+        if d * 1e6 < others[i] {
+            network_bounds::set_delay(net, &mut report.flows[i], Ok(d), NAME);
         }
-        let route = route_of(net, row);
-        let others = row.delay_us - network_bounds::fixed_delays_us(net, row);
-        let Ok(d) = screen.route_bound(row.flow, route, &mut counted) else { continue };
-        if d * 1e6 < others {
-            network_bounds::set_delay(net, row, Ok(d), NAME);
-        }
-        if effort != fast && d * 1e6 * (1.0 - SPLITTING_GAIN) < others {
-            closer.push((d * 1e6 / others, i));
+        if effort != fast && d * 1e6 * (1.0 - SPLITTING_GAIN) < others[i] {
+            closer.push((d * 1e6 / others[i], i));
         }
     }
-    drop(screen);
     if !closer.is_empty() {
         closer.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut bounds = Bounds::new(net, effort);
-        for &(_, i) in &closer {
-            if work.get() > budget {
-                left += 1;
-                continue;
-            }
-            let row = &mut report.flows[i];
-            let route = route_of(net, row);
-            let others = row.delay_us - network_bounds::fixed_delays_us(net, row);
-            if let Ok(d) = bounds.route_bound(row.flow, route, &mut counted) {
-                if d * 1e6 < others {
-                    network_bounds::set_delay(net, row, Ok(d), NAME);
+        let chosen: Vec<(FlowId, &crate::model::Route)> = closer.iter().map(|&(_, i)| routes[i]).collect();
+        // Each part goes on with what its screen left of its share.
+        let shared = Shared::default();
+        let (found, _) = in_parts(&chosen, |k, part| {
+            bounds_within(net, (effort, &shared), solver, (share, spent[k]), &part)
+        });
+        for ((_, i), d) in closer.into_iter().zip(found) {
+            match d {
+                None => left += 1,
+                Some(Ok(d)) if d * 1e6 < others[i] => {
+                    network_bounds::set_delay(net, &mut report.flows[i], Ok(d), NAME)
                 }
+                Some(_) => {}
             }
         }
     }
     if left > 0 {
         report.notes.push(format!(
             "fifo-lp cut short by best on {left} route{} once its programs reached {budget} variables \
-             (run it alone with --method fifo-lp)",
+             (raise it with --lp-effort budget=N, or run fifo-lp alone with --method fifo-lp)",
             if left == 1 { "" } else { "s" }
         ));
     }
