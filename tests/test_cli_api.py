@@ -71,7 +71,7 @@ OVER_THE_API: dict[str, tuple[list[str], set[str]]] = {
                            "--warmup", "0", "--noise", "0s", "--no-rt", "--no-ddsperf"], {"rt.middleware"}),
     "middleware report": (["{tmp}/pubsub.json", "-o", "{tmp}/pubsub.html"], {"MiddlewareResult.read"}),
     "testbed run": ([SEED002, "--duration", "100ms", "--baseline", "0s", "--no-simulate",
-                     "--rt-priority", "0"], {"rt.read", "Network.run_testbed"}),
+                     "--rt-priority", "0", "--add-modelled-latency"], {"rt.read", "Network.run_testbed"}),
     "testbed up": ([SEED002, "--json"], {"rt.read", "Network.testbed_up"}),
     "testbed down": (["rtnl-zzzzzz"], {"rt.testbed_down"}),
     "demo": ([], {"rt.load", "Network.info", "Network.analyze", "Network.simulate", "rt.report",
