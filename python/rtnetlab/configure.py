@@ -240,7 +240,9 @@ def max_wait_ns(max_wait: float | str | None) -> int:
     if not math.isfinite(seconds) or seconds < 0:
         raise UserError(f"--max-wait: must be a duration of zero or more, got {max_wait}")
     if seconds > 1.0:
-        raise UserError(f"--max-wait: at most 1 s (a frame held longer is not time-triggered), got {max_wait}")
+        raise UserError(
+            f"--max-wait: at most 1 s (a frame held longer is not time-triggered), got {max_wait}"
+        )
     return round(seconds * 1e9)
 
 

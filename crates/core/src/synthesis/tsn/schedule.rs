@@ -647,10 +647,10 @@ pub fn start_of(
     let rel: Vec<i64> =
         offsets.iter().enumerate().map(|(s, &o)| (o - base).rem_euclid(inst.streams[s].period)).collect();
     let mut x: Vec<f64> = rel.iter().map(|&o| o as f64).collect();
-    for (s, st) in inst.streams.iter().enumerate() {
-        for v in 0..st.visits.len() {
-            if cols.wait[s][v].is_some() {
-                x.push(waits[s][v] as f64);
+    for (col, w) in cols.wait.iter().zip(waits) {
+        for (c, &wv) in col.iter().zip(w) {
+            if c.is_some() {
+                x.push(wv as f64);
             }
         }
     }
@@ -837,8 +837,7 @@ mod tests {
         // Brute force: no offsets with waits of at most 29 in all.
         let tight = make(29);
         let found = (0..100).any(|d| {
-            (0..=29)
-                .any(|wa| (0..=29 - 0).any(|wb| tight.check(&[0, d], &[vec![0, wa, 0], vec![0, wb, 0]], 0)))
+            (0..=29).any(|wa| (0..=29).any(|wb| tight.check(&[0, d], &[vec![0, wa, 0], vec![0, wb, 0]], 0)))
         });
         assert!(!found);
         assert!(first_fit(&tight, &[0, 1], 0, 5, far).offsets.is_none());
