@@ -71,18 +71,18 @@ def test_bounded_wait_schedules_it_within_the_bound(tmp_path: Path, solver: str)
 
 
 def test_an_impossible_bound_is_one_line(tmp_path: Path) -> None:
-    """31.6 us is the least wait that separates the example's two streams (ε = 200 ns): 31.5 us
+    """31.2 us is the least wait that separates the example's two streams (ε = 200 ns): 31.1 us
     cannot, and the exact program says so in one line."""
     out = tmp_path / "out.yaml"
-    res, report = configure(EXAMPLE, out, "--max-wait", "31.5us", "--solver", "exact")
+    res, report = configure(EXAMPLE, out, "--max-wait", "31.1us", "--solver", "exact")
     assert res.returncode == 1 and not report["feasible"]
     assert report["reasons"] == [
         "no offsets and waits exist: the exact program (HiGHS) proves that no schedule in which each frame "
-        "waits at most 31500ns in all (--max-wait) keeps every pair of streams apart at every port"
+        "waits at most 31100ns in all (--max-wait) keeps every pair of streams apart at every port"
     ]
-    plain = run("configure", "tsn", str(EXAMPLE), "-o", str(out), "--max-wait", "31.5us", "--solver", "exact",
+    plain = run("configure", "tsn", str(EXAMPLE), "-o", str(out), "--max-wait", "31.1us", "--solver", "exact",
                 *FAST)
-    assert plain.returncode == 1 and "waits at most 31500ns in all" in plain.stderr
+    assert plain.returncode == 1 and "waits at most 31100ns in all" in plain.stderr
     assert "Traceback" not in plain.stderr and not out.exists()
 
 

@@ -8,8 +8,8 @@
 //!   the bound and to what its deadline leaves above its chain. Frames of one queue never share
 //!   it (frame isolation: from one's arrival to the end of its window no other is there), frames
 //!   of two queues only their windows. A held frame leaves when its gate opens by the port's
-//!   clock, up to ε from the true time, so every synthesised gate before a port widens the
-//!   frame's window there by 2ε (early side).
+//!   clock, up to ε from the true time, so every gate upstream at which it waits widens the
+//!   frame's window at a port by 2ε (early side).
 //!
 //! * **What is synthesised.** Every port whose scheduler is `kind: tas` without `entries` gets a
 //!   gate control list of its own; every flow of a class such a scheduler lists as `scheduled`
@@ -380,21 +380,6 @@ fn gates(
                     + ns(net.nodes[r.destination].receive_latency),
             );
         }
-        // Bounded-wait: a frame held by a gate leaves when that gate opens, by the port's clock,
-        // up to ε from the true time: each synthesised gate before a port widens the frame's
-        // arrival there by 2ε (early side).
-        let widen = |i: usize| -> i64 {
-            if !bounded {
-                return 0;
-            }
-            let mut n = 0;
-            let mut up = parent[i];
-            while let Some(j) = up {
-                n += i64::from(is_synth(pass[j].port));
-                up = parent[j];
-            }
-            2 * eps * n
-        };
         // The most a frame may have waited on reaching each passage: the bound, and on every
         // route through it, what its deadline leaves above its chain.
         let mut budget: Vec<i64> = vec![if bounded { req.max_wait_ns } else { 0 }; pass.len()];
@@ -451,8 +436,7 @@ fn gates(
             };
             ok &= allowed;
             let i = at(p);
-            let early = widen(i);
-            let len = q.busy_ns + jitter + 2 * eps + early;
+            let len = q.busy_ns + jitter + 2 * eps;
             if len > period {
                 reasons.push(format!(
                     "stream '{}': its path cannot carry it: at {label} a frame needs {} (transmission, jitter \
@@ -470,7 +454,7 @@ fn gates(
             }
             visits.push(Visit {
                 port: idx,
-                start: q.arrival_ns - eps - early,
+                start: q.arrival_ns - eps,
                 len,
                 parent: parent[i],
                 hold: bounded && is_synth(p),
@@ -506,7 +490,7 @@ fn gates(
         }
         if ok {
             infos.push(StreamInfo { flow: f, chain_ns });
-            streams.push(Stream { period, visits });
+            streams.push(Stream { period, visits, eps });
         }
     }
     // Per constrained port, the largest unscheduled frame's time (a port that is not synthesised

@@ -44,6 +44,9 @@ pub struct Visit {
 pub struct Stream {
     pub period: i64,
     pub visits: Vec<Visit>,
+    /// The clock error ε (ns): a frame held at a gate leaves by that port's clock, so each gate
+    /// upstream at which it waits widens its later windows by 2ε on the early side.
+    pub eps: i64,
 }
 
 /// Per stream, the wait (ns) at each visit: all zero under no-wait.
@@ -80,9 +83,26 @@ impl Stream {
         sum
     }
 
+    /// How much earlier than its timetable the frame may reach visit `v`: 2ε per gate upstream
+    /// at which it waits (that gate's clock against the next one's).
+    pub fn early(&self, v: usize, waits: &[i64]) -> i64 {
+        let mut n = 0;
+        let mut at = self.visits[v].parent;
+        while let Some(u) = at {
+            n += i64::from(waits[u] > 0);
+            at = self.visits[u].parent;
+        }
+        2 * self.eps * n
+    }
+
     /// The window of visit `v` (start, length + `margin`, period) at offset `o`.
     pub fn window(&self, v: usize, o: i64, waits: &[i64], margin: i64) -> (i64, i64, i64) {
-        (o + self.visits[v].start + self.waited(v, waits), self.visits[v].len + margin, self.period)
+        let early = self.early(v, waits);
+        (
+            o + self.visits[v].start + self.waited(v, waits) - early,
+            self.visits[v].len + early + margin,
+            self.period,
+        )
     }
 
     /// The interval the frame may be in the queue of visit `v`: from its arrival (the window's
@@ -480,6 +500,9 @@ pub enum Goal {
 pub struct Columns {
     /// Per stream and visit, the column of its wait.
     pub wait: Vec<Vec<Option<usize>>>,
+    /// Per stream and visit, the binary column "waits here" (with ε > 0: it widens the windows
+    /// downstream by 2ε).
+    pub held: Vec<Vec<Option<usize>>>,
     pub first_pair: usize,
     pub delta: usize,
 }
@@ -501,7 +524,22 @@ pub fn columns(inst: &Instance, pairs: &[Pair]) -> Columns {
                 .collect()
         })
         .collect();
-    Columns { wait, first_pair: next, delta: next + pairs.len() }
+    let held = inst
+        .streams
+        .iter()
+        .map(|st| {
+            st.visits
+                .iter()
+                .map(|v| {
+                    (v.hold && st.eps > 0).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    Columns { wait, held, first_pair: next, delta: next + pairs.len() }
 }
 
 /// The program: columns o_f (integer ns), w per visit that may hold (integer ns, bounded by
@@ -544,6 +582,30 @@ pub fn program(inst: &Instance, pairs: &[Pair], goal: Goal, margin_upper: i64) -
             }
         }
     }
+    for (s, st) in inst.streams.iter().enumerate() {
+        for (v, visit) in st.visits.iter().enumerate() {
+            if let (Some(h), Some(w)) = (cols.held[s][v], cols.wait[s][v]) {
+                debug_assert_eq!(m.cost.len(), h);
+                m.cost.push(0.0);
+                m.lower.push(0.0);
+                m.upper.push(1.0);
+                m.integer.push(true);
+                // w ≤ budget · h: a wait makes h 1.
+                m.rows.push((vec![w, h], vec![1.0, -(visit.budget.max(0) as f64)], f64::NEG_INFINITY, 0.0));
+            }
+        }
+    }
+    // The "waits here" columns strictly upstream of visit v of stream s.
+    let upstream_held = |s: usize, v: usize| -> Vec<usize> {
+        let st = &inst.streams[s];
+        let mut out = Vec::new();
+        let mut at = st.visits[v].parent;
+        while let Some(u) = at {
+            out.extend(cols.held[s][u]);
+            at = st.visits[u].parent;
+        }
+        out
+    };
     // The wait columns up to and including visit v of stream s.
     let path = |s: usize, v: usize| -> Vec<usize> {
         let st = &inst.streams[s];
@@ -583,13 +645,22 @@ pub fn program(inst: &Instance, pairs: &[Pair], goal: Goal, margin_upper: i64) -
             for &k in &pf {
                 *c.entry(k).or_default() -= 1.0;
             }
-            // Lower row: a_g − A_f (g's own wait out); upper row: A_g − a_f (f's own wait out).
+            // Lower row: a_g − A_f (g's own wait out) − g's widening 2ε·Σh; upper row:
+            // A_g − a_f (f's own wait out) + f's widening (a window's end does not move with it).
             if sign_lo {
                 if let Some(k) = own_g {
                     *c.entry(k).or_default() -= 1.0;
                 }
-            } else if let Some(k) = own_f {
-                *c.entry(k).or_default() += 1.0;
+                for k in upstream_held(p.g, p.vg) {
+                    *c.entry(k).or_default() -= 2.0 * inst.streams[p.g].eps as f64;
+                }
+            } else {
+                if let Some(k) = own_f {
+                    *c.entry(k).or_default() += 1.0;
+                }
+                for k in upstream_held(p.f, p.vf) {
+                    *c.entry(k).or_default() += 2.0 * inst.streams[p.f].eps as f64;
+                }
             }
             c.retain(|_, a| *a != 0.0);
             c.into_iter().unzip()
@@ -654,11 +725,20 @@ pub fn start_of(
             }
         }
     }
+    for (col, w) in cols.held.iter().zip(waits) {
+        for (c, &wv) in col.iter().zip(w) {
+            if c.is_some() {
+                x.push(if wv > 0 { 1.0 } else { 0.0 });
+            }
+        }
+    }
     for p in pairs {
         let (a, b) = (&inst.streams[p.f], &inst.streams[p.g]);
         let aw_f = a.waited(p.vf, &waits[p.f]);
         let own_g = if p.same_queue { waits[p.g][p.vg] } else { 0 };
-        let diff = rel[p.g] - rel[p.f] + b.waited(p.vg, &waits[p.g]) - own_g - aw_f + p.d;
+        let diff =
+            rel[p.g] - rel[p.f] + b.waited(p.vg, &waits[p.g]) - own_g - b.early(p.vg, &waits[p.g]) - aw_f
+                + p.d;
         // z = the k with diff − G·k ≥ len_f + δ (and the upper row then holds as well).
         x.push((diff - p.len_f - margin).div_euclid(p.gcd) as f64);
     }
@@ -675,6 +755,7 @@ mod tests {
     fn stream(period: i64, visits: &[(usize, i64, i64)]) -> Stream {
         Stream {
             period,
+            eps: 0,
             visits: visits
                 .iter()
                 .map(|&(port, start, len)| Visit {
@@ -797,6 +878,7 @@ mod tests {
             streams: vec![
                 Stream {
                     period: 100,
+                    eps: 0,
                     visits: vec![
                         visit(0, 0, None, false, budget),
                         visit(3, 50, Some(0), budget > 0, budget),
@@ -805,6 +887,7 @@ mod tests {
                 },
                 Stream {
                     period: 100,
+                    eps: 0,
                     visits: vec![
                         visit(0, 0, None, false, budget),
                         visit(1, 50, Some(0), budget > 0, budget),
