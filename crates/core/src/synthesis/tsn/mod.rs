@@ -585,12 +585,24 @@ fn gates(
     let margin_upper = inst.margin_bound();
     let goal = if req.objective == Objective::Slack { Goal::Margin } else { Goal::Pack };
     let t0 = Instant::now();
-    let heuristic = if goal == Goal::Margin {
-        schedule::widest_first_fit(&inst, margin_upper, deadline)
+    let fit = |inst: &Instance| {
+        if goal == Goal::Margin {
+            schedule::widest_first_fit(inst, margin_upper, deadline)
+        } else {
+            let order = schedule::default_order(inst);
+            let ff = schedule::first_fit(inst, &order, 0, inst.streams.len().min(200), deadline);
+            ff.offsets.zip(ff.waits).map(|(o, w)| (0, o, w))
+        }
+    };
+    // Bounded-wait: first fit without waits first (a wait taken greedily where a later offset
+    // would do costs the other classes time); with waits where that finds nothing or leaves an
+    // unscheduled frame no room.
+    let heuristic = if inst.bounded() {
+        let mut plain = inst.clone();
+        plain.streams.iter_mut().flat_map(|s| s.visits.iter_mut()).for_each(|v| v.hold = false);
+        fit(&plain).filter(|(_, o, w)| inst.leaves_room(o, w)).or_else(|| fit(&inst))
     } else {
-        let order = schedule::default_order(&inst);
-        let ff = schedule::first_fit(&inst, &order, 0, inst.streams.len().min(200), deadline);
-        ff.offsets.zip(ff.waits).map(|(o, w)| (0, o, w))
+        fit(&inst)
     };
     let heuristic_s = t0.elapsed().as_secs_f64();
     let mut method = "first-fit".to_string();
