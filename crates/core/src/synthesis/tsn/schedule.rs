@@ -571,30 +571,7 @@ pub fn program(inst: &Instance, pairs: &[Pair], goal: Goal, margin_upper: i64) -
         m.upper.push(if s == 0 { 0.0 } else { (st.period - 1) as f64 });
         m.integer.push(true);
     }
-    for (s, st) in inst.streams.iter().enumerate() {
-        for (v, visit) in st.visits.iter().enumerate() {
-            if cols.wait[s][v].is_some() {
-                // Waiting costs like a later offset: the shortest waits that fit.
-                m.cost.push(weight / st.period as f64);
-                m.lower.push(0.0);
-                m.upper.push(visit.budget.max(0) as f64);
-                m.integer.push(true);
-            }
-        }
-    }
-    for (s, st) in inst.streams.iter().enumerate() {
-        for (v, visit) in st.visits.iter().enumerate() {
-            if let (Some(h), Some(w)) = (cols.held[s][v], cols.wait[s][v]) {
-                debug_assert_eq!(m.cost.len(), h);
-                m.cost.push(0.0);
-                m.lower.push(0.0);
-                m.upper.push(1.0);
-                m.integer.push(true);
-                // w ≤ budget · h: a wait makes h 1.
-                m.rows.push((vec![w, h], vec![1.0, -(visit.budget.max(0) as f64)], f64::NEG_INFINITY, 0.0));
-            }
-        }
-    }
+    wait_columns(inst, &cols, weight, &mut m);
     // The "waits here" columns strictly upstream of visit v of stream s.
     let upstream_held = |s: usize, v: usize| -> Vec<usize> {
         let st = &inst.streams[s];
@@ -701,6 +678,35 @@ pub fn program(inst: &Instance, pairs: &[Pair], goal: Goal, margin_upper: i64) -
         m.integer.push(true);
     }
     m
+}
+
+/// The program's wait columns (integer ns within each visit's budget, costed like offsets) and,
+/// with ε > 0, their "waits here" binaries with w ≤ budget · h.
+fn wait_columns(inst: &Instance, cols: &Columns, weight: f64, m: &mut Milp) {
+    for (s, st) in inst.streams.iter().enumerate() {
+        for (v, visit) in st.visits.iter().enumerate() {
+            if cols.wait[s][v].is_some() {
+                // Waiting costs like a later offset: the shortest waits that fit.
+                m.cost.push(weight / st.period as f64);
+                m.lower.push(0.0);
+                m.upper.push(visit.budget.max(0) as f64);
+                m.integer.push(true);
+            }
+        }
+    }
+    for (s, st) in inst.streams.iter().enumerate() {
+        for (v, visit) in st.visits.iter().enumerate() {
+            if let (Some(h), Some(w)) = (cols.held[s][v], cols.wait[s][v]) {
+                debug_assert_eq!(m.cost.len(), h);
+                m.cost.push(0.0);
+                m.lower.push(0.0);
+                m.upper.push(1.0);
+                m.integer.push(true);
+                // w ≤ budget · h: a wait makes h 1.
+                m.rows.push((vec![w, h], vec![1.0, -(visit.budget.max(0) as f64)], f64::NEG_INFINITY, 0.0));
+            }
+        }
+    }
 }
 
 /// A start for [`program`] from offsets, waits (and a margin): each pair's z follows from them.
