@@ -16,12 +16,13 @@ from conftest import REPO_ROOT
 EXAMPLES = REPO_ROOT / "examples"
 
 #: Problems for a `configure` command instead of networks, and whether what it writes is a
-#: network description to analyse in turn.
-CONFIGURE = {
+#: network description to analyse in turn (and the options its header runs it with).
+CONFIGURE: dict[str, tuple] = {
     "afdx_config/table1.yaml": ("afdx", True),
     "dtable/table4_requirements.yaml": ("dtable", False),
     "tsn/inet_gatescheduling.yaml": ("tsn", True),
     "tsn/tsn_eager_fails.yaml": ("tsn", True),
+    "tsn/tsn_bounded_wait.yaml": ("tsn", True, ("--max-wait", "32us")),
     "tsn/tsn_synthesis.yaml": ("tsn", True),
 }
 #: Files that are neither: documentation, and the fabric scenario (run below).
@@ -68,12 +69,13 @@ def test_description_is_analysed(rtnetlab_cli, name):
 
 @pytest.mark.parametrize("name", sorted(CONFIGURE))
 def test_problem_is_configured(rtnetlab_cli, tmp_path, name):
-    command, writes_network = CONFIGURE[name]
+    command, writes_network, *rest = CONFIGURE[name]
+    options = rest[0] if rest else ()
     # Such a file is not a network as it stands: analyze says so in one line naming the place.
     refused = rtnetlab(rtnetlab_cli, "analyze", str(EXAMPLES / name))
     assert refused.returncode == 2 and refused.stderr.strip(), refused.stderr
     out = tmp_path / "configured.yaml"
-    r = rtnetlab(rtnetlab_cli, "configure", command, str(EXAMPLES / name), "-o", str(out))
+    r = rtnetlab(rtnetlab_cli, "configure", command, str(EXAMPLES / name), "-o", str(out), *options)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size > 0
     if writes_network:

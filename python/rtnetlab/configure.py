@@ -186,10 +186,15 @@ def tsn(
     solver: str = "auto",
     exact_limit: int = 5000,
     source: str = "",
+    max_wait: float | str | None = None,
 ) -> tuple[dict, dict | None]:
     """Gate control lists for every `tas` port without entries, offsets for the streams of its
     `scheduled` classes, and idle slopes for `auto` credit-based classes (the engine's
     synthesis::tsn; HiGHS solves its offsets' program when installed).
+
+    `max_wait` (seconds, or a duration such as ``"20us"``): bounded-wait, each scheduled frame
+    may wait at most that long in all, behind other scheduled frames at the gates of its route;
+    None or 0: no-wait.
 
     Returns the engine's report (without the document) and the configured description (None when
     infeasible)."""
@@ -203,8 +208,10 @@ def tsn(
         raise UserError(f"--time-limit: must be a positive number of seconds, got {time_limit}")
     if exact_limit < 0:
         raise UserError(f"--exact-limit: must not be negative, got {exact_limit}")
+    wait_ns = max_wait_ns(max_wait)
     data = _read(path)
-    request = {"objective": objective, "time_limit": time_limit, "solver": solver, "exact_limit": exact_limit}
+    request = {"objective": objective, "time_limit": time_limit, "solver": solver, "exact_limit": exact_limit,
+               "max_wait_ns": wait_ns}
     milp = None if solver == "heuristic" else milp_solver()
     try:
         report = json.loads(_core.configure_tsn(json.dumps(data), json.dumps(request), milp))
@@ -212,6 +219,31 @@ def tsn(
         raise ModelError(str(e).splitlines()) from None
     document = report.pop("document", None)
     return report, document if report["feasible"] else None
+
+
+def max_wait_ns(max_wait: float | str | None) -> int:
+    """`--max-wait` in whole ns (0: no-wait): seconds, or a duration as the descriptions write
+    them. A negative, non-finite or unreadable bound is a UserError naming the option."""
+    import math
+
+    if max_wait is None:
+        return 0
+    if isinstance(max_wait, str):
+        try:
+            seconds = _core.parse_quantity("duration", max_wait)
+        except ValueError as e:
+            raise UserError(f"--max-wait: {e}") from None
+    elif isinstance(max_wait, (int, float)) and not isinstance(max_wait, bool):
+        seconds = float(max_wait)
+    else:
+        raise UserError(f"--max-wait: expected a duration such as 20us, got {max_wait!r}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise UserError(f"--max-wait: must be a duration of zero or more, got {max_wait}")
+    if seconds > 1.0:
+        raise UserError(
+            f"--max-wait: at most 1 s (a frame held longer is not time-triggered), got {max_wait}"
+        )
+    return round(seconds * 1e9)
 
 
 def verify_tsn(
@@ -224,7 +256,8 @@ def verify_tsn(
 ) -> dict:
     """The configured description checked three ways: `analysis` (`best`, every deadline met:
     analyze --fail-on-miss's verdict), `simulation` (every frame in time, and every stream's
-    frames all at its no-wait chain: none ever queued) and `testbed` (the user-space switch
+    frames all at its no-wait chain: none ever queued; under bounded-wait, every frame between its
+    chain and its chain plus the bound: none waited longer) and `testbed` (the user-space switch
     running the gates on real frames; needs root, skipped with the reason otherwise). Returns
     {check: {"passed": bool | None, "detail": str, ...}}."""
     from rtnetlab import model, results
@@ -248,22 +281,27 @@ def verify_tsn(
         simulate.attach_bounds(net, sim, config)
         late = [f"{f['flow']} -> {f['destination']}" for f in sim["flows"] if f.get("late")]
         # No-wait: every frame of a stream takes exactly its chain (1 ns of rounding allowed).
+        # Bounded-wait: its wait (delay less chain) at most the bound.
+        bound_us = report.get("max_wait_ns", 0) / 1e3
+        scheduled = [f for f in sim["flows"] if f["flow"] in chains and f["count"]]
         queued = [
             f"{f['flow']} -> {f['destination']}: {f['min_us']:.3f}..{f['max_us']:.3f} us, chain "
-            f"{chains[f['flow']]:.3f} us"
-            for f in sim["flows"]
-            if f["flow"] in chains and f["count"]
-            and (f["max_us"] > chains[f["flow"]] + 1e-3 or f["min_us"] < chains[f["flow"]] - 1e-3)
+            f"{chains[f['flow']]:.3f} us" + (f", wait bound {bound_us:g} us" if bound_us else "")
+            for f in scheduled
+            if f["max_us"] > chains[f["flow"]] + bound_us + 1e-3 or f["min_us"] < chains[f["flow"]] - 1e-3
         ]
+        waited = max((f["max_us"] - chains[f["flow"]] for f in scheduled), default=0.0)
         frames = sum(f["count"] for f in sim["flows"])
         streams = sum(f["count"] for f in sim["flows"] if f["flow"] in chains)
+        what = (f"{len(queued)} stream(s) whose frames waited more than {bound_us:g} us (longest wait "
+                f"{max(waited, 0.0):.3f} us)" if bound_us else f"{len(queued)} stream(s) whose frames queued")
         out["simulation"] = {
             "passed": not late and not queued,
             "detail": f"{sim_seconds:g} s, {frames} frames ({streams} of scheduled streams): "
-            f"{len(late)} route(s) with a frame after its deadline, "
-            f"{len(queued)} stream(s) whose frames queued",
+            f"{len(late)} route(s) with a frame after its deadline, {what}",
             "late": late,
             "queued": queued,
+            "max_wait_us": max(waited, 0.0),
         }
     if "testbed" in checks:
         eps = report.get("sync_error_ns", 0)

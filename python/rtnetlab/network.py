@@ -499,14 +499,16 @@ class Network:
         return self._configured(report, configured, analysis)
 
     def configure_tsn(self, objective: str = "bandwidth", time_limit: float = 60.0, solver: str = "auto",
-                      exact_limit: int = 5000) -> ConfigureResult:
+                      exact_limit: int = 5000, *, max_wait: float | str | None = None) -> ConfigureResult:
         """Gate control lists, stream offsets and ``auto`` idle slopes (``rtnetlab configure
         tsn``). `objective`: ``bandwidth``, ``slack`` or ``cycle``; `solver`: ``auto``,
-        ``exact`` or ``heuristic``."""
+        ``exact`` or ``heuristic``. `max_wait` (seconds or a duration such as ``"20us"``):
+        bounded-wait, each scheduled frame may wait at most that long in all at the gates of its
+        route (``--max-wait``); None: no-wait."""
         from rtnetlab import configure
 
         report, configured = configure.tsn(self, objective, time_limit, solver, exact_limit,
-                                           source=self._source)
+                                           source=self._source, max_wait=max_wait)
         return self._configured(report, configured)
 
     # -- real hosts ---------------------------------------------------------------------------

@@ -50,6 +50,24 @@ fn time_triggered_rule_by_hand() {
     assert!((bounds(&late)[0].1 - 1064.911).abs() < 1e-3);
 }
 
+/// The same stream released at 900 µs reaches the bridge at 912.304 µs, control's gate closed
+/// (best effort's open until the cycle ends): it is held until control's window opens at 1 ms and
+/// sent then, alone in its queue. The rule follows it through the gate: a hold of 87.696 µs at
+/// the bridge, its bound 24.608 + 87.696 = 112.304 µs, which the simulator shows exactly.
+#[test]
+fn time_triggered_rule_holds_a_frame_for_its_window() {
+    let net = with_offset("900us");
+    let tt = rtnetlab_core::schedulers::tas::time_triggered(&net);
+    assert!(tt.refused.is_empty(), "{:?}", tt.refused);
+    let held: i64 = tt.wait.values().sum();
+    assert_eq!(held, 87_696);
+    let b = bounds(&net);
+    assert!((b[0].1 - 112.304).abs() < 1e-6, "{:?}", b[0]);
+    let sim = simulate(&net, &SimConfig { duration_ns: 20_000_000, ..Default::default() }).unwrap();
+    let l = &sim.flows[0].latency;
+    assert!((l.min_us - 112.304).abs() < 1e-6 && (l.max_us - 112.304).abs() < 1e-6, "{l:?}");
+}
+
 /// A random line of switches with talkers and listeners, streams of one scheduled class and best
 /// effort, every port behind the list-less `g` scheduler.
 fn random_doc(rng: &mut ChaCha8Rng, k: usize) -> Value {

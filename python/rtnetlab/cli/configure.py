@@ -261,6 +261,14 @@ def configure_tsn(
     exact_limit: Annotated[
         int, typer.Option("--exact-limit", help="Most stream pairs given to the MILP under --solver auto.")
     ] = 5000,
+    max_wait: Annotated[
+        str | None,
+        typer.Option(
+            "--max-wait",
+            help="Bounded-wait: the most each scheduled frame may wait in all (summed over its route) behind "
+            "other scheduled frames at the gates, e.g. 20us; without it, no-wait (never)",
+        ),
+    ] = None,
     verify: Annotated[
         str,
         typer.Option(
@@ -297,7 +305,8 @@ def configure_tsn(
 
     limits.check("duration", sim_s, "--sim-duration")
     limits.check("duration", tb_s, "--testbed-duration")
-    result = rt.read(file).configure_tsn(objective, time_limit, solver, exact_limit)
+    configure.max_wait_ns(max_wait)  # a wrong bound before the description is read
+    result = rt.read(file).configure_tsn(objective, time_limit, solver, exact_limit, max_wait=max_wait)
     report, configured = result.data, result.network
     verdict_failed = not report["feasible"] or bool(report["misses"]) or bool(report["unconfirmed"])
     if configured is not None and not verdict_failed:
@@ -329,14 +338,18 @@ def configure_tsn(
 def _print_tsn(report: dict) -> None:
     if not report["feasible"]:
         return
+    bounded = report.get("mode") == "bounded-wait"
+    mode = f"bounded-wait, at most {fmt_us(report['max_wait_ns'] / 1e3)} us" if bounded else "no-wait"
     streams = table(
-        f"Streams (no-wait; {report['method']})",
-        ["stream", "period (us)", "offset (us)", "hops", "chain (us)", "deadline (us)"],
+        f"Streams ({mode}; {report['method']})",
+        ["stream", "period (us)", "offset (us)", "hops", "chain (us)"]
+        + (["wait (us)"] if bounded else []) + ["deadline (us)"],
         left=("stream",),
     )
     for s in report["streams"]:
         streams.add_row(s["flow"], fmt_us(s["period_ns"] / 1e3), fmt_us(s["offset_ns"] / 1e3), str(s["hops"]),
-                        fmt_us(s["chain_us"]), fmt_us(s["deadline_us"]))
+                        fmt_us(s["chain_us"]), *([fmt_us(s["wait_ns"] / 1e3)] if bounded else []),
+                        fmt_us(s["deadline_us"]))
     if report["streams"]:
         out.print(streams)
     ports = table(

@@ -125,6 +125,11 @@ impl Gcl {
             && self.boundaries_after(s).take_while(|&b| b < e).all(|b| self.open_until(level, b).is_none())
     }
 
+    /// The first instant after `t` at which the gate of `level` opens (within two cycles).
+    pub fn next_opening(&self, level: usize, t: i64) -> Option<i64> {
+        self.boundaries_after(t).find(|&b| self.open_until(level, b).is_some())
+    }
+
     /// [`Self::open_until`] with the cycle starting at 0 (times within the first cycle).
     fn open_until_from_zero(&self, level: usize, t: i64) -> Option<i64> {
         let shifted = Gcl { base_ns: 0, ..self.clone() };
@@ -423,28 +428,143 @@ fn levels(classes: &[TrafficClass]) -> (Vec<u32>, Vec<Vec<&str>>) {
     (prios, names)
 }
 
-/// The time-triggered flows' delays: per (flow, port) of a flow whose every frame is sent on
-/// arrival at every port of its route, the delay there (s: the node's technological latency and
-/// the frame's transmission), and for the other flows of `scheduled` classes why not.
+/// The time-triggered flows' delays: per (flow, port) of a flow whose every frame is sent either
+/// on arrival or at the opening of its gate's next window, with no other frame of its queue ever
+/// beside it, the delay there (s: the node's technological latency, the longest hold and the
+/// frame's transmission), and for the other flows of `scheduled` classes why not.
 #[derive(Debug, Default)]
 pub struct TimeTriggered {
     pub delay: std::collections::HashMap<(FlowId, PortId), f64>,
+    /// Per (flow, port), the longest a frame may wait there for its gate (ns; 0 under no-wait).
+    pub wait: std::collections::HashMap<(FlowId, PortId), i64>,
     pub refused: Vec<(FlowId, String)>,
+}
+
+/// One time-triggered flow at one port, as its gates make it pass ([`held_timetable`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Held {
+    pub port: PortId,
+    /// Earliest and latest true arrival in the queue (ns, first frame).
+    pub arrival: (i64, i64),
+    /// The interval its frame may be in the queue or on the wire, on the port's clock: from the
+    /// earliest arrival (less ε) to the latest end of its transmission (start, length).
+    pub occupancy: (i64, i64),
+    /// The longest a frame may wait for its gate here (ns).
+    pub wait_ns: i64,
+    pub tx: f64,
+}
+
+/// A flow's passage through its route when each time-aware port sends its frame either at once
+/// (its gate open over the whole arrival window widened by ε) or, its gate closed when the frame
+/// may first arrive, at the gate's next opening s: the frame leaves between s − ε and s + ε (the
+/// port's clock against the true time), and its transmission, from s or its arrival if later,
+/// must end before the gate closes with every other level's gate closed meanwhile. Instances of
+/// the flow that meet the gate list at different phases are combined (the earliest and latest
+/// of each). `gate(p)`: the port's gate list and the flow's level there, for a time-aware port.
+/// Or why the flow cannot pass so.
+pub fn held_timetable(
+    net: &Network,
+    f: FlowId,
+    offset_ns: i64,
+    eps: i64,
+    gate: &dyn Fn(PortId) -> Option<(Gcl, usize, usize)>,
+) -> Result<(i64, Vec<Held>), String> {
+    let (period, jitter, pass) = timetable(net, f, offset_ns)?;
+    let flow = &net.flows[f];
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    let bits = flow.max_frame_wire.round() as u128;
+    let mut out: Vec<Held> = Vec::new();
+    for route in &flow.routes {
+        let first = pass.iter().find(|q| q.port == route.ports[0]).expect("timetabled");
+        let mut at = (first.arrival_ns, first.arrival_ns + jitter);
+        for &p in &route.ports {
+            let q = pass.iter().find(|q| q.port == p).expect("timetabled");
+            let label = net.port_label(p);
+            let (dep, held) = match gate(p) {
+                None => (
+                    at,
+                    Held {
+                        port: p,
+                        arrival: at,
+                        occupancy: (at.0 - eps, at.1 - at.0 + 2 * eps + q.busy_ns),
+                        wait_ns: 0,
+                        tx: q.tx,
+                    },
+                ),
+                Some((gcl, level, levels)) => {
+                    let n = gcd(period, gcl.cycle_ns);
+                    let instances = gcl.cycle_ns / n;
+                    if instances > MAX_INSTANCES {
+                        return Err(format!(
+                            "{label}: the cycle and the flow's period meet only every {instances} frames"
+                        ));
+                    }
+                    let (mut dep_lo, mut dep_hi, mut occ_end, mut wait) = (i64::MAX, i64::MIN, i64::MIN, 0);
+                    for k in 0..instances {
+                        let (lo, hi) = (at.0 + k * period, at.1 + k * period);
+                        let (start, d) = match gcl.open_until(level, lo - eps) {
+                            Some(_) => (lo - eps, (lo, hi)),
+                            None => {
+                                let Some(s) = gcl.next_opening(level, lo - eps) else {
+                                    return Err(format!(
+                                        "{label}: the gate of flow '{}' never opens",
+                                        flow.name
+                                    ));
+                                };
+                                (s, ((lo).max(s - eps), hi.max(s + eps)))
+                            }
+                        };
+                        // The transmission on the port's clock: from its start to the latest end.
+                        let end = (hi + eps).max(start) + q.busy_ns;
+                        let fits = gcl.open_until(level, start).is_some_and(|e| e >= end)
+                            && (0..levels)
+                                .filter(|&j| j != level)
+                                .all(|j| gcl.closed_throughout(j, start, end));
+                        if !fits {
+                            return Err(format!(
+                                "{label}: a frame of flow '{}' may find its gate closed or another gate open",
+                                flow.name
+                            ));
+                        }
+                        wait = wait.max(d.1 - hi).max((start + eps - lo).max(0));
+                        dep_lo = dep_lo.min(d.0 - k * period);
+                        dep_hi = dep_hi.max(d.1 - k * period);
+                        occ_end = occ_end.max(end - k * period);
+                    }
+                    let occupancy = (at.0 - eps, occ_end - (at.0 - eps));
+                    ((dep_lo, dep_hi), Held { port: p, arrival: at, occupancy, wait_ns: wait, tx: q.tx })
+                }
+            };
+            if !out.iter().any(|h| h.port == p) {
+                out.push(held);
+            }
+            let port = &net.ports[p];
+            let peer = &net.nodes[port.peer];
+            let tx_floor = ((crate::sim::ns_per_bit(port.rate) * bits) >> 64) as i64;
+            let hop = tx_floor + ns(port.propagation_delay) + ns(peer.technological_latency);
+            at = (dep.0 + hop, dep.1 + hop);
+        }
+    }
+    Ok((period, out))
 }
 
 /// **The time-triggered rule.** A flow of a class a time-aware port lists as `scheduled` is
 /// released at `offset` + k·period (within its `jitter`). If at every port of its route its frame
 /// finds, over its whole arrival window widened by the clock error ε on both sides:
 ///
-/// * at a time-aware port, its gate open until the frame's last bit and every other level's gate
-///   closed (their frames end before their gates close, so none is on the wire or may start),
+/// * at a time-aware port, either its gate open until the frame's last bit (no-wait), or its gate
+///   closed when it may first arrive and, from the gate's next opening, open until its last bit;
+///   and every other level's gate closed while it may be on the wire (their frames end before
+///   their gates close, so none is on the wire or may start) ([`held_timetable`]),
 /// * at a port with no shaper (FIFO, static priority), only time-triggered flows,
-/// * no other frame of its queue whose window meets its own (every instance, [`periodic_disjoint`]),
+/// * no other frame of its queue present while it may be (from its earliest arrival to its
+///   latest end, every instance, [`periodic_disjoint`]: frame isolation),
 ///
-/// then no frame of the flow ever waits: it leaves each port after the node's latency and its own
-/// transmission, and arrives at the next at the instant [`timetable`] computes. Flows that fail
-/// anywhere are removed and the ports re-checked until none fails (a frame that may wait makes
-/// its queue's other frames uncertain). The others keep the gated service model of this module.
+/// then its frames leave each port after the node's latency, at most the hold computed, and
+/// their own transmission; with no hold anywhere (no-wait), at the instant [`timetable`]
+/// computes. Flows that fail anywhere are removed and the ports re-checked until none fails (a
+/// frame that may wait for another makes its queue's other frames uncertain). The others keep
+/// the gated service model of this module.
 pub fn time_triggered(net: &Network) -> TimeTriggered {
     use crate::model::SchedulerConfig as S;
     let mut out = TimeTriggered::default();
@@ -469,8 +589,19 @@ pub fn time_triggered(net: &Network) -> TimeTriggered {
         })
         .max()
         .unwrap_or(0);
-    // Per flow: period, window length before the transmission (jitter + 2ε), passages.
-    let mut table: Vec<Option<(i64, i64, Vec<Passage>)>> = vec![None; net.flows.len()];
+    let (prios, names) = levels(&net.classes);
+    let gates: Vec<Option<Gcl>> = net
+        .ports
+        .iter()
+        .map(|port| match &port.discipline {
+            S::Tas { cycle, base_time, entries, .. } => {
+                Some(Gcl::new(cycle.as_ns(), base_time.as_ns(), entries, &names))
+            }
+            _ => None,
+        })
+        .collect();
+    // Per flow: period and passages.
+    let mut table: Vec<Option<(i64, Vec<Held>)>> = vec![None; net.flows.len()];
     for (f, flow) in net.flows.iter().enumerate() {
         if !flow.class.is_some_and(|k| scheduled_class[k]) {
             continue;
@@ -479,8 +610,11 @@ pub fn time_triggered(net: &Network) -> TimeTriggered {
             Traffic::Periodic { offset, .. } => offset.as_ns(),
             _ => 0,
         };
-        match timetable(net, f, offset) {
-            Ok((t, j, pass)) => table[f] = Some((t, j + 2 * eps, pass)),
+        let level = flow.class.map(|k| prios.binary_search(&net.classes[k].priority).expect("listed"));
+        let gate =
+            |p: PortId| -> Option<(Gcl, usize, usize)> { Some((gates[p].clone()?, level?, names.len())) };
+        match held_timetable(net, f, offset, eps, &gate) {
+            Ok(t) => table[f] = Some(t),
             Err(why) => out.refused.push((f, why)),
         }
     }
@@ -489,7 +623,7 @@ pub fn time_triggered(net: &Network) -> TimeTriggered {
         let mut failed: Vec<(FlowId, String)> = Vec::new();
         for p in 0..net.ports.len() {
             if net.port_flows[p].iter().any(|&f| alive[f]) {
-                failed.extend(check_port(net, p, eps, &table, &alive));
+                failed.extend(check_port(net, p, &table, &alive));
             }
         }
         let mut changed = false;
@@ -505,10 +639,11 @@ pub fn time_triggered(net: &Network) -> TimeTriggered {
         }
     }
     for (f, entry) in table.iter().enumerate() {
-        let Some((_, _, pass)) = entry.as_ref().filter(|_| alive[f]) else { continue };
-        for q in pass {
-            let latency = net.nodes[net.ports[q.port].node].technological_latency;
-            out.delay.insert((f, q.port), latency + q.tx);
+        let Some((_, held)) = entry.as_ref().filter(|_| alive[f]) else { continue };
+        for h in held {
+            let latency = net.nodes[net.ports[h.port].node].technological_latency;
+            out.delay.insert((f, h.port), latency + h.wait_ns as f64 * 1e-9 + h.tx);
+            out.wait.insert((f, h.port), h.wait_ns);
         }
     }
     out
@@ -521,8 +656,7 @@ const MAX_INSTANCES: i64 = 100_000;
 fn check_port(
     net: &Network,
     p: PortId,
-    eps: i64,
-    table: &[Option<(i64, i64, Vec<Passage>)>],
+    table: &[Option<(i64, Vec<Held>)>],
     alive: &[bool],
 ) -> Vec<(FlowId, String)> {
     use crate::model::SchedulerConfig as S;
@@ -534,18 +668,17 @@ fn check_port(
     if port.shaper.is_some() {
         return all(format!("{label} runs a token-bucket shaper, which may hold a scheduled frame"));
     }
-    // (start, length, period) of each live flow's window here.
-    let window = |f: FlowId| {
-        let (t, extra, pass) = table[f].as_ref().expect("live flows have a timetable");
-        let q = pass.iter().find(|q| q.port == p).expect("the flow crosses the port");
-        (q.arrival_ns - eps, extra + q.busy_ns, *t)
+    // (start, length, period) of the interval each live flow's frame may be in the queue here.
+    let occupancy = |f: FlowId| {
+        let (t, held) = table[f].as_ref().expect("live flows have a timetable");
+        let h = held.iter().find(|h| h.port == p).expect("the flow crosses the port");
+        (h.occupancy.0, h.occupancy.1, *t)
     };
     let mut bad: Vec<(FlowId, String)> = Vec::new();
     // The flows that share the live flows' queue; each must be live, and their windows disjoint.
     let queue: Vec<FlowId> = match &port.discipline {
-        S::Tas { cycle, base_time, entries, scheduled, .. } => {
-            let (prios, names) = levels(&net.classes);
-            let gcl = Gcl::new(cycle.as_ns(), base_time.as_ns(), entries, &names);
+        S::Tas { scheduled, .. } => {
+            let (prios, _) = levels(&net.classes);
             let level_of = |f: FlowId| {
                 net.flows[f].class.map(|k| prios.binary_search(&net.classes[k].priority).expect("listed"))
             };
@@ -553,34 +686,6 @@ fn check_port(
                 let class = &net.classes[net.flows[f].class.expect("scheduled flows have a class")].name;
                 if !scheduled.contains(class) {
                     bad.push((f, format!("{label} does not list class '{class}' as scheduled")));
-                    continue;
-                }
-                let level = level_of(f).expect("classed");
-                let (start, len, t) = window(f);
-                let n = crate::schedulers::tas::gcd(t, gcl.cycle_ns);
-                let instances = gcl.cycle_ns / n;
-                if instances > MAX_INSTANCES {
-                    bad.push((
-                        f,
-                        format!(
-                            "{label}: the cycle and the flow's period meet only every {instances} frames"
-                        ),
-                    ));
-                    continue;
-                }
-                let fits = (0..instances).all(|k| {
-                    let (s, e) = (start + k * t, start + k * t + len);
-                    gcl.open_until(level, s).is_some_and(|end| end >= e)
-                        && (0..names.len()).filter(|&j| j != level).all(|j| gcl.closed_throughout(j, s, e))
-                });
-                if !fits {
-                    bad.push((
-                        f,
-                        format!(
-                            "{label}: a frame of flow '{}' may find its gate closed or another gate open",
-                            net.flows[f].name
-                        ),
-                    ));
                 }
             }
             let levels_live: Vec<usize> = live.iter().filter_map(|&f| level_of(f)).collect();
@@ -603,7 +708,7 @@ fn check_port(
     }
     for (i, &f) in queue.iter().enumerate() {
         for &g in &queue[i + 1..] {
-            if !periodic_disjoint(window(f), window(g)) {
+            if !periodic_disjoint(occupancy(f), occupancy(g)) {
                 let why = format!(
                     "{label}: frames of flows '{}' and '{}' meet",
                     net.flows[f].name, net.flows[g].name

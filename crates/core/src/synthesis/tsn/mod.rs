@@ -1,6 +1,15 @@
 //! `rtnetlab configure tsn`: gate control lists and stream offsets that make time-triggered
-//! streams meet their deadlines with no frame ever waiting (no-wait), and idle slopes for
-//! credit-based classes left as `auto`, written back into the description.
+//! streams meet their deadlines with no frame ever waiting (no-wait) or waiting at most a stated
+//! time in all (bounded-wait, `max_wait_ns`), and idle slopes for credit-based classes left as
+//! `auto`, written back into the description.
+//!
+//! * **Bounded-wait.** A frame may wait at a synthesised gate: its window there opens later than
+//!   its arrival (its queue's gate closed meanwhile). Its waits along each route sum to at most
+//!   the bound and to what its deadline leaves above its chain. Frames of one queue never share
+//!   it (frame isolation: from one's arrival to the end of its window no other is there), frames
+//!   of two queues only their windows. A held frame leaves when its gate opens by the port's
+//!   clock, up to ε from the true time, so every gate upstream at which it waits widens the
+//!   frame's window at a port by 2ε (early side).
 //!
 //! * **What is synthesised.** Every port whose scheduler is `kind: tas` without `entries` gets a
 //!   gate control list of its own; every flow of a class such a scheduler lists as `scheduled`
@@ -9,7 +18,7 @@
 //!   widened by the clock synchronisation error ε (`sync_error`, 802.1AS precision) on both
 //!   sides. The other classes' gates are open elsewhere; a frame of theirs starts only if it
 //!   ends before its gate closes (the length-aware guard band of [`crate::schedulers::tas`]).
-//! * **Method.** [`schedule`]: no-wait offsets as in Dürr & Nayak ("No-wait packet scheduling for
+//! * **Method.** [`schedule`]: no-wait offsets (and bounded waits) as in Dürr & Nayak ("No-wait packet scheduling for
 //!   IEEE time-sensitive networks (TSN)", RTNS 2016) with the exact periodic disjointness test of
 //!   Craciunas, Serna Oliver, Chmelík & Steiner ("Scheduling real-time communication in IEEE
 //!   802.1Qbv time sensitive networks", RTNS 2016): first fit, then, where the instance is small
@@ -21,10 +30,14 @@
 //!   scheduled windows exceed its time, two streams that can never share a port, a deadline
 //!   below the transmission chain; else the exact program's verdict.
 
+mod document;
 pub mod schedule;
 pub mod slopes;
 
-use crate::model::{self, Diagnostics, Network, NodeKind, PortId, SchedulerConfig, Traffic};
+pub use document::offsets;
+use document::{assign_scheduler, check, provisional_gates};
+
+use crate::model::{self, Diagnostics, Network, PortId, SchedulerConfig};
 use crate::schedulers::tas::{gcd, timetable};
 use schedule::{Goal, Instance, Milp, MilpSolver, Stream, Visit};
 use serde::{Deserialize, Serialize};
@@ -63,6 +76,9 @@ pub struct Request {
     pub solver: SolverChoice,
     /// Most stream pairs (rows) given to the exact solver under `auto`.
     pub exact_limit: usize,
+    /// Bounded-wait: the most a scheduled frame may wait, in all, behind other scheduled frames
+    /// at the gates of its route (ns); 0 is no-wait.
+    pub max_wait_ns: i64,
 }
 
 impl Default for Request {
@@ -72,6 +88,7 @@ impl Default for Request {
             time_limit: 60.0,
             solver: SolverChoice::Auto,
             exact_limit: 5000,
+            max_wait_ns: 0,
         }
     }
 }
@@ -83,6 +100,8 @@ pub struct StreamRow {
     pub period_ns: i64,
     /// Release to delivery with no wait, the longest route's.
     pub chain_us: f64,
+    /// The wait planned for its frame at the gates of its route, the longest route's (ns).
+    pub wait_ns: i64,
     pub deadline_us: Option<f64>,
     pub hops: usize,
 }
@@ -105,6 +124,10 @@ pub struct PortRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub feasible: bool,
+    /// `no-wait` or `bounded-wait`.
+    pub mode: &'static str,
+    /// The bound on each frame's total wait (ns; 0 under no-wait).
+    pub max_wait_ns: i64,
     /// One line per cause when infeasible.
     pub reasons: Vec<String>,
     pub objective: Objective,
@@ -141,6 +164,8 @@ impl Report {
     fn infeasible(objective: Objective, reasons: Vec<String>) -> Report {
         Report {
             feasible: false,
+            mode: "no-wait",
+            max_wait_ns: 0,
             reasons,
             objective,
             method: String::new(),
@@ -183,32 +208,6 @@ fn lcm(a: i64, b: i64) -> Option<i64> {
     (a / gcd(a, b)).checked_mul(b)
 }
 
-/// The `tas` schedulers without `entries` (names and the cycle written, if any), each given a
-/// provisional list with every gate always open so that the description validates.
-fn provisional_gates(doc: &mut Value) -> Vec<(String, Option<String>)> {
-    let classes: Vec<Value> = doc
-        .get("classes")
-        .and_then(Value::as_array)
-        .map(|c| c.iter().filter_map(|k| k.get("name").cloned()).collect())
-        .unwrap_or_default();
-    let mut out = Vec::new();
-    let Some(schedulers) = doc.get_mut("schedulers").and_then(Value::as_object_mut) else { return out };
-    for (name, cfg) in schedulers.iter_mut() {
-        let Some(cfg) = cfg.as_object_mut() else { continue };
-        let is_tas = cfg.get("kind").and_then(Value::as_str) == Some("tas");
-        let listed = cfg.get("entries").and_then(Value::as_array).is_some_and(|e| !e.is_empty());
-        if !is_tas || listed {
-            continue;
-        }
-        let cycle = cfg.get("cycle").and_then(Value::as_str).map(str::to_string);
-        let c = cycle.clone().unwrap_or_else(|| "1ms".into());
-        cfg.insert("cycle".into(), Value::String(c.clone()));
-        cfg.insert("entries".into(), json!([{"open": classes, "duration": c}]));
-        out.push((name.clone(), cycle));
-    }
-    out
-}
-
 /// Configures a description given as JSON (see the module documentation). Errors are the
 /// model's diagnostics, one line each, or what there is nothing to configure in.
 pub fn configure(doc: Value, req: &Request, solver: Option<MilpSolver>) -> Result<Report, Vec<String>> {
@@ -229,6 +228,9 @@ pub fn configure(doc: Value, req: &Request, solver: Option<MilpSolver>) -> Resul
             req.time_limit
         )]);
     }
+    if req.max_wait_ns < 0 {
+        return Err(vec![format!("--max-wait: must not be negative, got {}ns", req.max_wait_ns)]);
+    }
     let mut diags = Diagnostics::default();
     let Some(net) = model::load_value(doc, &mut diags) else {
         return Err(diags.errors().map(|d| format!("{}: {}", d.place, d.message)).collect());
@@ -243,6 +245,8 @@ pub fn configure(doc: Value, req: &Request, solver: Option<MilpSolver>) -> Resul
     } else {
         gates(&net, &original, &gated, req, solver, deadline)?
     };
+    report.max_wait_ns = req.max_wait_ns;
+    report.mode = if req.max_wait_ns > 0 { "bounded-wait" } else { "no-wait" };
     if !report.feasible {
         return Ok(report);
     }
@@ -253,57 +257,16 @@ pub fn configure(doc: Value, req: &Request, solver: Option<MilpSolver>) -> Resul
                 document = doc;
                 report.idle_slopes = chosen;
             }
-            Err(reasons) => return Ok(Report::infeasible(req.objective, reasons)),
+            Err(reasons) => {
+                let mut r = Report::infeasible(req.objective, reasons);
+                (r.mode, r.max_wait_ns) = (report.mode, report.max_wait_ns);
+                return Ok(r);
+            }
         }
     }
     check(&document, &mut report)?;
     report.document = Some(document);
     Ok(report)
-}
-
-/// The written description validated again, the streams confirmed by the time-triggered rule and
-/// every deadline checked by `best`.
-fn check(document: &Value, report: &mut Report) -> Result<(), Vec<String>> {
-    let mut diags = Diagnostics::default();
-    let Some(out) = model::load_value(document.clone(), &mut diags) else {
-        // A bug: what was written does not validate.
-        return Err(diags
-            .errors()
-            .map(|d| {
-                format!(
-                    "internal error: the configured description does not validate: {}: {}",
-                    d.place, d.message
-                )
-            })
-            .collect());
-    };
-    let tt = crate::schedulers::tas::time_triggered(&out);
-    let streams: std::collections::HashSet<&str> = report.streams.iter().map(|s| s.flow.as_str()).collect();
-    report.unconfirmed = tt
-        .refused
-        .iter()
-        .filter(|(f, _)| streams.contains(out.flows[*f].name.as_str()))
-        .map(|(_, why)| why.clone())
-        .collect();
-    let analysis = crate::analysis::run(
-        &out,
-        &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
-    )
-    .map_err(|e| vec![e])?;
-    report.misses = analysis
-        .flows
-        .iter()
-        .filter(|b| b.status != crate::analysis::results::Status::Ok)
-        .map(|b| {
-            format!(
-                "flow '{}': bound {} us{}",
-                out.flows[b.flow].name,
-                b.delay_us,
-                b.deadline_us.map_or(String::new(), |d| format!(" > deadline {d} us"))
-            )
-        })
-        .collect();
-    Ok(())
 }
 
 /// A stream: its flow, window per constrained port, chain and deadline.
@@ -397,6 +360,37 @@ fn gates(
             }
         };
         let class = &net.classes[flow.class.expect("streams have a class")].name;
+        let level = net.classes[flow.class.expect("streams have a class")].priority;
+        let bounded = req.max_wait_ns > 0;
+        // Each passage's upstream passage on its route, and each route's chain (release to
+        // delivery, no wait).
+        let at = |p: PortId| pass.iter().position(|q| q.port == p).expect("timetabled");
+        let mut parent: Vec<Option<usize>> = vec![None; pass.len()];
+        let mut route_chain: Vec<i64> = Vec::new();
+        for r in &flow.routes {
+            for w in r.ports.windows(2) {
+                parent[at(w[1])] = Some(at(w[0]));
+            }
+            let last = *r.ports.last().expect("routes have ports");
+            let q = &pass[at(last)];
+            route_chain.push(
+                q.arrival_ns
+                    + ns(q.tx)
+                    + ns(net.ports[last].propagation_delay)
+                    + ns(net.nodes[r.destination].receive_latency),
+            );
+        }
+        // The most a frame may have waited on reaching each passage: the bound, and on every
+        // route through it, what its deadline leaves above its chain.
+        let mut budget: Vec<i64> = vec![if bounded { req.max_wait_ns } else { 0 }; pass.len()];
+        if let Some(d) = flow.deadline {
+            for (r, chain) in flow.routes.iter().zip(&route_chain) {
+                for &p in &r.ports {
+                    let b = &mut budget[at(p)];
+                    *b = (*b).min((ns(d) - chain).max(0));
+                }
+            }
+        }
         let mut visits = Vec::new();
         let mut ok = true;
         for q in &pass {
@@ -441,6 +435,7 @@ fn gates(
                 }
             };
             ok &= allowed;
+            let i = at(p);
             let len = q.busy_ns + jitter + 2 * eps;
             if len > period {
                 reasons.push(format!(
@@ -457,7 +452,15 @@ fn gates(
             if idx == ports.len() {
                 ports.push(p);
             }
-            visits.push(Visit { port: idx, start: q.arrival_ns - eps, len });
+            visits.push(Visit {
+                port: idx,
+                start: q.arrival_ns - eps,
+                len,
+                parent: parent[i],
+                hold: bounded && is_synth(p),
+                level,
+                budget: budget[i],
+            });
         }
         // The chain: release to delivery with no wait, on the longest route.
         let chain_ns = flow
@@ -487,7 +490,7 @@ fn gates(
         }
         if ok {
             infos.push(StreamInfo { flow: f, chain_ns });
-            streams.push(Stream { period, visits });
+            streams.push(Stream { period, visits, eps });
         }
     }
     // Per constrained port, the largest unscheduled frame's time (a port that is not synthesised
@@ -582,11 +585,24 @@ fn gates(
     let margin_upper = inst.margin_bound();
     let goal = if req.objective == Objective::Slack { Goal::Margin } else { Goal::Pack };
     let t0 = Instant::now();
-    let heuristic = if goal == Goal::Margin {
-        schedule::widest_first_fit(&inst, margin_upper, deadline)
+    let fit = |inst: &Instance| {
+        if goal == Goal::Margin {
+            schedule::widest_first_fit(inst, margin_upper, deadline)
+        } else {
+            let order = schedule::default_order(inst);
+            let ff = schedule::first_fit(inst, &order, 0, inst.streams.len().min(200), deadline);
+            ff.offsets.zip(ff.waits).map(|(o, w)| (0, o, w))
+        }
+    };
+    // Bounded-wait: first fit without waits first (a wait taken greedily where a later offset
+    // would do costs the other classes time); with waits where that finds nothing or leaves an
+    // unscheduled frame no room.
+    let heuristic = if inst.bounded() {
+        let mut plain = inst.clone();
+        plain.streams.iter_mut().flat_map(|s| s.visits.iter_mut()).for_each(|v| v.hold = false);
+        fit(&plain).filter(|(_, o, w)| inst.leaves_room(o, w)).or_else(|| fit(&inst))
     } else {
-        let order = schedule::default_order(&inst);
-        schedule::first_fit(&inst, &order, 0, inst.streams.len().min(200), deadline).offsets.map(|o| (0, o))
+        fit(&inst)
     };
     let heuristic_s = t0.elapsed().as_secs_f64();
     let mut method = "first-fit".to_string();
@@ -619,29 +635,36 @@ fn gates(
             // What follows the solver (gate lists, the checks) needs its share of the limit, and
             // HiGHS may overrun its own by a little.
             milp.time_limit = (remaining * 0.9 - 0.5).max(0.05);
-            milp.start = heuristic.as_ref().map(|(m, o)| schedule::start_of(&inst, &pairs, goal, o, *m));
+            milp.start =
+                heuristic.as_ref().map(|(m, o, w)| schedule::start_of(&inst, &pairs, goal, o, w, *m));
             let answer = solve(&milp).map_err(|e| vec![format!("the MILP solver failed: {e}")])?;
             solver_status = Some(answer.status.clone());
             if let Some(x) = &answer.x {
                 let n = inst.streams.len();
                 let offsets: Vec<i64> = x[..n].iter().map(|v| v.round() as i64).collect();
+                let cols = schedule::columns(&inst, &pairs);
+                let waits: schedule::Waits = cols
+                    .wait
+                    .iter()
+                    .map(|c| c.iter().map(|k| k.map_or(0, |k| x[k].round() as i64)).collect())
+                    .collect();
                 let margin = if goal == Goal::Margin { x[x.len() - 1].round() as i64 } else { 0 };
                 let kept = if goal == Goal::Margin { 0.5 } else { 0.0 };
-                let room_lost = !inst.leaves_room_keeping(&offsets, kept)
-                    && heuristic.as_ref().is_some_and(|(_, o)| inst.leaves_room_keeping(o, kept));
+                let room_lost = !inst.leaves_room_keeping(&offsets, &waits, kept)
+                    && heuristic.as_ref().is_some_and(|(_, o, w)| inst.leaves_room_keeping(o, w, kept));
                 if room_lost {
                     solver_note = Some(
                         "the solver's offsets leave an unscheduled frame no gap at some port; first fit kept"
                             .into(),
                     );
-                } else if inst.check(&offsets, margin) {
+                } else if inst.check(&offsets, &waits, margin) {
                     let better = match (&best, goal) {
                         (None, _) => true,
-                        (Some((m, _)), Goal::Margin) => margin >= *m,
+                        (Some((m, _, _)), Goal::Margin) => margin >= *m,
                         (Some(_), Goal::Pack) => true,
                     };
                     if better {
-                        best = Some((margin, offsets));
+                        best = Some((margin, offsets, waits));
                         method =
                             if heuristic.is_some() { "milp (from first-fit)".into() } else { "milp".into() };
                     }
@@ -655,20 +678,25 @@ fn gates(
                 proved_bound = answer.bound;
             }
             if answer.status == "infeasible" && best.is_none() {
-                return Ok(Report::infeasible(
-                    req.objective,
-                    vec![
-                        "no offsets exist: the exact program (HiGHS) proves that no no-wait schedule keeps \
-                          every pair of streams apart at every port"
-                            .into(),
-                    ],
-                ));
+                let why = if req.max_wait_ns > 0 {
+                    format!(
+                        "no offsets and waits exist: the exact program (HiGHS) proves that no schedule in which \
+                         each frame waits at most {} in all (--max-wait) keeps every pair of streams apart at \
+                         every port",
+                        duration_text(req.max_wait_ns)
+                    )
+                } else {
+                    "no offsets exist: the exact program (HiGHS) proves that no no-wait schedule keeps every \
+                     pair of streams apart at every port"
+                        .into()
+                };
+                return Ok(Report::infeasible(req.objective, vec![why]));
             }
         }
         _ => {}
     }
     let exact_s = t1.elapsed().as_secs_f64();
-    let Some((margin, offsets)) = best else {
+    let Some((margin, offsets, waits)) = best else {
         let why = if solver_status.is_some() {
             "no offsets found within the time limit (first fit failed; the exact program neither found one nor \
              proved there is none)"
@@ -718,11 +746,11 @@ fn gates(
         let mut windows: Vec<(i64, i64, u32)> = Vec::new();
         for &(s, v) in list {
             let st = &inst.streams[s];
-            let visit = &st.visits[v];
+            let (start, vlen, _) = st.window(v, offsets[s], &waits[s], 0);
             let prio = net.flows[infos[s].flow].class.map_or(u32::MAX, |k| net.classes[k].priority);
             for j in 0..cycle / st.period {
-                let a = (offsets[s] + visit.start + j * st.period).rem_euclid(cycle);
-                let b = a + visit.len;
+                let a = (start + j * st.period).rem_euclid(cycle);
+                let b = a + vlen;
                 if b > cycle {
                     windows.push((a, cycle, prio));
                     windows.push((0, b - cycle, prio));
@@ -861,6 +889,10 @@ fn gates(
                 offset_ns: o,
                 period_ns: period,
                 chain_us: info.chain_ns as f64 / 1e3,
+                wait_ns: (0..inst.streams[s].visits.len())
+                    .map(|v| inst.streams[s].waited(v, &waits[s]))
+                    .max()
+                    .unwrap_or(0),
                 deadline_us: flow.deadline.map(|d| d * 1e6),
                 hops: inst.streams[s].visits.len(),
             });
@@ -889,6 +921,8 @@ fn gates(
     let gap = if bound.abs() > 0.0 { ((bound - value) / bound).abs() } else { 0.0 };
     Ok(Report {
         feasible: true,
+        mode: if req.max_wait_ns > 0 { "bounded-wait" } else { "no-wait" },
+        max_wait_ns: req.max_wait_ns,
         reasons: Vec::new(),
         objective: req.objective,
         method,
@@ -919,45 +953,4 @@ fn capped(mut reasons: Vec<String>) -> Vec<String> {
         reasons.push(format!("… and {more} more"));
     }
     reasons
-}
-
-/// Makes port `p` run scheduler `name` in the description: an end system's `scheduler`, a
-/// switch's `ports.NAME.scheduler`.
-fn assign_scheduler(doc: &mut Value, net: &Network, p: PortId, name: &str) {
-    let node = &net.nodes[net.ports[p].node];
-    let (key, switch) = match node.kind {
-        NodeKind::EndSystem => ("end_systems", false),
-        NodeKind::Switch => ("switches", true),
-        NodeKind::Server => return,
-    };
-    let Some(list) = doc.get_mut(key).and_then(Value::as_array_mut) else { return };
-    let Some(obj) = list
-        .iter_mut()
-        .filter_map(Value::as_object_mut)
-        .find(|o| o.get("name").and_then(Value::as_str) == Some(node.name.as_str()))
-    else {
-        return;
-    };
-    if !switch {
-        obj.insert("scheduler".into(), Value::String(name.into()));
-        return;
-    }
-    let ports = obj.entry("ports").or_insert_with(|| json!({}));
-    if let Some(map) = ports.as_object_mut() {
-        let entry = map.entry(net.ports[p].name.clone()).or_insert_with(|| json!({}));
-        if let Some(e) = entry.as_object_mut() {
-            e.insert("scheduler".into(), Value::String(name.into()));
-        }
-    }
-}
-
-/// Periodic flows' offsets as the description gives them, ns (for tests and the front).
-pub fn offsets(net: &Network) -> Vec<Option<i64>> {
-    net.flows
-        .iter()
-        .map(|f| match &f.traffic {
-            Traffic::Periodic { offset, .. } => Some(offset.as_ns()),
-            _ => None,
-        })
-        .collect()
 }

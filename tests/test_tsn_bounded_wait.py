@@ -1,0 +1,153 @@
+"""`rtnetlab configure tsn --max-wait`: bounded-wait schedules, in which a scheduled frame may wait
+behind other scheduled frames at the gates of its route, at most the stated time in all. The
+example no no-wait schedule carries, the bound honoured three ways (the engine's own check, the
+analysis, the simulator's measured delays), and an impossible bound refused in one line."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+CLI = REPO / ".venv" / "bin" / "rtnetlab"
+EXAMPLE = REPO / "examples" / "tsn" / "tsn_bounded_wait.yaml"
+FAST = ("--verify", "analysis,simulation", "--sim-duration", "20ms")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLI), *args], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def configure(src: Path, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    res = run("configure", "tsn", str(src), "-o", str(out), "--json", *FAST, *extra)
+    assert res.returncode in (0, 1), res.stderr
+    assert "Traceback" not in res.stderr
+    return res, json.loads(res.stdout)
+
+
+def test_no_wait_cannot_schedule_the_example(tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    res, report = configure(EXAMPLE, out, "--solver", "exact")
+    assert res.returncode == 1 and not report["feasible"] and report["mode"] == "no-wait"
+    assert report["reasons"] == [
+        "no offsets exist: the exact program (HiGHS) proves that no no-wait schedule keeps every pair of "
+        "streams apart at every port"
+    ]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("solver", ["exact", "heuristic"])
+def test_bounded_wait_schedules_it_within_the_bound(tmp_path: Path, solver: str) -> None:
+    out = tmp_path / "out.yaml"
+    res, report = configure(EXAMPLE, out, "--max-wait", "32us", "--solver", solver)
+    assert res.returncode == 0 and report["feasible"], report
+    assert report["mode"] == "bounded-wait" and report["max_wait_ns"] == 32_000
+    assert report["misses"] == [] and report["unconfirmed"] == []
+    # Some frame waits (no-wait has no schedule), none more than the bound.
+    waits = {s["flow"]: s["wait_ns"] for s in report["streams"]}
+    assert max(waits.values()) > 0 and all(0 <= w <= 32_000 for w in waits.values()), waits
+    v = report["verification"]
+    assert v["analysis"]["passed"] and v["simulation"]["passed"], v
+    assert 0 < v["simulation"]["max_wait_us"] <= 32.0 + 1e-3
+    # analyze --fail-on-miss of the output: every stream time-triggered, its bound at most its
+    # chain plus the bound on its wait.
+    chains = {s["flow"]: s["chain_us"] for s in report["streams"]}
+    res = run("analyze", str(out), "--fail-on-miss", "--json")
+    assert res.returncode == 0, res.stdout
+    bounds = {f["flow"]: f["delay_us"] for f in json.loads(res.stdout)["flows"]}
+    for flow, chain in chains.items():
+        assert chain - 1e-3 <= bounds[flow] <= chain + 32.0 + 1e-3, (flow, bounds[flow], chain)
+    # The simulator's every frame: delay within [chain, chain + 30 us].
+    res = run("simulate", str(out), "--duration", "20ms", "--json")
+    rows = json.loads(res.stdout)["flows"]
+    assert rows and all(r["count"] > 0 for r in rows)
+    for r in rows:
+        assert chains[r["flow"]] - 1e-3 <= r["min_us"] <= r["max_us"] <= chains[r["flow"]] + 32.0 + 1e-3, r
+
+
+def test_an_impossible_bound_is_one_line(tmp_path: Path) -> None:
+    """31.2 us is the least wait that separates the example's two streams (ε = 200 ns): 31.1 us
+    cannot, and the exact program says so in one line."""
+    out = tmp_path / "out.yaml"
+    res, report = configure(EXAMPLE, out, "--max-wait", "31.1us", "--solver", "exact")
+    assert res.returncode == 1 and not report["feasible"]
+    assert report["reasons"] == [
+        "no offsets and waits exist: the exact program (HiGHS) proves that no schedule in which each frame "
+        "waits at most 31100ns in all (--max-wait) keeps every pair of streams apart at every port"
+    ]
+    plain = run("configure", "tsn", str(EXAMPLE), "-o", str(out), "--max-wait", "31.1us", "--solver", "exact",
+                *FAST)
+    assert plain.returncode == 1 and "waits at most 31100ns in all" in plain.stderr
+    assert "Traceback" not in plain.stderr and not out.exists()
+
+
+def test_bad_bound_is_one_line_exit_2(tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    for value, line in [
+        ("-5us", "--max-wait: must not be negative, got '-5us'"),
+        ("2s", "--max-wait: at most 1 s (a frame held longer is not time-triggered), got 2s"),
+    ]:
+        res = run("configure", "tsn", str(EXAMPLE), "-o", str(out), "--max-wait", value)
+        assert (res.returncode, res.stderr.strip()) == (2, line)
+    res = run("configure", "tsn", str(EXAMPLE), "-o", str(out), "--max-wait", "soon")
+    assert res.returncode == 2 and res.stderr.startswith("--max-wait: ") and len(res.stderr.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_python_api(tmp_path: Path) -> None:
+    import rtnetlab as rt
+    from rtnetlab.errors import UserError
+
+    net = rt.read(EXAMPLE)
+    result = net.configure_tsn(solver="exact", max_wait="32us")
+    assert result.data["feasible"] and result.data["mode"] == "bounded-wait"
+    assert result.network is not None
+    same = net.configure_tsn(solver="exact", max_wait=32e-6)
+    assert same.data["max_wait_ns"] == 32_000
+    assert not net.configure_tsn(solver="exact").data["feasible"]
+    with pytest.raises(UserError, match="--max-wait"):
+        net.configure_tsn(max_wait=-1.0)
+
+
+def line(seed: int) -> dict:
+    """A random line of 3 switches with talkers and listeners and streams of one scheduled class."""
+    rng = random.Random(seed)
+    switches = ["s0", "s1", "s2"]
+    ends = [f"e{i}" for i in range(6)]
+    links = [{"from": a, "to": b} for a, b in zip(switches, switches[1:], strict=False)]
+    links += [{"from": e, "to": switches[i // 2]} for i, e in enumerate(ends)]
+    flows = [
+        {"name": f"tt{k}", "type": "periodic", "period": f"{rng.choice([100, 200])}us",
+         "size": f"{rng.randint(200, 600)}B", "class": "tt", "source": a, "destinations": [b],
+         "deadline": "1ms"}
+        for k, (a, b) in enumerate(rng.sample(ends, 2) for _ in range(rng.randint(3, 6)))
+    ]
+    return {
+        "name": f"line-{seed}", "defaults": {"link_rate": "100Mbps", "technological_latency": "5us"},
+        "classes": [{"name": "tt", "priority": 0}, {"name": "be", "priority": 1}],
+        "schedulers": {"g": {"kind": "tas", "scheduled": ["tt"], "sync_error": "100ns"}},
+        "end_systems": [{"name": e, "scheduler": "g"} for e in ends],
+        "switches": [{"name": s, "scheduler": "g"} for s in switches], "links": links, "flows": flows,
+    }
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_lines_keep_the_bound(tmp_path: Path, seed: int) -> None:
+    """Whatever bounded-wait synthesises holds three ways, its waits within the bound."""
+    src = tmp_path / "net.yaml"
+    src.write_text(yaml.safe_dump(line(seed), sort_keys=False))
+    out = tmp_path / "out.yaml"
+    res, report = configure(src, out, "--max-wait", "15us")
+    if not report["feasible"]:
+        assert res.returncode == 1 and report["reasons"], report
+        return
+    assert res.returncode == 0, report
+    assert report["unconfirmed"] == [] and report["misses"] == []
+    assert all(s["wait_ns"] <= 15_000 for s in report["streams"])
+    sim = report["verification"]["simulation"]
+    assert sim["passed"] and sim["max_wait_us"] <= 15.0 + 1e-3, sim
