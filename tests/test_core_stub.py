@@ -1,6 +1,6 @@
 """The binding's stub (python/rtnetlab/_core.pyi) lists exactly what the compiled binding offers:
-a function, class or method added to crates/py/src/lib.rs without its stub fails here, and so
-does a stub left behind by a removed one."""
+a function, class or method added to crates/py/src/ (the module of its domain) without its stub
+fails here, and so does a stub left behind by a removed one."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ fn run(
     lp: bool,
 ) -> Result<rtnetlab_core::analysis::results::AnalysisReport, String> {
     let mut solve = common::lp::maximise;
-    run_with(net, req, lp.then_some(&mut solve as rtnetlab_core::analysis::fifo_lp::Solver))
+    Ok(run_with(net, req, lp.then_some(&mut solve as rtnetlab_core::analysis::fifo_lp::Solver))?)
 }
 
 /// Whether the campaigns solve fifo-lp's programs on the network of `seed`: on one in four (the

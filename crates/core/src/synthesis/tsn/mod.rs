@@ -289,7 +289,7 @@ fn check(document: &Value, report: &mut Report) -> Result<(), Vec<String>> {
         &out,
         &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
     )
-    .map_err(|e| vec![e])?;
+    .map_err(|e| vec![e.into()])?;
     report.misses = analysis
         .flows
         .iter()
