@@ -18,6 +18,19 @@ from os import PathLike
 
 __version__: str
 
+# The engine's constants (rtnetlab_core::constants), read by the front rather than retyped.
+#: Preamble, start frame delimiter and inter-frame gap: a frame's bytes on the wire beyond itself.
+INTERFRAME_BYTES: int
+#: The shortest and the longest (untagged) Ethernet frame, header and FCS included, bytes.
+ETHERNET_MIN_FRAME_BYTES: int
+ETHERNET_MAX_FRAME_BYTES: int
+#: An AFDX frame's bytes beyond its payload: Ethernet, IP and UDP headers, sequence number, FCS.
+AFDX_FRAME_HEADERS_BYTES: int
+#: An AFDX frame's cost on the wire beyond its payload: its headers and the interframe bytes.
+AFDX_FRAME_OVERHEAD_BYTES: int
+#: The bandwidth allocation gaps ARINC 664 allows, ms (2^k for k = 0..7).
+AFDX_BAGS_MS: tuple[int, ...]
+
 class ChoiceError(ValueError):
     """A name given for an option is none of its choices; args: (reason) or (argument, reason)."""
 

@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 
 mod analysis;
 mod cloud;
+mod constants;
 mod error;
 mod experiments;
 mod generate;
@@ -38,6 +39,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     generate::register(m)?;
     experiments::register(m)?;
     cloud::register(m)?;
+    constants::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
