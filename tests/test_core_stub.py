@@ -1,6 +1,6 @@
 """The binding's stub (python/rtnetlab/_core.pyi) lists exactly what the compiled binding offers:
-a function, class or method added to crates/py/src/lib.rs without its stub fails here, and so
-does a stub left behind by a removed one."""
+a function, class or method added to crates/py/src/ (the module of its domain) without its stub
+fails here, and so does a stub left behind by a removed one."""
 
 from __future__ import annotations
 
@@ -55,3 +55,17 @@ def test_every_stub_entry_has_its_one_line_description() -> None:
         if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not (ast.get_docstring(n) or "").strip()
     ]
     assert not missing
+
+
+def test_the_stub_lists_the_engine_s_constants_and_the_front_reads_them() -> None:
+    tree = ast.parse(STUB.read_text())
+    annotated = [n.target for n in tree.body if isinstance(n, ast.AnnAssign)]
+    stubbed = {t.id for t in annotated if isinstance(t, ast.Name)}
+    offered = {n for n in dir(_core) if n.isupper() or n == "__version__"}
+    assert stubbed == offered
+    assert (_core.INTERFRAME_BYTES, _core.AFDX_FRAME_OVERHEAD_BYTES) == (20, 67)
+    assert _core.AFDX_BAGS_MS == tuple(2**k for k in range(8))
+    from rtnetlab.io import wopanet
+
+    assert wopanet.DEFAULT_OVERHEAD == _core.AFDX_FRAME_HEADERS_BYTES + _core.INTERFRAME_BYTES
+    assert wopanet.VALID_BAGS_MS == tuple(float(b) for b in _core.AFDX_BAGS_MS)

@@ -1,16 +1,35 @@
-"""Type stubs of the compiled engine binding (crates/py/src/lib.rs).
+"""Type stubs of the compiled engine binding (crates/py/src/: one module per domain).
 
 Every function and class the binding exposes is listed here with its types and a one-line
 description; tests/test_core_stub.py fails when the binding and this file differ, so a new
 binding function gets its stub in the same change. Results are JSON text unless said otherwise;
 only ``rtnetlab.model`` uses the ``Network`` handle and the loading functions (the rest of the
 front goes through it).
+
+Errors (crates/py/src/error.rs, the one bridge) are ``ValueError``s: ``ChoiceError`` for an
+unknown choice, and the classes of ``rtnetlab.errors``: ``ModelError`` for an input that breaks
+a rule (``place: rule``, one line each), ``LimitError`` for a limit passed or a wrong setting of
+the limits, ``AnalysisError`` for an analysis that cannot run as asked; any other refusal is a
+plain ``ValueError``.
 """
 
 from collections.abc import Callable
 from os import PathLike
 
 __version__: str
+
+# The engine's constants (rtnetlab_core::constants), read by the front rather than retyped.
+#: Preamble, start frame delimiter and inter-frame gap: a frame's bytes on the wire beyond itself.
+INTERFRAME_BYTES: int
+#: The shortest and the longest (untagged) Ethernet frame, header and FCS included, bytes.
+ETHERNET_MIN_FRAME_BYTES: int
+ETHERNET_MAX_FRAME_BYTES: int
+#: An AFDX frame's bytes beyond its payload: Ethernet, IP and UDP headers, sequence number, FCS.
+AFDX_FRAME_HEADERS_BYTES: int
+#: An AFDX frame's cost on the wire beyond its payload: its headers and the interframe bytes.
+AFDX_FRAME_OVERHEAD_BYTES: int
+#: The bandwidth allocation gaps ARINC 664 allows, ms (2^k for k = 0..7).
+AFDX_BAGS_MS: tuple[int, ...]
 
 class ChoiceError(ValueError):
     """A name given for an option is none of its choices; args: (reason) or (argument, reason)."""
@@ -31,7 +50,8 @@ class Network:
         arrival_bounds: str = "tightest",
         lp_effort: str = "default",
     ) -> str:
-        """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else ValueError.
+        """A worst-case analysis (`method`: one of analysis_methods()), JSON text; else AnalysisError
+        (or ValueError for an unknown name).
         `arrival_bounds`: on a server graph, how cross traffic is bounded (tightest, pboo, pmoo).
         `lp(costs, starts, columns, coefficients, upper)` solves fifo-lp's programs (max c·x,
         A·x <= b, x >= 0; native-endian arrays as bytes: c f64, A in compressed rows with i32
@@ -69,7 +89,7 @@ class Network:
     def simulation(self, config_json: str) -> Simulation:
         """A simulation of this network (`config_json`: a sim::SimConfig), advanced by the caller."""
     def check_scenario(self, scenario_json: str) -> None:
-        """ValueError (place and rule) when a worst-case scenario does not fit this network."""
+        """ModelError (place and rule) when a worst-case scenario does not fit this network."""
     def worst_case_json(
         self,
         seconds: float | None,
@@ -128,10 +148,11 @@ def load_text(text: str, format: str, source: str, limits: list[str]) -> tuple[N
     """Parses (yaml or json) and validates a description within `limits`: (network or None, diagnostics)."""
 
 def parse_text(text: str, format: str, source: str, limits: list[str]) -> str:
-    """A description's text (yaml or json) as plain data, JSON text; else ValueError, one line."""
+    """A description's text (yaml or json) as plain data, JSON text; else ValueError, one line
+    (LimitError when the text passes a limit)."""
 
 def limits_json(limits: list[str]) -> str:
-    """The limits in force with `limits` (`name=value`) applied, JSON text; ValueError if one is wrong."""
+    """The limits in force with `limits` (`name=value`) applied, JSON text; LimitError if one is wrong."""
 
 def size_refusal(size: int, limits: list[str]) -> str | None:
     """The refusal of a file of `size` bytes under `limits`, if it is too large."""

@@ -11,12 +11,23 @@ class UserError(ValueError):
 
 
 class ModelError(UserError):
-    """A network description broke one or more rules; ``lines`` holds one message per problem."""
+    """A network description broke one or more rules; ``lines`` holds one message per problem
+    (``place: rule``). The engine raises it too for any input of its that breaks a rule."""
 
     def __init__(self, lines: list[str], warnings: list[str] | None = None):
         self.lines = lines
         self.warnings = warnings or []
         super().__init__("\n".join(lines))
+
+
+class LimitError(UserError):
+    """A description passes one of the limits in force (the message names it and says how to
+    raise it), or a setting of the limits is wrong. Raised by the engine."""
+
+
+class AnalysisError(UserError):
+    """An analysis that cannot run as asked: a method or option that does not apply to the
+    network, a flow it does not have, fifo-lp without a solver. Raised by the engine."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rtnetlab import _core
-from rtnetlab.errors import ModelError, UserError
+from rtnetlab.errors import AnalysisError, ModelError, UserError
 from rtnetlab.io import formats
 from rtnetlab.io.jsontext import loads
 
@@ -36,6 +36,12 @@ def _option_of(message: str) -> str | None:
     if message.startswith("unknown fifo-lp effort"):
         return "--lp-effort"
     return None
+
+
+def _as_user_error(e: ValueError) -> type[UserError]:
+    """The class of the UserError that says `e` again with its place: the engine's own when it
+    is one (AnalysisError), else UserError."""
+    return AnalysisError if isinstance(e, AnalysisError) else UserError
 
 
 @dataclass
@@ -92,7 +98,7 @@ class Network:
         except ValueError as e:
             # An unknown choice is an option error; a method that does not fit is the network's.
             where = _option_of(str(e)) or self.source or "network"
-            raise UserError(f"{where}: {e}") from None
+            raise _as_user_error(e)(f"{where}: {e}") from None
 
     def explain(self, method: str, grouping: bool, blind: bool, flow: str,
                 arrival_bounds: str = "tightest", lp_effort: str = "default") -> dict:
@@ -104,7 +110,7 @@ class Network:
                                                   arrival_bounds=arrival_bounds, lp_effort=lp_effort))
         except ValueError as e:
             where = _option_of(str(e)) or "--explain"
-            raise UserError(f"{where}: {e}") from None
+            raise _as_user_error(e)(f"{where}: {e}") from None
 
     def resolved(self) -> dict:
         return loads(self.handle.resolved_json())

@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod can;
 pub mod choice;
 pub mod cloud;
+pub mod constants;
 pub mod curves;
 pub mod dedup;
 pub mod experiments;

@@ -36,7 +36,7 @@ fn run(
     req: &Request,
     lp: bool,
 ) -> Result<rtnetlab_core::analysis::results::AnalysisReport, String> {
-    run_with(net, req, lp.then_some(&common::lp::maximise as rtnetlab_core::analysis::fifo_lp::Solver))
+    Ok(run_with(net, req, lp.then_some(&common::lp::maximise as rtnetlab_core::analysis::fifo_lp::Solver))?)
 }
 
 /// Whether the campaigns solve fifo-lp's programs on the network of `seed`: on one in four (the

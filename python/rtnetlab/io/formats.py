@@ -15,7 +15,7 @@ from typing import Any
 
 from rtnetlab import _core
 from rtnetlab import limits as limits_mod
-from rtnetlab.errors import UserError
+from rtnetlab.errors import LimitError, UserError
 
 NATIVE = (".yaml", ".yml", ".json")
 WOPANET = (".xml",)
@@ -98,6 +98,8 @@ def read(path: Path, located: bool = False) -> Any:
     text = _read_text(path)
     try:
         return json.loads(_core.parse_text(text, fmt, str(path), limits()))
+    except LimitError:
+        raise  # the engine's own, naming the limit
     except ValueError as e:
         raise UserError(str(e)) from None
 

@@ -48,16 +48,18 @@ from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 from xml.parsers import expat
 
+from rtnetlab import _core
 from rtnetlab.errors import UserError
 
 if TYPE_CHECKING:
     from decimal import Decimal
 
-INTERFRAME_BYTES = 20
-DEFAULT_OVERHEAD = 67
-ETH_MIN, ETH_MAX = 64, 1518
+# The engine's numbers (rtnetlab_core::constants): 20 B on the wire, 67 B per AFDX frame.
+INTERFRAME_BYTES = _core.INTERFRAME_BYTES
+DEFAULT_OVERHEAD = _core.AFDX_FRAME_OVERHEAD_BYTES
+ETH_MIN, ETH_MAX = _core.ETHERNET_MIN_FRAME_BYTES, _core.ETHERNET_MAX_FRAME_BYTES
 BUFFER_BYTES = 65536.0
-VALID_BAGS_MS = tuple(2.0**k for k in range(8))
+VALID_BAGS_MS = tuple(float(b) for b in _core.AFDX_BAGS_MS)
 PRIORITY_ORDER = {"high": 0, "low": 1}
 
 # Attributes each element may carry (required ones first), and the children it may hold.

@@ -72,8 +72,6 @@ TABLE1_BAGS = {
     "multimedia": [2, 2, 5, 10, 24, 16, 15],
     "best_effort": [2, 2, 6, 25, 60, 32, 20],
 }
-#: Per-frame overhead on the wire (preamble + inter-frame gap), as the generator's default.
-WIRE_OVERHEAD_B = 20
 SOURCES = 11  # Fig. 7: 11 source end systems, 1 destination
 
 # ------------------------------------------------------------------------------------------------
@@ -100,6 +98,10 @@ def star_network(
     `link_rate_bps`. VLs are drawn with Table 1's class, frame-length and BAG mix (every BAG
     `bag_ms` when given) until their mean offered load on the destination's link reaches `load`
     of its rate. Frame sizes of a VL run over its length bin."""
+    from rtnetlab import _core
+
+    # Per-frame overhead on the wire (preamble + inter-frame gap): the engine's default.
+    wire_overhead_b = _core.INTERFRAME_BYTES
     rng = random.Random(seed)
     plane_names = ["A", "B"][:planes]
     switches, links = [], []
@@ -129,10 +131,10 @@ def star_network(
                 "lmax": f"{hi}B",
             }
         )
-        offered += ((lo + hi) / 2 + WIRE_OVERHEAD_B) * 8 / (bag / 1000)
+        offered += ((lo + hi) / 2 + wire_overhead_b) * 8 / (bag / 1000)
     doc: dict[str, Any] = {
         "name": f"seed000-star-{len(flows)}vl-seed{seed}",
-        "defaults": {"link_rate": f"{link_rate_bps:g}bps", "interframe_overhead": f"{WIRE_OVERHEAD_B}B"},
+        "defaults": {"link_rate": f"{link_rate_bps:g}bps", "interframe_overhead": f"{wire_overhead_b}B"},
         "classes": [{"name": c, "priority": i} for i, c in enumerate(CLASSES)],
         "end_systems": [{"name": f"ES{k + 1}"} for k in range(SOURCES + 1)],
         "switches": switches,
@@ -166,7 +168,9 @@ def unloaded_latency_s(doc: dict) -> dict[str, float]:
     each plane is walked and the slowest is kept."""
     defaults = doc.get("defaults", {})
     rate0 = _quantity("rate", defaults.get("link_rate", "100Mbps"))
-    overhead = _quantity("size", defaults.get("interframe_overhead", "20B"))
+    from rtnetlab import _core
+
+    overhead = _quantity("size", defaults.get("interframe_overhead", f"{_core.INTERFRAME_BYTES}B"))
     tech = {s["name"]: _quantity("duration", s.get("technological_latency", "0s")) for s in doc["switches"]}
     plane_of = {s["name"]: s.get("plane", "A") for s in doc["switches"]}
     adj: dict[str, list[tuple[str, float]]] = defaultdict(list)

@@ -29,6 +29,7 @@ import platform
 import time
 from pathlib import Path
 
+from rtnetlab import _core
 from rtnetlab.errors import UserError
 
 #: Days a cached measurement is trusted on the same host.
@@ -49,7 +50,7 @@ def offered(plan: dict) -> float:
         if f["period_ns"]:
             per_s = 1e9 / f["period_ns"]
         else:
-            per_s = f["rate_bps"] / ((f["lmax_bytes"] + 20) * 8)
+            per_s = f["rate_bps"] / ((f["lmax_bytes"] + _core.INTERFRAME_BYTES) * 8)
         ports = {p for r in f["routes"] for p in r["ports"]}
         total += per_s * len(ports)
     return total

@@ -28,6 +28,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from rtnetlab import _core
+
 LINK_BPS = 100e6
 RT_BYTES = 570
 RT_PERIOD_US = 1000
@@ -35,8 +37,8 @@ SHAPER_BPS = 80e6
 #: IPv4 payload per fragment of a 1500-byte MTU, and the Ethernet + IP headers around it.
 FRAGMENT_PAYLOAD = 1480
 FRAME_OVERHEAD = 14 + 4 + 20
-#: Preamble, start delimiter and inter-frame gap (seed 002's 20 bytes).
-WIRE_OVERHEAD = 20
+#: Preamble, start delimiter and inter-frame gap (seed 002's 20 bytes, the engine's number).
+WIRE_OVERHEAD = _core.INTERFRAME_BYTES
 
 SCENARIOS = {
     "tc": [("B2", "B3")],

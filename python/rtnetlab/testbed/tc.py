@@ -38,8 +38,10 @@ from __future__ import annotations
 import shlex
 import unicodedata
 
+from rtnetlab import _core
+
 #: Per-frame bytes HTB adds to a frame's length without FCS: FCS 4 + preamble, SFD and gap 20.
-OVERHEAD = 24
+OVERHEAD = 4 + _core.INTERFRAME_BYTES
 #: A bfifo standing for an unbounded buffer.
 UNBOUNDED_BYTES = 1 << 30
 #: A static-priority leaf's guaranteed share of its link (its rate, below which it is served
@@ -82,7 +84,7 @@ def port_lines(dev: str, port: dict, time_scale: float = 1.0) -> list[str]:
     levels = kernel["Ok"]["levels"]
     n = ""
     link = port["rate_bps"] / time_scale
-    frame = port["max_frame_bytes"] + 20
+    frame = port["max_frame_bytes"] + _core.INTERFRAME_BYTES
     shaper = port.get("shaper")
     rate = shaper["rate_bps"] / time_scale if shaper else link
     # Deficit: HTB passes a frame on non-negative tokens, the model's shaper on the frame's own.

@@ -109,14 +109,54 @@ pub struct Request {
     pub lp_effort: fifo_lp::Effort,
 }
 
+/// Why an analysis cannot run as asked; its text is the one line users read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AnalysisError {
+    /// The method, or an option asked with it, does not apply to this network.
+    #[error("{0}")]
+    NotApplicable(String),
+    /// `fifo-lp` asked for without a linear-programming solver.
+    #[error(
+        "fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, the extra `cloud`)"
+    )]
+    NoSolver,
+    /// No flow of this name (`explain`).
+    #[error("no flow named '{0}' in the network")]
+    UnknownFlow(String),
+}
+
+/// The methods' own refusals (`applies`) say why a method does not apply.
+impl From<String> for AnalysisError {
+    fn from(why: String) -> Self {
+        AnalysisError::NotApplicable(why)
+    }
+}
+
+impl From<&str> for AnalysisError {
+    fn from(why: &str) -> Self {
+        AnalysisError::NotApplicable(why.to_string())
+    }
+}
+
+/// The one line, where callers still carry text.
+impl From<AnalysisError> for String {
+    fn from(e: AnalysisError) -> String {
+        e.to_string()
+    }
+}
+
 /// Runs the requested analysis; a method that does not apply, or an unknown one, is a user error.
 /// Without a linear-programming solver: `fifo-lp` is refused, `best` does without it.
-pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, String> {
+pub fn run(net: &Network, req: &Request) -> Result<AnalysisReport, AnalysisError> {
     run_with(net, req, None)
 }
 
 /// [`run`] with a linear-programming solver for `fifo-lp` (and `best` on server graphs).
-pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Result<AnalysisReport, String> {
+pub fn run_with(
+    net: &Network,
+    req: &Request,
+    lp: Option<fifo_lp::Solver>,
+) -> Result<AnalysisReport, AnalysisError> {
     use network_bounds::{ArrivalBounds, Candidate, Multiplexing, Options};
     let mux = if req.blind { Multiplexing::Blind } else { Multiplexing::Fifo };
     let opt = |method| Options { method, grouping: req.grouping, multiplexing: mux };
@@ -136,7 +176,8 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
             return Err(format!(
                 "--arrival-bounds pmoo: applies to tfa, sfa, pmoo and best, not {}",
                 req.method
-            ));
+            )
+            .into());
         }
         if !req.blind && req.method != Method::Pmoo {
             return Err(
@@ -178,16 +219,16 @@ pub fn run_with(net: &Network, req: &Request, lp: Option<fifo_lp::Solver>) -> Re
                 return Err(format!(
                     "{}: a bound on aggregates, with no grouping and no blind variant",
                     req.method
-                ));
+                )
+                .into());
             }
             network_bounds::sink_tree::applies(net).map(|_| network_bounds::sink_tree::analyze(net))
         }
-        Method::FifoLp => fifo_lp::applies(net, req.blind).and_then(|_| match lp {
-            Some(solver) => Ok(fifo_lp::analyze(net, req.lp_effort, solver)),
-            None => Err("fifo-lp needs a linear-programming solver: install HiGHS for Python (highspy, \
-                         the extra `cloud`)"
-                .to_string()),
-        }),
+        Method::FifoLp => {
+            fifo_lp::applies(net, req.blind)?;
+            let Some(solver) = lp else { return Err(AnalysisError::NoSolver) };
+            Ok(fifo_lp::analyze(net, req.lp_effort, solver))
+        }
         // On a server graph under FIFO multiplexing, the linear program where it applies.
         Method::Best => network_bounds::applies(net).map(|_| {
             let mut report = network_bounds::best_with(net, mux, arrival);
@@ -251,7 +292,7 @@ pub fn explain(
     net: &Network,
     req: &Request,
     flow: &str,
-) -> Result<network_bounds::explain::Explanation, String> {
+) -> Result<network_bounds::explain::Explanation, AnalysisError> {
     explain_with(net, req, flow, None)
 }
 
@@ -263,12 +304,12 @@ pub fn explain_with(
     req: &Request,
     flow: &str,
     lp: Option<fifo_lp::Solver>,
-) -> Result<network_bounds::explain::Explanation, String> {
+) -> Result<network_bounds::explain::Explanation, AnalysisError> {
     let f = net
         .flows
         .iter()
         .position(|x| x.name == flow)
-        .ok_or_else(|| format!("no flow named '{flow}' in the network"))?;
+        .ok_or_else(|| AnalysisError::UnknownFlow(flow.to_string()))?;
     if req.method == Method::SinkTreeBacklog {
         return Err(
             "--explain shows a flow's hop-by-hop terms; sink-tree-backlog bounds a server's backlog \

@@ -414,6 +414,7 @@ fn every_flag_is_honoured_or_refused() {
                 let what = format!("{method} grouping={grouping} blind={blind}");
                 match run(&n, &req) {
                     Err(e) => {
+                        let e = e.to_string();
                         assert_eq!(method, "afdx-naive", "{what}: refused: {e}");
                         assert!(grouping || blind, "{what}: plain afdx-naive refused");
                         assert!(!e.contains('\n') && e.contains("afdx-naive"), "{what}: '{e}'");
@@ -572,7 +573,9 @@ fn explanations_add_up_to_the_bounds() {
     }
     let n = net(1, RandomSchedulers::Fifo);
     let req = Request { method: crate::analysis::Method::Best, ..Default::default() };
-    assert_eq!(super::explain(&n, &req, "nobody").unwrap_err(), "no flow named 'nobody' in the network");
+    let err = super::explain(&n, &req, "nobody").unwrap_err();
+    assert_eq!(err, super::AnalysisError::UnknownFlow("nobody".into()));
+    assert_eq!(err.to_string(), "no flow named 'nobody' in the network");
 }
 
 /// The credit-based shaper example (examples/tsn/cbs_avb.yaml) by hand. 1 Gb/s links (C), no

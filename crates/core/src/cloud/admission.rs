@@ -285,7 +285,7 @@ impl Admission {
     fn check(&self, extra: &[Value], jitter: &[(String, f64)]) -> Result<Vec<(f64, f64)>, (String, String)> {
         if !self.incremental {
             let net = load(self.description(extra)).map_err(|e| ("network".to_string(), e))?;
-            let report = analysis::run(&net, &self.request).map_err(|e| ("network".to_string(), e))?;
+            let report = analysis::run(&net, &self.request).map_err(|e| ("network".to_string(), e.into()))?;
             return self.judge(&net, &report.flows, extra.len(), jitter);
         }
         let mut live = self.live.borrow_mut();

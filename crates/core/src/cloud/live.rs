@@ -124,7 +124,7 @@ impl LiveNetwork {
             return Ok(analysis::tfa_report(&self.net, cache));
         }
         self.last_analysed_ports = self.net.ports.len();
-        analysis::run(&self.net, req)
+        Ok(analysis::run(&self.net, req)?)
     }
 
     pub fn len(&self) -> usize {

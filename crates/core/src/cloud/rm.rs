@@ -21,6 +21,7 @@
 //! matching values the RM reads (`matching_floor`, −1 in the simulated experiments: a response
 //! time above 2 t̄ counts as 2 t̄) bounds the step; the plain law (no floor) is the default.
 
+use crate::model::Invalid;
 use serde::{Deserialize, Serialize};
 
 /// Eq. 1: f = 1 − t / t̄, the matching value of a response time t against the soft deadline t̄.
@@ -55,40 +56,42 @@ pub fn initial_shares(n: usize) -> Vec<f64> {
 
 /// Checks what one step needs: as many matching values as shares, finite numbers, shares in
 /// [0, 1] summing to 1, ε > 0, 0 ≤ n·c_min ≤ 1. The error names the argument and the rule.
-pub fn check(shares: &[f64], matching: &[f64], s: &RmSettings) -> Result<(), String> {
+pub fn check(shares: &[f64], matching: &[f64], s: &RmSettings) -> Result<(), Invalid> {
     if shares.is_empty() {
-        return Err("shares: at least one application".into());
+        return Err(Invalid::new("shares", "at least one application"));
     }
     if matching.len() != shares.len() {
-        return Err(format!(
-            "matching: one value per application ({} shares), got {}",
-            shares.len(),
-            matching.len()
+        return Err(Invalid::new(
+            "matching",
+            format!("one value per application ({} shares), got {}", shares.len(), matching.len()),
         ));
     }
     if let Some((i, c)) = shares.iter().enumerate().find(|(_, c)| !(0.0..=1.0).contains(*c)) {
-        return Err(format!("shares[{i}]: must be between 0 and 1, got {c}"));
+        return Err(Invalid::new(format!("shares[{i}]"), format!("must be between 0 and 1, got {c}")));
     }
     let sum: f64 = shares.iter().sum();
     if (sum - 1.0).abs() > 1e-9 {
-        return Err(format!("shares: must sum to 1 (Eq. 4 keeps that sum), got {sum}"));
+        return Err(Invalid::new("shares", format!("must sum to 1 (Eq. 4 keeps that sum), got {sum}")));
     }
     if let Some((i, f)) = matching.iter().enumerate().find(|(_, f)| !f.is_finite()) {
-        return Err(format!("matching[{i}]: must be a finite number, got {f}"));
+        return Err(Invalid::new(format!("matching[{i}]"), format!("must be a finite number, got {f}")));
     }
     if !(s.epsilon.is_finite() && s.epsilon > 0.0) {
-        return Err(format!("epsilon: must be positive, got {}", s.epsilon));
+        return Err(Invalid::new("epsilon", format!("must be positive, got {}", s.epsilon)));
     }
     if !(s.min_share >= 0.0 && s.min_share * shares.len() as f64 <= 1.0 + 1e-12) {
-        return Err(format!(
-            "min_share: must be at least 0 and at most 1/n = {}, got {}",
-            1.0 / shares.len() as f64,
-            s.min_share
+        return Err(Invalid::new(
+            "min_share",
+            format!(
+                "must be at least 0 and at most 1/n = {}, got {}",
+                1.0 / shares.len() as f64,
+                s.min_share
+            ),
         ));
     }
     if let Some(floor) = s.matching_floor {
         if !(floor.is_finite() && floor < 0.0) {
-            return Err(format!("matching_floor: must be a negative number, got {floor}"));
+            return Err(Invalid::new("matching_floor", format!("must be a negative number, got {floor}")));
         }
     }
     Ok(())
@@ -196,10 +199,10 @@ mod tests {
     #[test]
     fn checks_name_the_argument() {
         let s = RmSettings::default();
-        assert!(check(&[0.5, 0.5], &[0.1], &s).unwrap_err().starts_with("matching:"));
-        assert!(check(&[0.6, 0.5], &[0.1, 0.0], &s).unwrap_err().starts_with("shares: must sum"));
-        assert!(check(&[1.5, -0.5], &[0.1, 0.0], &s).unwrap_err().starts_with("shares[0]"));
+        assert!(check(&[0.5, 0.5], &[0.1], &s).unwrap_err().to_string().starts_with("matching:"));
+        assert!(check(&[0.6, 0.5], &[0.1, 0.0], &s).unwrap_err().to_string().starts_with("shares: must sum"));
+        assert!(check(&[1.5, -0.5], &[0.1, 0.0], &s).unwrap_err().to_string().starts_with("shares[0]"));
         let bad = RmSettings { epsilon: 0.0, min_share: 0.0, matching_floor: None };
-        assert!(check(&[0.5, 0.5], &[0.1, 0.0], &bad).unwrap_err().starts_with("epsilon"));
+        assert!(check(&[0.5, 0.5], &[0.1, 0.0], &bad).unwrap_err().to_string().starts_with("epsilon"));
     }
 }

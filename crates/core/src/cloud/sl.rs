@@ -7,6 +7,7 @@
 //! which drives f to 0 (the integral term) and, being incremental, winds up no further than the
 //! clamp: at s = 1 with a surplus it stays at 1 and leaves as soon as f turns negative.
 
+use crate::model::Invalid;
 use serde::{Deserialize, Serialize};
 
 /// The PI gains and the SL's range (default [0, 1], the SL being a probability).
@@ -31,15 +32,18 @@ impl SlController {
         (sl + self.kp * (f - previous_f) + self.ki * f).clamp(self.min_sl, self.max_sl)
     }
 
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Invalid> {
         let ok = |x: f64| x.is_finite() && x >= 0.0;
         if !ok(self.kp) || !ok(self.ki) {
-            return Err(format!("kp, ki: must be finite and at least 0, got {} and {}", self.kp, self.ki));
+            return Err(Invalid::new(
+                "kp, ki",
+                format!("must be finite and at least 0, got {} and {}", self.kp, self.ki),
+            ));
         }
         if !(0.0 <= self.min_sl && self.min_sl <= self.max_sl && self.max_sl <= 1.0) {
-            return Err(format!(
-                "min_sl, max_sl: need 0 <= min_sl <= max_sl <= 1, got {} and {}",
-                self.min_sl, self.max_sl
+            return Err(Invalid::new(
+                "min_sl, max_sl",
+                format!("need 0 <= min_sl <= max_sl <= 1, got {} and {}", self.min_sl, self.max_sl),
             ));
         }
         Ok(())

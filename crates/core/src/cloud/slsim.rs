@@ -141,8 +141,8 @@ impl Scenario {
         }
         let n = self.apps.len();
         let shares = self.initial_shares.clone().unwrap_or_else(|| rm::initial_shares(n));
-        rm::check(&shares, &vec![0.0; n], &self.rm).map_err(|e| match e.strip_prefix("shares") {
-            Some(rest) => format!("initial_shares{rest}"),
+        rm::check(&shares, &vec![0.0; n], &self.rm).map_err(|e| match e.place.strip_prefix("shares") {
+            Some(rest) => format!("initial_shares{rest}: {}", e.rule),
             None => format!("rm.{e}"),
         })?;
         for (i, a) in self.apps.iter().enumerate() {

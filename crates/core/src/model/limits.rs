@@ -70,6 +70,25 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// Why the limits refuse: a setting that is wrong, or a description that passes one of them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// A `name=value` setting of the limits is wrong (the message names it).
+    #[error("{0}")]
+    Setting(String),
+    /// What a description holds passes the limit `limit` (one of [`NAMES`]); the message says
+    /// how to raise it.
+    #[error("{message}")]
+    Exceeded { limit: &'static str, message: String },
+}
+
+/// The one line, where callers still carry text.
+impl From<LimitError> for String {
+    fn from(e: LimitError) -> String {
+        e.to_string()
+    }
+}
+
 /// The refusal when `what` (e.g. "1,000,001 flows") passes the limit `name`.
 pub fn exceeded(what: impl fmt::Display, name: &str, limit: u64) -> String {
     format!("{what}, more than the limit of {} ({})", grouped(limit), how_to_raise(name))
@@ -92,7 +111,11 @@ impl Limits {
 
     /// Applies one `name=value` setting. `size` also takes a data size (`2GiB`); every limit
     /// takes digits with `_` or `,` between them.
-    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+    pub fn set(&mut self, assignment: &str) -> Result<(), LimitError> {
+        self.set_one(assignment).map_err(LimitError::Setting)
+    }
+
+    fn set_one(&mut self, assignment: &str) -> Result<(), String> {
         let Some((name, value)) = assignment.split_once('=') else {
             return Err(format!("expected NAME=VALUE (limits: {}), got '{assignment}'", NAMES.join(", ")));
         };
@@ -125,7 +148,7 @@ impl Limits {
 
     /// The defaults with each `name=value` of `assignments` applied in order; an assignment may
     /// hold several, separated by commas or spaces (as the environment variable does).
-    pub fn from_assignments<S: AsRef<str>>(assignments: &[S]) -> Result<Limits, String> {
+    pub fn from_assignments<S: AsRef<str>>(assignments: &[S]) -> Result<Limits, LimitError> {
         let mut limits = Limits::default();
         for a in assignments {
             for one in split_assignments(a.as_ref()) {
@@ -181,7 +204,7 @@ mod tests {
         assert_eq!((l.flows, l.depth, l.size, l.errors), (2_000_000, 100, 2 << 30, 5));
         assert_eq!(l.nodes, Limits::default().nodes);
         assert_eq!(Limits::from_assignments(&["size=1_000"]).unwrap().size, 1000);
-        let err = |a: &str| Limits::from_assignments(&[a]).unwrap_err();
+        let err = |a: &str| Limits::from_assignments(&[a]).unwrap_err().to_string();
         assert!(err("flow=3").starts_with("unknown limit 'flow' (limits: size, depth,"));
         assert_eq!(err("flows=many"), "flows: expected a whole number, got 'many'");
         assert_eq!(err("flows=0"), "flows: must be at least 1, got 0");

@@ -4,6 +4,7 @@
 pub mod diagnostics;
 pub mod fixed_priority;
 pub mod info;
+mod invalid;
 pub mod limits;
 pub mod load;
 pub mod network;
@@ -14,7 +15,8 @@ pub mod validate;
 
 pub use diagnostics::{Diagnostic, Diagnostics, Severity};
 pub use fixed_priority::FixedPrioritySystem;
-pub use limits::Limits;
+pub use invalid::Invalid;
+pub use limits::{LimitError, Limits};
 pub use network::indices::{self, Crossings, FlatRoutes, Names};
 pub use network::*;
 pub use spec::*;

@@ -51,17 +51,23 @@ pub struct ParseError {
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub message: String,
+    /// The limit the text passed (one of [`super::limits::NAMES`]), when that is why.
+    pub limit: Option<&'static str>,
 }
 
 impl ParseError {
     fn at(line: usize, column: usize, message: impl Into<String>) -> Self {
-        ParseError { line: Some(line), column: Some(column), message: message.into() }
+        ParseError { line: Some(line), column: Some(column), message: message.into(), limit: None }
     }
     fn whole(message: impl Into<String>) -> Self {
-        ParseError { line: None, column: None, message: message.into() }
+        ParseError { line: None, column: None, message: message.into(), limit: None }
     }
     fn at_mark(mark: Marker, message: impl Into<String>) -> Self {
         ParseError::at(mark.line(), mark.col() + 1, message)
+    }
+    /// The same error, said to be the passing of `limit` when it is one.
+    fn passing(self, limit: Option<&'static str>) -> Self {
+        ParseError { limit, ..self }
     }
     /// `source:line:column` (or `source` alone), the place of this error in `source`.
     pub fn place(&self, source: &str) -> String {
@@ -85,7 +91,7 @@ impl fmt::Display for ParseError {
 pub fn parse(text: &str, format: Format, limits: &Limits) -> Result<Value, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.len() as u64 > limits.size {
-        return Err(ParseError::whole(size_refusal(text.len() as u64, limits)));
+        return Err(ParseError::whole(size_refusal(text.len() as u64, limits)).passing(Some("size")));
     }
     let value = match format {
         Format::Yaml => parse_yaml(text, limits)?,
@@ -128,16 +134,25 @@ struct Budget<'a> {
     values: Cell<u64>,
     aliased: Cell<u64>,
     depth: Cell<u64>,
+    /// The limit passed, once one is.
+    passed: Cell<Option<&'static str>>,
 }
 
 impl<'a> Budget<'a> {
     fn new(limits: &'a Limits) -> Self {
-        Budget { limits, values: Cell::new(0), aliased: Cell::new(0), depth: Cell::new(0) }
+        Budget {
+            limits,
+            values: Cell::new(0),
+            aliased: Cell::new(0),
+            depth: Cell::new(0),
+            passed: Cell::new(None),
+        }
     }
     fn add_values(&self, n: u64) -> Result<(), String> {
         let v = self.values.get() + n;
         self.values.set(v);
         if v > self.limits.values {
+            self.passed.set(Some("values"));
             return Err(format!(
                 "the description holds more values than the limit of {} ({})",
                 grouped(self.limits.values),
@@ -150,6 +165,7 @@ impl<'a> Budget<'a> {
         let a = self.aliased.get() + n;
         self.aliased.set(a);
         if a > self.limits.aliases {
+            self.passed.set(Some("aliases"));
             return Err(format!(
                 "aliases copy more values than the limit of {} ({})",
                 grouped(self.limits.aliases),
@@ -162,6 +178,7 @@ impl<'a> Budget<'a> {
         let d = self.depth.get() + 1;
         self.depth.set(d);
         if d > self.limits.depth {
+            self.passed.set(Some("depth"));
             return Err(format!(
                 "lists and mappings nest deeper than the limit of {} levels ({})",
                 self.limits.depth,
@@ -191,11 +208,12 @@ fn parse_json(text: &str, limits: &Limits) -> Result<Value, ParseError> {
             None => msg,
         };
         let msg = if e.is_syntax() || e.is_eof() { format!("not valid JSON: {msg}") } else { msg };
-        if e.line() == 0 {
+        let error = if e.line() == 0 {
             ParseError::whole(msg)
         } else {
             ParseError::at(e.line(), e.column().max(1), msg)
-        }
+        };
+        error.passing(budget.passed.get())
     })
 }
 
@@ -331,8 +349,9 @@ fn parse_yaml(text: &str, limits: &Limits) -> Result<Value, ParseError> {
             };
             ParseError::at_mark(*e.marker(), msg)
         })?;
-        b.event(event, span.start)
-            .map_err(|msg| ParseError::at_mark(b.error_at.unwrap_or(span.start), msg))?;
+        b.event(event, span.start).map_err(|msg| {
+            ParseError::at_mark(b.error_at.unwrap_or(span.start), msg).passing(budget.passed.get())
+        })?;
     }
     Ok(b.root.unwrap_or(Value::Null))
 }

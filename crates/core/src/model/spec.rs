@@ -153,7 +153,7 @@ impl Default for Defaults {
             switching: Switching::StoreAndForward,
             scheduler: "fifo".to_string(),
             buffer: None,
-            interframe_overhead: DataSize::from_bytes(20.0),
+            interframe_overhead: DataSize::from_bytes(crate::constants::INTERFRAME_BYTES.into()),
             policing_jitter: None,
         }
     }

@@ -15,7 +15,7 @@
 
 use super::engine::Simulator;
 use super::tables::{period_ns, size_range};
-use crate::model::{Network, Switching};
+use crate::model::{Invalid, Network, Switching};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -91,42 +91,50 @@ impl ScenarioTables {
 
     /// Reads a scenario: every flow named must exist, once; offsets within the period; sizes
     /// within the flow's frames; plane skews within the sending skew. Errors name the place.
-    pub fn resolve(net: &Network, s: &Scenario) -> Result<ScenarioTables, String> {
+    pub fn resolve(net: &Network, s: &Scenario) -> Result<ScenarioTables, Invalid> {
         let by_name: HashMap<&str, usize> =
             net.flows.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
         let mut t = ScenarioTables::synchronized(net);
         t.store_and_forward = s.store_and_forward;
         if s.duration_ns <= 0 {
-            return Err(format!("scenario.duration_ns: must be positive, got {}", s.duration_ns));
+            return Err(Invalid::new(
+                "scenario.duration_ns",
+                format!("must be positive, got {}", s.duration_ns),
+            ));
         }
         let mut seen = vec![false; net.flows.len()];
         for (k, fs) in s.flows.iter().enumerate() {
             let place = format!("scenario.flows[{k}]");
-            let &f = by_name
-                .get(fs.flow.as_str())
-                .ok_or_else(|| format!("{place}.flow: no flow named '{}' in {}", fs.flow, net.spec.name))?;
+            let &f = by_name.get(fs.flow.as_str()).ok_or_else(|| {
+                Invalid::new(
+                    format!("{place}.flow"),
+                    format!("no flow named '{}' in {}", fs.flow, net.spec.name),
+                )
+            })?;
             if std::mem::replace(&mut seen[f], true) {
-                return Err(format!("{place}.flow: '{}' is listed twice", fs.flow));
+                return Err(Invalid::new(format!("{place}.flow"), format!("'{}' is listed twice", fs.flow)));
             }
             let flow = &net.flows[f];
             let period = period_ns(&flow.traffic).max(1);
             if !(0..period).contains(&fs.offset_ns) {
-                return Err(format!(
-                    "{place}.offset_ns: must be within the flow's period, 0 to {} ns, got {}",
-                    period - 1,
-                    fs.offset_ns
+                return Err(Invalid::new(
+                    format!("{place}.offset_ns"),
+                    format!("must be within the flow's period, 0 to {} ns, got {}", period - 1, fs.offset_ns),
                 ));
             }
             let (lo, hi) = size_range(&flow.traffic);
             let (lo, hi) = (lo.round() as u32, hi.round() as u32);
             if let Some(b) = fs.sizes.iter().find(|&&b| b < lo || b > hi) {
-                return Err(format!("{place}.sizes: {b} B is outside the flow's frames, {lo} to {hi} B"));
+                return Err(Invalid::new(
+                    format!("{place}.sizes"),
+                    format!("{b} B is outside the flow's frames, {lo} to {hi} B"),
+                ));
             }
             let skew = (net.sending_skew * 1e9).round() as i64;
             if !(0..=skew).contains(&fs.plane_skew_ns) {
-                return Err(format!(
-                    "{place}.plane_skew_ns: must be within the sending skew, 0 to {skew} ns, got {}",
-                    fs.plane_skew_ns
+                return Err(Invalid::new(
+                    format!("{place}.plane_skew_ns"),
+                    format!("must be within the sending skew, 0 to {skew} ns, got {}", fs.plane_skew_ns),
                 ));
             }
             t.offset_ns[f] = fs.offset_ns;
@@ -138,11 +146,14 @@ impl ScenarioTables {
         let mut ranked = vec![false; net.flows.len()];
         let mut order = Vec::with_capacity(net.flows.len());
         for (k, name) in s.tie_order.iter().enumerate() {
-            let &f = by_name
-                .get(name.as_str())
-                .ok_or_else(|| format!("scenario.tie_order[{k}]: no flow named '{name}'"))?;
+            let &f = by_name.get(name.as_str()).ok_or_else(|| {
+                Invalid::new(format!("scenario.tie_order[{k}]"), format!("no flow named '{name}'"))
+            })?;
             if std::mem::replace(&mut ranked[f], true) {
-                return Err(format!("scenario.tie_order[{k}]: '{name}' is listed twice"));
+                return Err(Invalid::new(
+                    format!("scenario.tie_order[{k}]"),
+                    format!("'{name}' is listed twice"),
+                ));
             }
             order.push(f);
         }

@@ -24,16 +24,19 @@
 //! correct readings are the default; the printed ones are kept as [`paper_find_feasible_bag_mtu`]
 //! and [`paper_dfs_bandb`]. docs/CONFIGURATION.md has the model, the corrections and the figures.
 
+use crate::constants::{
+    AFDX_BAGS_MS, AFDX_FRAME_HEADERS_BYTES, AFDX_FRAME_OVERHEAD_BYTES, ETHERNET_MAX_FRAME_BYTES,
+};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::time::{Duration, Instant};
 
 /// BAG = 2^k ms for k = 0..7: 1, 2, 4, …, 128 ms.
-pub const BAG_COUNT: usize = 8;
+pub const BAG_COUNT: usize = AFDX_BAGS_MS.len();
 /// The largest payload per frame: a 1518 B Ethernet frame minus 47 B of headers and FCS.
-pub const MAX_MTU: u32 = 1471;
-/// Bytes a frame costs besides its payload: headers, FCS, preamble and inter-frame gap.
-pub const FRAME_OVERHEAD: u32 = 67;
+pub const MAX_MTU: u32 = ETHERNET_MAX_FRAME_BYTES - AFDX_FRAME_HEADERS_BYTES;
+/// Bytes a frame costs besides its payload: headers, FCS, preamble and inter-frame gap (67).
+pub const FRAME_OVERHEAD: u32 = AFDX_FRAME_OVERHEAD_BYTES;
 /// ARINC 664: 40 µs technological jitter, 500 µs maximum jitter at the transmitting port.
 pub const ARINC_664_JITTER: JitterBudget = JitterBudget { technological_us: 40, limit_us: 500 };
 

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Ethernet frame bytes beyond the payload (headers, sequence number, FCS).
-const FRAME_HEADERS: u32 = 47;
+const FRAME_HEADERS: u32 = crate::constants::AFDX_FRAME_HEADERS_BYTES;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -257,7 +257,8 @@ fn frame_sizes(traffic: &Traffic, mtu: u32) -> (u32, u32) {
     let payloads: Vec<u32> = messages.iter().map(|m| m.payload.bytes() as u32).collect();
     let largest = payloads.iter().map(|&l| l.min(mtu)).max().unwrap_or(mtu);
     let smallest = payloads.iter().map(|&l| l - (l.div_ceil(mtu) - 1) * mtu).min().unwrap_or(mtu);
-    ((smallest + FRAME_HEADERS).max(64), (largest + FRAME_HEADERS).max(64))
+    let shortest = crate::constants::ETHERNET_MIN_FRAME_BYTES;
+    ((smallest + FRAME_HEADERS).max(shortest), (largest + FRAME_HEADERS).max(shortest))
 }
 
 /// The description with `choice` applied to the VLs (`vl_flows[k]` is VL k's flow index).

@@ -86,7 +86,7 @@ fn replay_is_exact_and_by_hand() {
 #[test]
 fn scenarios_that_do_not_fit_are_refused_with_their_place() {
     let net = through_one_switch(&[("VL1", "ES1", 1000), ("VL2", "ES2", 500)]);
-    let err = |s: Scenario| ScenarioTables::resolve(&net, &s).unwrap_err();
+    let err = |s: Scenario| ScenarioTables::resolve(&net, &s).unwrap_err().to_string();
     assert!(err(scenario(&[("VL9", 0)], &[], 1)).starts_with("scenario.flows[0].flow: no flow named 'VL9'"));
     assert!(err(scenario(&[("VL1", 1_000_000)], &[], 1)).starts_with("scenario.flows[0].offset_ns"));
     assert!(err(scenario(&[("VL1", 0), ("VL1", 0)], &[], 1)).contains("listed twice"));

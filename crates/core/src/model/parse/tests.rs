@@ -204,3 +204,18 @@ fn keys_are_text_as_written() {
     );
     assert_eq!(err(yaml("? [a, b]\n: c\n")), "1:3: a mapping key must be text or a number, got a list");
 }
+
+#[test]
+fn a_refusal_for_a_limit_names_the_limit_passed() {
+    let limits = Limits { depth: 2, values: 5, size: 40, ..Limits::default() };
+    let limit = |text: &str, format| parse(text, format, &limits).expect_err("refused").limit;
+    assert_eq!(limit(r#"{"a": {"b": {"c": 1}}}"#, Format::Json), Some("depth"));
+    assert_eq!(limit("a: {b: {c: 1}}", Format::Yaml), Some("depth"));
+    assert_eq!(limit("[1, 2, 3, 4, 5, 6]", Format::Json), Some("values"));
+    let aliases = Limits { aliases: 3, ..Limits::default() };
+    let refused = parse("a: &x [1, 2]\nb: *x\nc: *x", Format::Yaml, &aliases).expect_err("refused");
+    assert_eq!(refused.limit, Some("aliases"));
+    assert_eq!(limit(&format!("[{}]", "1, ".repeat(20)), Format::Json), Some("size"));
+    assert_eq!(limit(r#"{"a": "#, Format::Json), None);
+    assert_eq!(limit("a: [1", Format::Yaml), None);
+}

@@ -76,7 +76,7 @@ pub(super) fn check(document: &Value, report: &mut Report) -> Result<(), Vec<Str
         &out,
         &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
     )
-    .map_err(|e| vec![e])?;
+    .map_err(|e| vec![e.into()])?;
     report.misses = analysis
         .flows
         .iter()

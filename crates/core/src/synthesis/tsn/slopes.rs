@@ -54,7 +54,7 @@ fn misses(doc: &Value, scheduler: &str, class: &str) -> Result<Vec<String>, Vec<
         &net,
         &crate::analysis::Request { method: crate::analysis::Method::Best, ..Default::default() },
     )
-    .map_err(|e| vec![e])?;
+    .map_err(|e| vec![e.into()])?;
     let k = net.classes.iter().position(|c| c.name == class);
     let crosses = |f: usize| {
         net.flows[f].routes.iter().flat_map(|r| &r.ports).any(|&p| net.ports[p].scheduler_name == scheduler)

@@ -1,0 +1,147 @@
+//! Worst-case analyses of a validated network: the reports (whole, as `analyze --json` prints
+//! them, as the terminal tables show them, summed up), where a flow's bounds come from, and the
+//! linear-programming solver the front passes in.
+
+use crate::error::{Error, Result};
+use crate::{table_view, to_json};
+use pyo3::prelude::*;
+use rtnetlab_core::analysis::{self, fifo_lp, network_bounds::ArrivalBounds, results::AnalysisReport};
+use rtnetlab_core::model::Network;
+
+/// An analysis as the front asks for it: the method and options by their names.
+pub struct Asked<'a> {
+    pub method: &'a str,
+    pub grouping: bool,
+    pub blind: bool,
+    /// On a server graph, how cross traffic is bounded.
+    pub arrival_bounds: &'a str,
+    /// How hard fifo-lp works.
+    pub lp_effort: &'a str,
+}
+
+/// The analysis asked for; an unknown name is a ValueError naming the choices.
+fn request(asked: &Asked) -> Result<analysis::Request> {
+    Ok(analysis::Request {
+        method: asked.method.parse()?,
+        grouping: asked.grouping,
+        blind: asked.blind,
+        arrival_bounds: ArrivalBounds::parse(asked.arrival_bounds)?,
+        lp_effort: fifo_lp::Effort::parse(asked.lp_effort)?,
+    })
+}
+
+/// Calls `run` with `lp` (a Python callable, as in `analyze_json`) as fifo-lp's solver, or none.
+/// The analysis runs without the interpreter lock (taken back only for each program `lp`
+/// solves), so a Python thread can compute bounds while another runs a simulation.
+fn with_solver<T: Send, E: Into<Error> + Send>(
+    py: Python<'_>,
+    lp: Option<PyObject>,
+    run: impl FnOnce(Option<fifo_lp::Solver>) -> std::result::Result<T, E> + Send,
+) -> Result<T> {
+    py.allow_threads(|| {
+        let solve = |p: &fifo_lp::Program| -> std::result::Result<f64, String> {
+            let lp = lp.as_ref().expect("called only with a solver");
+            let [costs, starts, columns, values, upper] = program_bytes(p);
+            Python::with_gil(|py| {
+                let bytes = |b: &[u8]| pyo3::types::PyBytes::new_bound(py, b).unbind();
+                let args = (bytes(&costs), bytes(&starts), bytes(&columns), bytes(&values), bytes(&upper));
+                lp.call1(py, args)
+                    .and_then(|v| v.extract::<f64>(py))
+                    .map_err(|e| e.value_bound(py).to_string())
+            })
+        };
+        let solver: Option<fifo_lp::Solver> = if lp.is_some() { Some(&solve) } else { None };
+        run(solver)
+    })
+    .map_err(Into::into)
+}
+
+/// The program as compressed rows in native-endian bytes (costs f64, row starts and columns
+/// i32, coefficients and bounds f64), which the solver reads without a loop: as Python lists of
+/// tuples, their conversion took a third of fifo-lp's time.
+fn program_bytes(p: &fifo_lp::Program) -> [Vec<u8>; 5] {
+    let nz: usize = p.rows.iter().map(|(terms, _)| terms.len()).sum();
+    let (mut starts, mut columns, mut values, mut upper) = (
+        Vec::with_capacity(p.rows.len() * 4),
+        Vec::with_capacity(nz * 4),
+        Vec::with_capacity(nz * 8),
+        Vec::with_capacity(p.rows.len() * 8),
+    );
+    let mut at = 0i32;
+    for (terms, b) in &p.rows {
+        starts.extend_from_slice(&at.to_ne_bytes());
+        at += terms.len() as i32;
+        for &(c, a) in terms {
+            columns.extend_from_slice(&(c as i32).to_ne_bytes());
+            values.extend_from_slice(&a.to_ne_bytes());
+        }
+        upper.extend_from_slice(&b.to_ne_bytes());
+    }
+    let costs: Vec<u8> = p.objective.iter().flat_map(|c| c.to_ne_bytes()).collect();
+    [costs, starts, columns, values, upper]
+}
+
+/// The report of the analysis asked for; `lp` as in `analyze_json`.
+pub fn report(py: Python<'_>, net: &Network, asked: &Asked, lp: Option<PyObject>) -> Result<AnalysisReport> {
+    let req = request(asked)?;
+    with_solver(py, lp, |solver| analysis::run_with(net, &req, solver))
+}
+
+/// The report and `warnings` as `analyze --json` prints them, indented or compact.
+pub fn document(
+    py: Python<'_>,
+    net: &Network,
+    asked: &Asked,
+    lp: Option<PyObject>,
+    warnings: &[String],
+    indent: bool,
+) -> Result<String> {
+    let report = report(py, net, asked, lp)?;
+    let doc = table_view::Document { report: &report, warnings };
+    let text = if indent { serde_json::to_string_pretty(&doc) } else { serde_json::to_string(&doc) };
+    Ok(text.expect("engine results serialise to JSON"))
+}
+
+/// The report as the terminal tables show it, the first `limit` rows of each.
+pub fn tables(
+    py: Python<'_>,
+    net: &Network,
+    asked: &Asked,
+    lp: Option<PyObject>,
+    limit: Option<usize>,
+) -> Result<String> {
+    let report = report(py, net, asked, lp)?;
+    Ok(table_view::table_json(&report, limit))
+}
+
+/// (rows, unbounded rows, largest finite delay in µs), without a solver.
+pub fn summary(net: &Network, method: &str, grouping: bool, blind: bool) -> Result<(usize, usize, f64)> {
+    let req = analysis::Request { method: method.parse()?, grouping, blind, ..Default::default() };
+    let report = analysis::run(net, &req)?;
+    let unbounded = report.flows.iter().filter(|f| !f.delay_us.is_finite()).count();
+    let largest = report.flows.iter().map(|f| f.delay_us).filter(|d| d.is_finite()).fold(0.0, f64::max);
+    Ok((report.flows.len(), unbounded, largest))
+}
+
+/// Where flow `flow`'s bounds come from, hop by hop, JSON text.
+pub fn explain(
+    py: Python<'_>,
+    net: &Network,
+    asked: &Asked,
+    flow: &str,
+    lp: Option<PyObject>,
+) -> Result<String> {
+    let req = request(asked)?;
+    with_solver(py, lp, |solver| analysis::explain_with(net, &req, flow, solver)).map(|e| to_json(&e))
+}
+
+/// Names of the analysis methods the engine offers.
+#[pyfunction]
+fn analysis_methods() -> Vec<&'static str> {
+    analysis::METHODS.to_vec()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
+    Ok(())
+}
