@@ -620,6 +620,8 @@ class Network:
             doc: dict[str, Any] = taprio.yang_instance(self.resolved(), node)
         except KeyError:
             raise UserError(f"--node: no node named {tc.comment(node or '')}") from None
+        except ValueError as e:
+            raise UserError(f"{self._source}: {tc.comment(str(e))}") from None
         if not doc[f"{taprio.IF}:interfaces"]["interface"]:
             where = "" if node is None else " at " + node
             raise UserError(f"{self._source}: no port runs a gate control list{where}")

@@ -264,13 +264,38 @@ BRIDGE = "ieee802-dot1q-bridge"
 SCHED_BRIDGE = "ieee802-dot1q-sched-bridge"
 SCHED = "ieee802-dot1q-sched"
 
+#: Largest values of the instance's YANG integer types: uint32 (gate-control-entry's index and
+#: time-interval-value, admin-cycle-time's numerator and denominator, admin-cycle-time-extension),
+#: a PTP time's seconds (a uint64 whose upper 16 bits are zero, so below 2^48).
+UINT32_MAX = 2**32 - 1
+PTP_SECONDS_LIMIT = 2**48
+
+
+def yang_entries(entries: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The gate list's (mask, interval ns) entries with every interval longer than a uint32 of
+    ns (about 4.29 s) cut into consecutive entries of the same mask: setting the gates to the
+    states they already hold changes nothing, so the list keeps its timing."""
+    out = []
+    for mask, interval in entries:
+        while interval > UINT32_MAX:
+            out.append((mask, UINT32_MAX))
+            interval -= UINT32_MAX
+        out.append((mask, interval))
+    return out
+
 
 def yang_instance(resolved: dict, node: str | None = None) -> dict:
     """The gate control lists of every gated port (of `node`, or of every node) as an instance of
     ieee802-dot1q-sched-bridge's gate-parameter-table under each interface's bridge-port (IEEE
     802.1Qcw-2023), in RFC 7951 JSON: the interface named `node:port`, the cycle as a rational
     number of seconds, the base time as PTP seconds (uint64, a string in JSON) and nanoseconds,
-    one gate-control-entry per list entry (set-gate-states, the gate mask, the interval in ns)."""
+    one gate-control-entry per list entry (set-gate-states, the gate mask, the interval in ns).
+
+    The device's own limits (supported-list-max, supported-cycle-max, supported-interval-max,
+    which the module's constraints on the list compare it with) are left out: they describe the
+    device, which reports them. A list the types cannot carry is refused (ValueError): more than
+    8 traffic classes (the gate mask is a uint8), a cycle whose reduced fraction of a second has a
+    numerator above uint32, a base time at or beyond 2^48 s."""
     tc_of = traffic_class(resolved)
     names = [n["name"] for n in resolved["nodes"]]
     if node is not None and node not in names:
@@ -283,8 +308,21 @@ def yang_instance(resolved: dict, node: str | None = None) -> dict:
         d = pp["discipline"]
         if not (d["kind"] == "tas" or (d["kind"] == "cbs" and d.get("gates"))):
             continue
+        where = f"{owner}:{pp['name']}"
+        if len(tc_of) and max(tc_of.values()) > 7:
+            raise ValueError(
+                f"{where}: {max(tc_of.values()) + 1} priority levels: 802.1Q has at most 8 traffic classes "
+                "(the gate mask is 8 bits)"
+            )
         cycle, base, entries = gate_list(d, tc_of)
         g = math.gcd(cycle, 1_000_000_000)
+        if cycle // g > UINT32_MAX:
+            raise ValueError(
+                f"{where}: cycle {cycle} ns is {cycle // g}/{1_000_000_000 // g} s, a numerator above "
+                "uint32 (admin-cycle-time)"
+            )
+        if base < 0 or base // 1_000_000_000 >= PTP_SECONDS_LIMIT:
+            raise ValueError(f"{where}: base time {base} ns is outside a PTP time (0 to 2^48 s)")
         table = {
             "gate-enabled": True,
             "admin-gate-states": 255,
@@ -296,7 +334,7 @@ def yang_instance(resolved: dict, node: str | None = None) -> dict:
                         "time-interval-value": interval,
                         "gate-states-value": mask,
                     }
-                    for i, (mask, interval) in enumerate(entries)
+                    for i, (mask, interval) in enumerate(yang_entries(entries))
                 ]
             },
             "admin-cycle-time": {"numerator": cycle // g, "denominator": 1_000_000_000 // g},
@@ -305,7 +343,7 @@ def yang_instance(resolved: dict, node: str | None = None) -> dict:
             "config-change": True,
         }
         interfaces.append({
-            "name": f"{owner}:{pp['name']}",
+            "name": where,
             "type": "iana-if-type:ethernetCsmacd",
             f"{BRIDGE}:bridge-port": {f"{SCHED_BRIDGE}:gate-parameter-table": table},
         })
