@@ -7,11 +7,10 @@ ends in exactly `Cannot find device "..."` and a malformed one in a usage or arg
 lines are also checked against the grammar of tc-taprio(8), tc-cbs(8), tc-etf(8) and tc-mqprio(8)
 written out below, and the scripts are shellcheck clean.
 
-The published IEEE 802.1 YANG modules (ieee802-dot1q-sched, -sched-bridge, -types, -dot1q-types)
-are in no package this machine can install (pyang ships IETF modules only), so the instance is
-checked against the structure those modules define, written out below from 802.1Qcw-2023:
-gate-parameter-table under ieee802-dot1q-bridge:bridge-port, its leaves' YANG types as RFC 7951
-encodes them."""
+The published IEEE 802.1 YANG modules (ieee802-dot1q-sched, -sched-bridge, -bridge, ieee802-types,
+ieee802-dot1q-types) are in no package this machine can install (pyang ships IETF modules only),
+so no schema validator runs here: the instance is checked against rules read node by node from the
+modules and written out below, each naming the module, revision and node it comes from."""
 
 from __future__ import annotations
 
@@ -160,66 +159,231 @@ def test_refusals_are_one_line(configured: Path) -> None:
         assert (res.returncode, res.stderr.strip()) == (2, line)
 
 
-# ieee802-dot1q-sched's gate-parameter-table (802.1Qcw-2023), as RFC 7951 encodes it: uint8 and
-# uint32 as JSON numbers, uint64 as a string, identityref qualified by its module, the list keyed
-# by `index`.
-U8, U32 = range(0, 2**8), range(0, 2**32)
+# The YANG instance, checked against rules read node by node from the IEEE 802.1 modules as the
+# YangModels/yang repository publishes them (the modules are not copied here; each rule below is
+# written out in this file and names the module, revision and node path it comes from):
+#   ieee802-dot1q-sched 2023-10-22 (IEEE Std 802.1Qcw-2023; standard/ieee/published/802.1),
+#   ieee802-dot1q-sched-bridge 2023-03-08 (802.1Qcw; standard/ieee/draft/802.1/Qcw: the only
+#     revision of it the repository holds where it was read; the standard's final one is 2023-10-26),
+#   ieee802-dot1q-types 2022-10-31 and ieee802-types 2022-10-31 (802.1Qcw; draft/802.1/Qcw),
+#   ieee802-dot1q-bridge 2023-03-16 (802.1Qcw; draft/802.1/Qcw),
+#   ietf-interfaces (RFC 8343; its interface list as in the RFC 7223 revision read),
+# and RFC 7950 (namespaces of grouping nodes, section 7.13) and RFC 7951 (JSON encoding).
+
+SCHED = "ieee802-dot1q-sched"  # 2023-10-22
+SCHED_BRIDGE = "ieee802-dot1q-sched-bridge"  # 2023-03-08
+UINT8_MAX, UINT32_MAX = 2**8 - 1, 2**32 - 1
+
+# ieee802-dot1q-sched 2023-10-22, grouping sched-parameters, container gate-parameter-table: its
+# configuration nodes (config true) and the type of each; the other children (oper-gate-states,
+# oper-control-list, oper-cycle-time, oper-cycle-time-extension, oper-base-time,
+# config-change-time, tick-granularity, current-time, config-pending, config-change-error, and
+# queue-max-sdu-table's transmission-overrun) are config false and have no place in a configuration.
+GATE_PARAMETER_TABLE_CONFIG = {
+    "queue-max-sdu-table": "list keyed by traffic-class",
+    "gate-enabled": "boolean",
+    "admin-gate-states": "uint8",
+    "admin-control-list": "container of gate-control-entry",
+    "admin-cycle-time": "ieee802-types rational-grouping",
+    "admin-cycle-time-extension": "uint32, nanoseconds",
+    "admin-base-time": "ieee802-types ptp-time-grouping",
+    "config-change": "boolean",
+    "supported-list-max": "uint32",
+    "supported-cycle-max": "ieee802-types rational-grouping",
+    "supported-interval-max": "uint32",
+}
+CONFIG_FALSE = {"oper-gate-states", "oper-control-list", "oper-cycle-time", "oper-cycle-time-extension",
+                "oper-base-time", "config-change-time", "tick-granularity", "current-time", "config-pending",
+                "config-change-error"}
+# ieee802-dot1q-sched 2023-10-22, refine of gate-control-entry/operation-name: one of its three
+# identities (all based on ieee802-dot1q-types' type-of-operation). RFC 7951 section 6.8: an
+# identityref is the identity's module name, a colon, and its name.
+OPERATIONS = {f"{SCHED}:set-gate-states", f"{SCHED}:set-and-hold-mac", f"{SCHED}:set-and-release-mac"}
+
+
+def is_uint(v, top: int) -> bool:
+    """RFC 7951 section 6.1: uint8, uint16 and uint32 are JSON numbers (a JSON true is not one,
+    although Python's bool is an int)."""
+    return type(v) is int and 0 <= v <= top
+
+
+def is_uint64(v, top: int = 2**64 - 1) -> bool:
+    """RFC 7951 section 6.1: int64 and uint64 are JSON strings of decimal digits."""
+    return isinstance(v, str) and re.fullmatch(r"0|[1-9][0-9]*", v) is not None and int(v) <= top
+
+
+def check_rational(r: dict) -> None:
+    # ieee802-types 2022-10-31, grouping rational-grouping: numerator uint32, denominator uint32 of
+    # range 1 to the uint32 maximum (a rational number of seconds where sched uses it).
+    assert set(r) == {"numerator", "denominator"}, r
+    assert is_uint(r["numerator"], UINT32_MAX)
+    assert is_uint(r["denominator"], UINT32_MAX) and r["denominator"] >= 1
+
+
+def check_ptp_time(t: dict) -> None:
+    # ieee802-types 2022-10-31, grouping ptp-time-grouping: seconds uint64 whose upper 16 bits are
+    # zero (so below 2^48), nanoseconds uint32 always below 10^9.
+    assert set(t) == {"seconds", "nanoseconds"}, t
+    assert is_uint64(t["seconds"], 2**48 - 1), t
+    assert is_uint(t["nanoseconds"], 10**9 - 1), t
 
 
 def check_gate_parameter_table(t: dict) -> None:
-    allowed = {"gate-enabled", "admin-gate-states", "admin-control-list", "admin-cycle-time",
-               "admin-cycle-time-extension", "admin-base-time", "config-change", "queue-max-sdu-table",
-               "supported-list-max", "supported-cycle-max", "supported-interval-max"}
-    assert set(t) <= allowed, set(t) - allowed
-    assert isinstance(t["gate-enabled"], bool) and isinstance(t["config-change"], bool)
-    assert t["admin-gate-states"] in U8
+    assert set(t) <= set(GATE_PARAMETER_TABLE_CONFIG), set(t) - set(GATE_PARAMETER_TABLE_CONFIG)
+    assert not set(t) & CONFIG_FALSE
+    # gate-enabled and config-change: boolean, a JSON true or false (RFC 7951 section 6.3).
+    assert type(t["gate-enabled"]) is bool and type(t["config-change"]) is bool
+    assert t["gate-enabled"] is True and t["config-change"] is True
+    # admin-gate-states: uint8, bit t the gate of traffic class t (msb traffic class 7).
+    assert is_uint(t["admin-gate-states"], UINT8_MAX)
+    # admin-control-list/gate-control-entry (ieee802-dot1q-types 2022-10-31, grouping
+    # base-gate-control-entries, as sched-gate-control-entries uses it): a list keyed by index
+    # (uint32), so the indexes are unique; operation-name mandatory; time-interval-value uint32 ns;
+    # gate-states-value (sched's augment of the entry) uint8 and mandatory.
+    assert set(t["admin-control-list"]) == {"gate-control-entry"}
     entries = t["admin-control-list"]["gate-control-entry"]
+    assert entries
     assert [e["index"] for e in entries] == list(range(len(entries)))
     for e in entries:
-        assert set(e) == {"index", "operation-name", "time-interval-value", "gate-states-value"}
-        assert e["operation-name"] == "ieee802-dot1q-sched:set-gate-states"
-        assert e["time-interval-value"] in U32 and e["time-interval-value"] > 0
-        assert e["gate-states-value"] in U8
+        assert set(e) == {"index", "operation-name", "time-interval-value", "gate-states-value"}, e
+        assert is_uint(e["index"], UINT32_MAX)
+        assert e["operation-name"] in OPERATIONS and e["operation-name"] == f"{SCHED}:set-gate-states"
+        assert is_uint(e["time-interval-value"], UINT32_MAX) and e["time-interval-value"] > 0
+        assert is_uint(e["gate-states-value"], UINT8_MAX)
+    # admin-cycle-time: a rational number of seconds; admin-base-time: a PTP time;
+    # admin-cycle-time-extension: uint32 ns.
+    check_rational(t["admin-cycle-time"])
+    check_ptp_time(t["admin-base-time"])
+    assert is_uint(t["admin-cycle-time-extension"], UINT32_MAX)
+    # The entries fill the cycle exactly: the sum of the intervals (ns) is numerator/denominator s.
     cycle = t["admin-cycle-time"]
-    assert set(cycle) == {"numerator", "denominator"}
-    assert cycle["numerator"] in U32 and cycle["denominator"] in U32
-    # The entries fill the cycle exactly: Σ intervals (ns) = numerator/denominator s.
     assert sum(e["time-interval-value"] for e in entries) * cycle["denominator"] == cycle["numerator"] * 10**9
-    base = t["admin-base-time"]
-    assert isinstance(base["seconds"], str) and base["seconds"].isdigit()
-    assert base["nanoseconds"] in range(10**9)
-    assert t["admin-cycle-time-extension"] in U32
+    # The device's limits are the device's to report: the instance leaves them out.
+    assert not {"supported-list-max", "supported-cycle-max", "supported-interval-max"} & set(t)
 
 
-def test_yang_instance_has_the_published_structure(configured: Path, tmp_path: Path) -> None:
+def pairs(t: dict) -> list[tuple[int, int]]:
+    """A gate-parameter-table's list as (gate-states-value, time-interval-value) pairs."""
+    entries = t["admin-control-list"]["gate-control-entry"]
+    return [(e["gate-states-value"], e["time-interval-value"]) for e in entries]
+
+
+def must_constraints_hold(t: dict, list_max: int | None, interval_max: int | None,
+                          cycle_max: tuple[int, int] | None) -> bool:
+    """ieee802-dot1q-sched 2023-10-22's three `must` statements on a gate-parameter-table whose
+    supported-list-max, supported-interval-max and supported-cycle-max are the given values (None:
+    absent), evaluated as XPath 1.0 does: admin-control-list holds at most supported-list-max
+    entries; every time-interval-value is at most supported-interval-max (the refine of
+    gate-control-entry/time-interval-value); admin-cycle-time, numerator div denominator, is at
+    most supported-cycle-max's. A comparison with an absent node is false, and `div` of absent
+    nodes is NaN, so the constraints fail where the device's limits are missing."""
+    entries = t["admin-control-list"]["gate-control-entry"]
+    if list_max is None or interval_max is None or cycle_max is None:
+        return False
+    cycle = t["admin-cycle-time"]["numerator"] / t["admin-cycle-time"]["denominator"]
+    return (len(entries) <= list_max and all(e["time-interval-value"] <= interval_max for e in entries)
+            and cycle <= cycle_max[0] / cycle_max[1])
+
+
+def test_yang_instance_follows_the_published_modules(configured: Path, tmp_path: Path) -> None:
     out = tmp_path / "gates.json"
     res = run("export", "yang", str(configured), "-o", str(out))
     assert res.returncode == 0, res.stderr
     doc = json.loads(out.read_text())
+    # ietf-interfaces: the top-level container interfaces, qualified by its module (RFC 7951
+    # section 4), holding the list interface keyed by name; type is mandatory, an identityref.
     assert set(doc) == {"ietf-interfaces:interfaces"}
+    assert set(doc["ietf-interfaces:interfaces"]) == {"interface"}
     interfaces = doc["ietf-interfaces:interfaces"]["interface"]
     names = [i["name"] for i in interfaces]
-    assert len(set(names)) == len(names)
+    assert all(isinstance(n, str) for n in names) and len(set(names)) == len(names)
     data = yaml.safe_load(configured.read_text())
     gated = {f"{s['name']}:{p}" for s in data["switches"] for p in s.get("ports", {})}
     assert gated <= set(names)
     for i in interfaces:
+        # ieee802-dot1q-bridge 2023-03-16: bridge-port augments /if:interfaces/if:interface when the
+        # interface's type derives from ianaif bridge, ethernetCsmacd, ieee8023adLag or ilan; an
+        # augmenting node is qualified by its module's name.
         assert i["type"] == "iana-if-type:ethernetCsmacd"
         assert set(i) == {"name", "type", "ieee802-dot1q-bridge:bridge-port"}
         port = i["ieee802-dot1q-bridge:bridge-port"]
-        assert set(port) == {"ieee802-dot1q-sched-bridge:gate-parameter-table"}
-        check_gate_parameter_table(port["ieee802-dot1q-sched-bridge:gate-parameter-table"])
-    # The same list as taprio's: masks and intervals.
+        # ieee802-dot1q-sched-bridge 2023-03-08: augments /if:interfaces/if:interface/dot1q:bridge-port
+        # with sched's grouping sched-parameters; the grouping's nodes take the namespace of the
+        # module whose `uses` instantiates them (RFC 7950 section 7.13), so gate-parameter-table is
+        # qualified by ieee802-dot1q-sched-bridge, and its descendants, in the same namespace, are not.
+        assert set(port) == {f"{SCHED_BRIDGE}:gate-parameter-table"}
+        t = port[f"{SCHED_BRIDGE}:gate-parameter-table"]
+        check_gate_parameter_table(t)
+        assert not any(":" in k for e in t["admin-control-list"]["gate-control-entry"] for k in e)
+        entries = t["admin-control-list"]["gate-control-entry"]
+        longest = max(e["time-interval-value"] for e in entries)
+        cycle = (t["admin-cycle-time"]["numerator"], t["admin-cycle-time"]["denominator"])
+        # On a device whose limits admit the list the `must` statements hold; the file alone,
+        # without the device's limits, does not satisfy them.
+        assert must_constraints_hold(t, len(entries), longest, cycle)
+        assert not must_constraints_hold(t, len(entries) - 1, longest, cycle)
+        assert not must_constraints_hold(t, None, None, None)
+    # gate-states-value: bit t is traffic class t's gate (sched 2023-10-22, the augment of
+    # gate-control-entry); traffic classes are control 2, video 1, best effort 0. The list is the
+    # description's, and the same as the taprio script's.
     sw = next(i for i in interfaces if i["name"] == "sw1:3")
-    t = sw["ieee802-dot1q-bridge:bridge-port"]["ieee802-dot1q-sched-bridge:gate-parameter-table"]
+    t = sw["ieee802-dot1q-bridge:bridge-port"][f"{SCHED_BRIDGE}:gate-parameter-table"]
+    got = pairs(t)
+    sched = data["switches"][0]["ports"]["3"]["scheduler"]
+    tc_of = {"control": 2, "video": 1, "best_effort": 0}
+    want = data["schedulers"][sched]["entries"]
+    assert [m for m, _ in got] == [sum(1 << tc_of[c] for c in e["open"]) for e in want]
     res = run("export", "taprio", str(configured), "--node", "sw1", "--port", "3", "--dev", "eth0")
     taprio = next(c for c in tc_commands(res.stdout) if "taprio" in c)
-    got = [(int(taprio[i + 2], 16), int(taprio[i + 3]))
-           for i, tok in enumerate(taprio) if tok == "sched-entry"]
-    assert got == [(e["gate-states-value"], e["time-interval-value"])
-                   for e in t["admin-control-list"]["gate-control-entry"]]
+    assert got == [(int(taprio[i + 2], 16), int(taprio[i + 3]))
+                   for i, tok in enumerate(taprio) if tok == "sched-entry"]
+    assert t["admin-cycle-time"] == {"numerator": 1, "denominator": 1000}
+    assert t["admin-base-time"] == {"seconds": "0", "nanoseconds": 0}
     res = run("export", "yang", str(EXAMPLES / "cbs_avb.yaml"))
     assert res.returncode == 2 and "no port runs a gate control list" in res.stderr
+
+
+def test_yang_instance_keeps_to_the_types(configured: Path, tmp_path: Path) -> None:
+    """What the types cannot carry: an interval above uint32 ns is cut into entries of the same
+    mask (the list keeps its timing); a cycle whose reduced fraction of a second has a numerator
+    above uint32 is refused in one line, as are more than 8 traffic classes (the uint8 mask) and a
+    base time beyond a PTP time's 2^48 s."""
+    data = yaml.safe_load(configured.read_text())
+    for cycle, want in (("5s", 0), ("4294967297ns", 2)):
+        d = yaml.safe_load(yaml.safe_dump(data))
+        entries = [{"open": ["video", "best_effort"], "duration": cycle}]
+        d["schedulers"]["tsn"].update(cycle=cycle, entries=entries)
+        f = tmp_path / "long.yaml"
+        f.write_text(yaml.safe_dump(d))
+        res = run("export", "yang", str(f), "--node", "sw1")
+        assert res.returncode == want, res.stderr
+        if want:
+            assert res.stderr.strip() == (f"{f}: sw1:0: cycle 4294967297 ns is 4294967297/1000000000 s, "
+                                          "a numerator above uint32 (admin-cycle-time)")
+            continue
+        t = json.loads(res.stdout)["ietf-interfaces:interfaces"]["interface"][0][
+            "ieee802-dot1q-bridge:bridge-port"][f"{SCHED_BRIDGE}:gate-parameter-table"]
+        check_gate_parameter_table(t)
+        assert pairs(t) == [(3, UINT32_MAX), (3, 5 * 10**9 - UINT32_MAX)]
+        assert t["admin-cycle-time"] == {"numerator": 5, "denominator": 1}
+    # Input validation bounds the classes and the base time before the exporter sees them, so
+    # these two refusals are checked on the exporter's own input.
+    from rtnetlab.testbed import taprio
+
+    def resolved(n_classes: int, base: str) -> dict:
+        return {"classes": [{"name": f"c{k}", "priority": k} for k in range(n_classes)],
+                "nodes": [{"name": "sw"}],
+                "ports": [{"node": 0, "name": "0", "discipline": {
+                    "kind": "tas", "cycle": "1ms", "base_time": base,
+                    "entries": [{"open": ["c0"], "duration": "1ms"}]}}]}
+
+    t = taprio.yang_instance(resolved(8, "0ns"))["ietf-interfaces:interfaces"]["interface"][0]
+    assert t["ieee802-dot1q-bridge:bridge-port"][f"{SCHED_BRIDGE}:gate-parameter-table"][
+        "admin-control-list"]["gate-control-entry"][0]["gate-states-value"] == 1 << 7
+    with pytest.raises(ValueError, match="9 priority levels"):
+        taprio.yang_instance(resolved(9, "0ns"))
+    with pytest.raises(ValueError, match="outside a PTP time"):
+        taprio.yang_instance(resolved(3, f"{2**48}s"))
 
 
 def test_json_says_what_was_written(configured: Path, tmp_path: Path) -> None:
