@@ -164,7 +164,8 @@ def test_refusals_are_one_line(configured: Path) -> None:
 # written out in this file and names the module, revision and node path it comes from):
 #   ieee802-dot1q-sched 2023-10-22 (IEEE Std 802.1Qcw-2023; standard/ieee/published/802.1),
 #   ieee802-dot1q-sched-bridge 2023-03-08 (802.1Qcw; standard/ieee/draft/802.1/Qcw: the only
-#     revision of it the repository holds where it was read; the standard's final one is 2023-10-26),
+#     revision of it the repository holds where it was read; other projects list 2023-10-26 as the
+#     standard's final one, not read here),
 #   ieee802-dot1q-types 2022-10-31 and ieee802-types 2022-10-31 (802.1Qcw; draft/802.1/Qcw),
 #   ieee802-dot1q-bridge 2023-03-16 (802.1Qcw; draft/802.1/Qcw),
 #   ietf-interfaces (RFC 8343; its interface list as in the RFC 7223 revision read),
