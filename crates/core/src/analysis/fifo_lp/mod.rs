@@ -677,13 +677,7 @@ pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport 
             break;
         }
         // Each part's bounds are valid: the next pass takes the smallest of them.
-        previous.clear();
-        for (key, v) in memos.into_iter().flatten() {
-            if let Some(Ok(d)) = v {
-                let known = previous.entry(key).or_insert(d);
-                *known = known.min(d);
-            }
-        }
+        previous = smallest(memos);
     }
     for (row, bound) in report.flows.iter_mut().zip(found) {
         network_bounds::set_delay(net, row, bound, NAME);
@@ -743,22 +737,39 @@ pub fn tighten(net: &Network, report: &mut AnalysisReport, effort: Effort, solve
 }
 
 /// The routes of one part of [`tighten_within`]'s pass at `effort`, in order, while the
-/// variables solved (`spent` before this pass) stay within `budget`: each one's bound (`None`:
-/// cut short), and how many variables the part has solved then.
+/// variables solved (`spent` before this pass) stay within `budget`, taking `previous` (the pass
+/// before's bounds, on a cyclic network) where a cut closes a cycle: each one's bound (`None`:
+/// cut short), how many variables the part has solved then, and its bounds.
 fn bounds_within(
     net: &Network,
-    (effort, shared): (Effort, &Shared),
+    (effort, shared, previous): (Effort, &Shared, &HashMap<(FlowId, PortId), f64>),
     solver: Solver,
     (budget, spent): (usize, usize),
     routes: &[&(FlowId, &crate::model::Route)],
-) -> (Vec<Option<Result<f64, Unbounded>>>, usize) {
+) -> (RouteBounds, (usize, Memo)) {
     let mut bounds = Bounds::sharing(net, effort, shared);
     bounds.work = spent;
+    bounds.previous = previous.clone();
     let found = routes
         .iter()
         .map(|&&(f, route)| (bounds.work <= budget).then(|| bounds.route_bound(f, route, solver)))
         .collect();
-    (found, bounds.work)
+    (found, (bounds.work, bounds.memo))
+}
+
+/// Routes' bounds in order, `None` where `best`'s budget cut one short.
+type RouteBounds = Vec<Option<Result<f64, Unbounded>>>;
+
+/// The smallest of the parts' bounds, for the next pass over a cyclic network.
+fn smallest(memos: impl IntoIterator<Item = Memo>) -> HashMap<(FlowId, PortId), f64> {
+    let mut out: HashMap<(FlowId, PortId), f64> = HashMap::new();
+    for (key, v) in memos.into_iter().flatten() {
+        if let Some(Ok(d)) = v {
+            let known = out.entry(key).or_insert(d);
+            *known = known.min(d);
+        }
+    }
+    out
 }
 
 /// [`tighten`] with the work budget `budget` (variables, shared equally by the [`PARTS`] parts
@@ -766,7 +777,9 @@ fn bounds_within(
 /// flows taking TFA's bounds upstream (one program per route: the screen), then, where the
 /// screen is within [`SPLITTING_GAIN`] of the other methods' bound, the program at `effort`
 /// (periods split, cut flows bounded by their own programs upstream), the routes nearest to
-/// winning first. A valid bound either way: each pass keeps its bound where it is smaller.
+/// winning first; on a cyclic network that pass is repeated as [`analyze`] repeats its own (each
+/// taking the pass before's bounds where a cut closes a cycle), up to [`CYCLE_PASSES`], while the
+/// budget lasts. A valid bound either way: a row keeps the smallest.
 pub fn tighten_within(
     net: &Network,
     report: &mut AnalysisReport,
@@ -776,13 +789,18 @@ pub fn tighten_within(
 ) {
     let share = budget / PARTS;
     let fast = Effort { dates: effort.dates.min(SCREEN_DATES), ..Effort::FAST };
-    let others: Vec<f64> =
-        report.flows.iter().map(|row| row.delay_us - network_bounds::fixed_delays_us(net, row)).collect();
+    // A row's bound less its fixed delays, as fifo-lp bounds it.
+    let queued = |report: &AnalysisReport, i: usize| {
+        report.flows[i].delay_us - network_bounds::fixed_delays_us(net, &report.flows[i])
+    };
+    let others: Vec<f64> = (0..report.flows.len()).map(|i| queued(report, i)).collect();
     let routes: Vec<(FlowId, &crate::model::Route)> =
         report.flows.iter().map(|row| (row.flow, route_of(net, row))).collect();
+    let none = HashMap::new();
     let shared = Shared::default();
-    let (screened, spent) =
-        in_parts(&routes, |_, part| bounds_within(net, (fast, &shared), solver, (share, 0), &part));
+    let (screened, kept) =
+        in_parts(&routes, |_, part| bounds_within(net, (fast, &shared, &none), solver, (share, 0), &part));
+    let mut spent: Vec<usize> = kept.iter().map(|k| k.0).collect();
     let mut left = screened.iter().filter(|d| d.is_none()).count();
     // (screen bound / the others', row) of the routes worth a closer look.
     let mut closer: Vec<(f64, usize)> = Vec::new();
@@ -795,22 +813,31 @@ pub fn tighten_within(
             closer.push((d * 1e6 / others[i], i));
         }
     }
-    if !closer.is_empty() {
-        closer.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let chosen: Vec<(FlowId, &crate::model::Route)> = closer.iter().map(|&(_, i)| routes[i]).collect();
-        // Each part goes on with what its screen left of its share.
+    closer.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let chosen: Vec<(FlowId, &crate::model::Route)> = closer.iter().map(|&(_, i)| routes[i]).collect();
+    let passes = if net.port_order().acyclic { 1 } else { CYCLE_PASSES };
+    let mut previous = HashMap::new();
+    for pass in 0..if chosen.is_empty() { 0 } else { passes } {
+        // Each part goes on with what it has left of its share.
         let shared = Shared::default();
-        let (found, _) = in_parts(&chosen, |k, part| {
-            bounds_within(net, (effort, &shared), solver, (share, spent[k]), &part)
+        let (found, kept) = in_parts(&chosen, |k, part| {
+            bounds_within(net, (effort, &shared, &previous), solver, (share, spent[k]), &part)
         });
-        for ((_, i), d) in closer.into_iter().zip(found) {
+        let mut moved = false;
+        for (&(_, i), d) in closer.iter().zip(found) {
             match d {
-                None => left += 1,
-                Some(Ok(d)) if d * 1e6 < others[i] => {
+                None if pass == 0 => left += 1,
+                Some(Ok(d)) if d * 1e6 < queued(report, i) => {
+                    moved |= d * 1e6 < queued(report, i) * (1.0 - 1e-6);
                     network_bounds::set_delay(net, &mut report.flows[i], Ok(d), NAME)
                 }
-                Some(_) => {}
+                _ => {}
             }
+        }
+        spent = kept.iter().map(|k| k.0).collect();
+        previous = smallest(kept.into_iter().map(|k| k.1));
+        if !moved {
+            break;
         }
     }
     if left > 0 {
