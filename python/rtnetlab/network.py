@@ -616,8 +616,10 @@ class Network:
         instance, RFC 7951 JSON as plain data (``rtnetlab export yang``)."""
         from rtnetlab.testbed import taprio, tc
 
+        # The description's own errors name their place already.
+        resolved = self.resolved()
         try:
-            doc: dict[str, Any] = taprio.yang_instance(self.resolved(), node)
+            doc: dict[str, Any] = taprio.yang_instance(resolved, node)
         except KeyError:
             raise UserError(f"--node: no node named {tc.comment(node or '')}") from None
         except ValueError as e:
