@@ -13,21 +13,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-CLI = REPO / ".venv" / "bin" / "rtnetlab"
+from test_tsn_synthesis import FAST, REPO, run
+from test_tsn_synthesis import configure as configure_tsn
+
 EXAMPLE = REPO / "examples" / "tsn" / "tsn_bounded_wait.yaml"
-FAST = ("--verify", "analysis,simulation", "--sim-duration", "20ms")
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def configure(src: Path, out: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
-    res = run("configure", "tsn", str(src), "-o", str(out), "--json", *FAST, *extra)
-    assert res.returncode in (0, 1), res.stderr
+    res, doc = configure_tsn(src, out, *extra)
     assert "Traceback" not in res.stderr
-    return res, json.loads(res.stdout)
+    return res, doc
 
 
 def test_no_wait_cannot_schedule_the_example(tmp_path: Path) -> None:
