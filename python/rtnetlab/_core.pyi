@@ -212,6 +212,11 @@ def partition_latency_json(
 ) -> str:
     """Seed 001B: a request crossing time partitions, its latency over every arrival phase, JSON text."""
 
+def partition_phase_latency(
+    major_frame: int, windows: list[tuple[str, int]], stages: list[tuple[int, int, int]]
+) -> list[int]:
+    """Seed 001B: a request crossing time partitions, its latency from each arrival phase 0, 1, ..."""
+
 def parse_quantity(kind: str, text: str) -> float:
     """A quantity with its unit (`kind`: duration, size or rate) in seconds, bits or bits per second."""
 

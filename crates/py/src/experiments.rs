@@ -108,11 +108,29 @@ fn partition_latency_json(
     Ok(serde_json::json!({ "chain": chain, "service_time": service }).to_string())
 }
 
+/// Seed 001B's window analysis per arrival phase: the latency of `stages` (partition index, work,
+/// transfer) from each phase 0, 1, ... of the major frame.
+#[pyfunction]
+fn partition_phase_latency(
+    py: Python<'_>,
+    major_frame: i64,
+    windows: Vec<(String, i64)>,
+    stages: Vec<(usize, i64, i64)>,
+) -> Result<Vec<i64>> {
+    use rtnetlab_core::fixed_priority::partition_supply::{phase_latencies, PartitionSchedule, Stage};
+    let bad = |e: rtnetlab_core::fixed_priority::InputError| Error::Value(e.0);
+    let schedule = PartitionSchedule::back_to_back(major_frame, &windows).map_err(bad)?;
+    let stages: Vec<Stage> =
+        stages.into_iter().map(|(partition, work, transfer)| Stage { partition, work, transfer }).collect();
+    py.allow_threads(|| phase_latencies(&schedule, &stages)).map_err(bad)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dopa_fig6, m)?)?;
     m.add_function(wrap_pyfunction!(nss_overhead_json, m)?)?;
     m.add_function(wrap_pyfunction!(fabric_run, m)?)?;
     m.add_function(wrap_pyfunction!(afdx_search_compare, m)?)?;
     m.add_function(wrap_pyfunction!(partition_latency_json, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_phase_latency, m)?)?;
     Ok(())
 }

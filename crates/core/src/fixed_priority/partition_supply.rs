@@ -202,8 +202,9 @@ pub struct ChainLatency {
     pub extra_quantiles: Vec<(f64, Ticks)>,
 }
 
-/// The latency of `stages` through `schedule`, at every arrival phase of the major frame.
-pub fn chain_latency(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<ChainLatency, InputError> {
+/// The latency of `stages` through `schedule` from each arrival phase 0, 1, ... of the major frame
+/// (a measured request is checked against the entry of its own phase).
+pub fn phase_latencies(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<Vec<Ticks>, InputError> {
     if schedule.major_frame > MAX_PHASES {
         return Err(InputError(format!(
             "major frame: {} ticks is more than the {MAX_PHASES} phases evaluated one by one; use a coarser tick",
@@ -223,11 +224,6 @@ pub fn chain_latency(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<C
             )));
         }
     }
-    let unpartitioned: Ticks = stages.iter().map(|s| s.work + s.transfer).sum();
-    let compositional: Ticks = stages
-        .iter()
-        .map(|s| s.transfer + schedule.service_time(s.partition, s.work).expect("checked above"))
-        .sum();
     let mut lat = Vec::with_capacity(schedule.major_frame as usize);
     for phase in 0..schedule.major_frame {
         let mut t = phase;
@@ -236,6 +232,17 @@ pub fn chain_latency(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<C
         }
         lat.push(t - phase);
     }
+    Ok(lat)
+}
+
+/// The latency of `stages` through `schedule`, at every arrival phase of the major frame.
+pub fn chain_latency(schedule: &PartitionSchedule, stages: &[Stage]) -> Result<ChainLatency, InputError> {
+    let lat = phase_latencies(schedule, stages)?;
+    let unpartitioned: Ticks = stages.iter().map(|s| s.work + s.transfer).sum();
+    let compositional: Ticks = stages
+        .iter()
+        .map(|s| s.transfer + schedule.service_time(s.partition, s.work).expect("checked in phase_latencies"))
+        .sum();
     let (mut worst, mut worst_phase) = (Ticks::MIN, 0);
     for (p, &l) in lat.iter().enumerate() {
         if l > worst {
