@@ -268,13 +268,34 @@ def partitions_cmd(
         out.print(t)
         part = next((r for r in report["rows"] if r.get("verdict")), None)
         if part:
+            test = part.get("verdict_test") or {}
+            bins = test.get("bins") or []
+            worst = max(bins, key=lambda t: t["ks_d"] / t["ks_critical"], default=None)
             out.print(
                 f"verdict: the {part['undisturbed']:,} undisturbed requests (no window change and no client "
-                f"wake-up later than {disturbance} during their flight; {part['disturbed']:,} disturbed) "
-                f"against the bound + {_f(part['allowance_us'])} us (three window changes); host noise "
-                f"{_f(part['noise_us'])} us beside",
+                f"wake-up later than {disturbance} during their flight; {part['disturbed']:,} disturbed), "
+                f"less {_f(part['allowance_us'])} us (three window changes), against the "
+                f"{part.get('bounded_requests', 0):,} routed requests' own bounds in their arrival phase's "
+                f"bin (level {test.get('alpha', 0):g})"
+                + (
+                    f"; closest bin: KS {worst['ks_d']:.3f} of {worst['ks_critical']:.3f}, "
+                    f"{worst['above_every_bound']} above every bound of {worst['tail_k']} allowed"
+                    if worst
+                    else ""
+                )
+                + f"; host noise {_f(part['noise_us'])} us beside",
                 markup=False,
             )
+            above = sum(b["above_every_bound"] for b in bins)
+            if above:
+                w = part.get("worst_request") or {}
+                legs = ", ".join("-" if v is None else _f(v) for v in w.get("legs_us") or [])
+                out.print(
+                    f"warning: {above} undisturbed request(s) above every bound of their bin (the slowest "
+                    f"{_f(part['undisturbed_max_us'])} us; its legs from the send, router / server / "
+                    f"router: {legs or '-'} us): too few to reject the analysis, and beyond what it covers",
+                    markup=False,
+                )
         d, a = report.get("dispatcher"), report.get("analysis")
         if d:
             out.print(

@@ -88,18 +88,50 @@ def echo_server(spec: dict) -> None:
         s.sendto(_reply(data, spec["reply_bytes"]), peer)
 
 
+class Stamps:
+    """Where a request's time on node 2 went: per measured request (sequence number >= 0) and leg
+    (0: the request, 1: the reply), when this process's callback started and when its publish
+    returned (CLOCK_MONOTONIC, the client's clock: one host). Written on "stop" to
+    ``spec["out_stamps"]`` as rows (leg, sequence number, start, end); without it, nothing is kept."""
+
+    def __init__(self, spec: dict) -> None:
+        self.out = spec.get("out_stamps")
+        self.rows: list[tuple[int, int, int, int]] = []
+
+    def add(self, leg: int, data: bytes, start: int) -> None:
+        if self.out and len(data) >= HEADER.size:
+            seq = HEADER.unpack_from(data)[0]
+            if seq >= 0:
+                self.rows.append((leg, seq, start, _now()))
+
+    def serve(self) -> None:
+        """Until "stop": then the stamps are written and "stamped" said."""
+        while command(None) != "stop":
+            pass
+        if self.out:
+            import numpy as np
+
+            np.save(self.out, np.array(self.rows, dtype=np.int64).reshape(-1, 4))
+        _say({"stamped": len(self.rows)})
+        os._exit(0)
+
+
 def server(spec: dict) -> None:
     sched = _setup(spec)
     be = _backend(spec)
     pub = be.publisher("rtnetlab_reply", [])
 
+    stamps = Stamps(spec)
+
     def on_request(data: bytes) -> None:
+        start = _now()
         busy(spec.get("busy_us", 0))
         pub.publish(_reply(data, spec["reply_bytes"]))
+        stamps.add(0, data, start)
 
     be.subscriber("rtnetlab_request", on_request)
     _say({"ready": True, "endpoint": "", **sched})
-    threading.Event().wait()
+    stamps.serve()
 
 
 def router(spec: dict) -> None:
@@ -110,10 +142,20 @@ def router(spec: dict) -> None:
     inner = _backend({**spec, "settings": {**spec["settings"], "domain": spec["inner_domain"]}})
     to_inner = inner.publisher("rtnetlab_request", [])
     to_outer = outer.publisher("rtnetlab_reply", [])
-    outer.subscriber("rtnetlab_request", to_inner.publish)
-    inner.subscriber("rtnetlab_reply", to_outer.publish)
+    stamps = Stamps(spec)
+
+    def forward(leg: int, pub):
+        def on_data(data: bytes) -> None:
+            start = _now()
+            pub.publish(data)
+            stamps.add(leg, data, start)
+
+        return on_data
+
+    outer.subscriber("rtnetlab_request", forward(0, to_inner))
+    inner.subscriber("rtnetlab_reply", forward(1, to_outer))
     _say({"ready": True, "endpoint": "", **sched})
-    threading.Event().wait()
+    stamps.serve()
 
 
 def client(spec: dict) -> None:
