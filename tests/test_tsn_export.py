@@ -413,3 +413,56 @@ def test_json_says_what_was_written(configured: Path, tmp_path: Path) -> None:
     assert (res.returncode, res.stderr) == (2, "")
     assert json.loads(res.stdout)["errors"][0]["message"].startswith("no port runs a gate control list")
     assert not (tmp_path / "none.json").exists()
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory) -> tuple[Path, dict]:
+    """The bounded-wait example configured with frames held at gates (--max-wait 32us): stream `a`
+    waits 31.2 us at one of its ports, so its lists open the scheduled class later than the frame
+    arrives."""
+    out = tmp_path_factory.mktemp("held") / "held.yaml"
+    res = run("configure", "tsn", str(EXAMPLES / "tsn_bounded_wait.yaml"), "-o", str(out),
+              "--max-wait", "32us", "--verify", "none", "--json")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert max(s["wait_ns"] for s in report["streams"]) > 0, report["streams"]
+    return out, report
+
+
+def duration_ns(text: str) -> int:
+    value, unit = re.fullmatch(r"([\d.]+)\s*([a-z]+)", text).groups()
+    return round(float(value) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[unit])
+
+
+def test_held_frames_reach_both_exports_port_by_port(held: tuple[Path, dict], tmp_path: Path) -> None:
+    """Every synthesised port of the held configuration: the taprio script parses (tc, the man
+    pages' grammar) and holds the port's list, and the YANG instance keeps to the published
+    modules and holds the same list, mask and interval for mask and interval."""
+    configured, report = held
+    data = yaml.safe_load(configured.read_text())
+    tc_of = {"tt": 1 << 1, "best_effort": 1 << 0}  # priority 0 the highest: traffic class 1
+    res = run("export", "yang", str(configured), "-o", str(tmp_path / "gates.json"))
+    assert res.returncode == 0, res.stderr
+    interfaces = {i["name"]: i for i in json.loads((tmp_path / "gates.json").read_text())[
+        "ietf-interfaces:interfaces"]["interface"]}  # fmt: skip
+    assert {p["port"] for p in report["ports"]} <= set(interfaces)
+    for p in report["ports"]:
+        node, port = p["port"].split(":")
+        entries = data["schedulers"][p["scheduler"]]["entries"]
+        want = [(sum(tc_of[c] for c in e["open"]), duration_ns(e["duration"])) for e in entries]
+        assert sum(i for _, i in want) == p["cycle_ns"]
+        res = run("export", "taprio", str(configured), "--node", node, "--port", port, "--dev", "eth0")
+        assert res.returncode == 0, res.stderr
+        cmds = tc_commands(res.stdout)
+        for cmd in cmds:
+            check_grammar(cmd)
+            if shutil.which("tc"):
+                got = subprocess.run(cmd, capture_output=True, text=True)
+                assert got.stderr.strip() == f'Cannot find device "{NO_DEVICE}"', (cmd, got.stderr)
+        taprio = next(c for c in cmds if "taprio" in c)
+        script = [(int(taprio[i + 2], 16), int(taprio[i + 3]))
+                  for i, t in enumerate(taprio) if t == "sched-entry"]  # fmt: skip
+        assert script == want, (p["port"], script, want)
+        t = interfaces[p["port"]]["ieee802-dot1q-bridge:bridge-port"][f"{SCHED_BRIDGE}:gate-parameter-table"]
+        check_gate_parameter_table(t)
+        assert pairs(t) == want
