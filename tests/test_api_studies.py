@@ -65,6 +65,10 @@ def test_experiment_rows_and_refusals(tmp_path: Path) -> None:
         rt.experiment("soundness", out=tmp_path / "s", networks=10**9)
     with pytest.raises(rt.UserError, match="'out' is required"):
         rt.experiment("seed000-fig8")
+    # A comma-separated option also takes a list, joined into the text its parser checks.
+    with pytest.raises(rt.UserError, match="--vls: '40,x' is not a comma-separated list of whole numbers"):
+        rt.experiment("seed000-fig8", out=tmp_path / "v", vls=[40, "x"])
+    assert not (tmp_path / "v").exists()
 
 
 def test_slrm_step_and_simulation() -> None:

@@ -385,7 +385,9 @@ def _swept(name: str) -> Callable[..., dict[str, Any]]:
 
 def _option_rules(compute: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
     """`options` held to the rules the command line's options carry (their ``min`` and ``max``,
-    a limit's check), a path given as text made a `Path`."""
+    a limit's check), a path given as text made a `Path`, and a list or tuple given for an option
+    the command line takes as comma-separated text (``vls=[40, 80]`` for ``--vls 40,80``) joined
+    into that text, which the command's own parser then checks."""
     import typing
     from types import SimpleNamespace
 
@@ -400,6 +402,8 @@ def _option_rules(compute: Callable[..., Any], options: dict[str, Any]) -> dict[
         base = typing.get_args(hint)[0] if info is not None else hint
         if isinstance(value, str) and (base is Path or Path in typing.get_args(base)):
             checked[key] = Path(value)
+        if isinstance(value, (list, tuple)) and base is str:
+            checked[key] = value = ",".join(str(v) for v in value)
         if info is None or value is None:
             continue
         flag = next((d for d in info.param_decls or () if d.startswith("--")), f"--{key.replace('_', '-')}")
@@ -478,7 +482,8 @@ def experiment(name: str, **options: Any) -> ExperimentResult:
       ``seed001d-table2``, ``seed003-fabric``): `out` (required: the rows, figures and tables),
       their command's options, the sweep's `workers`, `scheduler` (with `tls_ca`, `tls_cert`,
       `tls_key` or `trust_scheduler`) and `resume`, and `progress`; rows: the figure's table.
-      The options' rules and limits are the command line's.
+      The options' rules and limits are the command line's; an option it takes as a
+      comma-separated list also takes a Python list (``vls=[40, 80]``).
 
     ```pycon
     >>> import rtnetlab as rt
