@@ -6,6 +6,7 @@ analysis, the simulator's measured delays), and an impossible bound refused in o
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -146,3 +147,42 @@ def test_random_lines_keep_the_bound(tmp_path: Path, seed: int) -> None:
     assert all(s["wait_ns"] <= 15_000 for s in report["streams"])
     sim = report["verification"]["simulation"]
     assert sim["passed"] and sim["max_wait_us"] <= 15.0 + 1e-3, sim
+
+
+def measured_run(noise_us: float, rows: list[tuple[str, float, float]], late_p99_us: float = 80.0):
+    """A stand-in for the testbed's run: the host's noise (model time) and per stream its minimum
+    and undisturbed maximum (us)."""
+
+    def run(net, configured, **kw):
+        flows = [{"flow": f, "destination": "d", "count": 100, "undisturbed_count": 90, "min_us": lo,
+                  "mean_us": lo, "max_us": hi + 500, "undisturbed_max_us": hi}
+                 for f, lo, hi in rows]  # fmt: skip
+        return {"host": {"noise_us": noise_us, "send_lateness_us": {"p99_us": late_p99_us}}, "flows": flows}
+
+    return run
+
+
+def test_testbed_check_decides_only_where_the_noise_fits_the_clock_error(monkeypatch) -> None:
+    # The check used to pass a schedule whenever each stream's jitter was within the host's noise:
+    # on a loaded host (noise 1.6 ms against 1 us of clock error) that is every schedule. It now
+    # decides only where the noise is within the clock error the windows allow, and then also
+    # holds each stream to its chain plus the wait bound.
+    from rtnetlab import configure
+    from rtnetlab.testbed import run as tb
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)  # the check's own root test, not the run's
+    monkeypatch.setattr(tb, "binary", lambda: None)
+    chains = {"a": 10.0}
+
+    def check(noise, lo, hi, eps_ns=1000, bound_us=0.0, scale=1.0):
+        monkeypatch.setattr(tb, "run", measured_run(noise, [("a", lo, hi)]))
+        return configure._testbed_check(None, {}, chains, 1.0, eps_ns, bound_us, scale)
+
+    loaded = check(1650.0, 525.0, 1085.0)
+    assert loaded["passed"] is None and loaded["detail"].startswith("undecided on this host"), loaded
+    assert "--testbed-time-scale 80 or more" in loaded["detail"]
+    assert check(0.8, 10.1, 10.6)["passed"] is True
+    assert check(0.8, 10.1, 11.2)["passed"] is False  # jitter above the noise
+    assert check(0.8, 20.0, 20.5)["passed"] is False  # above its chain: a missed window
+    assert check(0.8, 20.0, 20.5, bound_us=11.0)["passed"] is True  # within chain + wait bound
+    assert "time scale 50 (model time)" in check(0.8, 10.1, 10.6, scale=50.0)["detail"]

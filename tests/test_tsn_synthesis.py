@@ -260,6 +260,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
         (("--time-limit", "0"), "--time-limit: must be a positive number of seconds, got 0.0"),
         (("--verify", "analysis,proof"),
          "--verify: expected analysis, simulation, testbed or none, got 'proof'"),
+        (("--testbed-time-scale", "0.5"), "--testbed-time-scale: between 1 and 1000, got 0.5"),
     ]
     for args, line in cases:
         res = run("configure", "tsn", str(src), "-o", str(out), *args)
