@@ -164,11 +164,16 @@ middleware-full: build
 # `pip install dist/rtnetlab-*.whl` needs no Rust toolchain. `make wheel-test` installs it in a
 # fresh virtual environment without cargo on PATH and runs the CLI's smoke tests and the seed 002
 # notebook from it (tests/test_wheel.py).
+# Both the engine and the testbed's program are linked against glibc 2.17 (zig as the linker), so
+# the wheel is manylinux2014 (manylinux_2_17): it installs on every maintained Linux distribution,
+# not only on those as recent as the machine that built it.
+WHEEL_TARGET := $(shell uname -m)-unknown-linux-gnu
 wheel: $(STAMP)
-	cargo build --release --quiet -p rtnetlab-testbed
+	PATH=$(abspath $(VENV))/bin:$$PATH cargo zigbuild --release --quiet -p rtnetlab-testbed --target $(WHEEL_TARGET).2.17
 	rm -rf dist && mkdir -p python/rtnetlab/bin
-	cp target/release/rtnetlab-testbed python/rtnetlab/bin/
-	$(VENV)/bin/maturin build --release --quiet --out dist; rc=$$?; rm -rf python/rtnetlab/bin; exit $$rc
+	cp target/$(WHEEL_TARGET)/release/rtnetlab-testbed python/rtnetlab/bin/
+	PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin build --release --quiet --zig --compatibility manylinux2014 \
+		--out dist; rc=$$?; rm -rf python/rtnetlab/bin; exit $$rc
 	@ls dist/*.whl
 
 wheel-test: wheel

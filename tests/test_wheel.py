@@ -91,3 +91,24 @@ def test_seed002_notebook_from_the_wheel(venv: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     print(f"\nseed 002 notebook from the wheel: {seconds:.1f} s (goal: under 30 s)")
     (REPO / "dist" / "seed002-notebook-seconds.txt").write_text(f"{seconds:.2f}\n")
+
+
+def _glibc_needed(path: Path) -> list[tuple[int, ...]]:
+    """The GLIBC_x.y symbol versions an ELF file needs (binutils' objdump)."""
+    import re
+
+    out = subprocess.run(["objdump", "-T", str(path)], capture_output=True, text=True, check=True).stdout
+    return sorted({tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([0-9.]+)", out)})
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) reads the ELF versions")
+def test_manylinux2014_engine_and_testbed(venv: dict[str, str]) -> None:
+    # The wheel says manylinux_2_17 and means it: neither its engine nor its testbed program needs
+    # a glibc newer than 2.17 (built on this machine's, they needed 2.34).
+    assert "manylinux_2_17_x86_64" in WHEELS[-1].name or "manylinux_2_17_aarch64" in WHEELS[-1].name
+    done = _run(venv, venv["py"], "-c", "import rtnetlab._core as c; "
+                "from rtnetlab.testbed.run import binary; print(c.__file__); print(binary())")
+    assert done.returncode == 0, done.stderr
+    for binary in done.stdout.split():
+        needed = _glibc_needed(Path(binary))
+        assert needed and max(needed) <= (2, 17), (binary, needed[-3:])
