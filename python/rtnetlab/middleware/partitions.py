@@ -237,12 +237,19 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
     for proc in node2:  # after the dispatcher: every process continued
         proc.send("stop")
         proc.expect("stamped", 30, name)
-    rtt = np.load(out)
-    sent = np.load(out.with_suffix(".sent.npy"))
     stalls = [np.load(client_stalls)]
     if disp is not None and dispatch_stalls.exists():
         stalls.append(np.load(dispatch_stalls))
     stalls += [np.load(out.with_suffix(f".watch{cpu}.npy")) for cpu in range(len(watchers))]
+    row, sample = _measured(name, out, stalls, dispatch, routed)
+    return row, dispatch, sample
+
+
+def _measured(name: str, out: Path, stalls: list, dispatch: dict | None, routed: bool) -> tuple[dict, dict]:
+    """A scenario's row and raw sample from what its processes wrote: the round trips and send
+    stamps (`out`), the stalls every watcher saw, the node-2 stamps of a routed scenario."""
+    rtt = np.load(out)
+    sent = np.load(out.with_suffix(".sent.npy"))
     spans = np.concatenate(stalls) if stalls else np.zeros((0, 2), dtype=np.int64)
     ok = rtt >= 0
     # A request is disturbed when a stall overlaps its flight [sent, sent + rtt].
@@ -277,7 +284,7 @@ def _scenario(ws: Workers, place, tmp: Path, name: str, args: dict) -> tuple[dic
             row["worst_request"]["legs_us"] = [
                 None if m is None else (m - int(sent[k])) / 1000 for m in marks
             ]
-    return row, dispatch, sample
+    return row, sample
 
 
 def _stamp(stamps: np.ndarray, leg: int, seq: int) -> int | None:
