@@ -407,10 +407,9 @@ fn gates(
                     true
                 }
             } else {
-                let plain = matches!(
-                    net.ports[p].discipline,
-                    SchedulerConfig::Fifo | SchedulerConfig::StaticPriority
-                ) && net.ports[p].shaper.is_none();
+                let plain = crate::schedulers::discipline(&net.ports[p].discipline)
+                    .is_some_and(|d| d.holds_nothing_back())
+                    && net.ports[p].shaper.is_none();
                 let shared = net.port_flows[p].iter().find(|&&g| !stream_flows.contains(&g));
                 match (plain, shared) {
                     (true, None) => true,
