@@ -299,7 +299,8 @@ fn gates(
             (0..net.ports.len()).any(|p| is_synth(p) && scheduled_of(p).contains(&c.name))
                 || net.spec.schedulers.iter().any(|(n, s)| {
                     synth.contains(&n.as_str())
-                        && matches!(s, SchedulerConfig::Tas { scheduled, .. } if scheduled.contains(&c.name))
+                        && crate::schedulers::discipline(s)
+                            .is_some_and(|d| d.time_triggered().contains(&c.name))
                 })
         })
         .collect();
