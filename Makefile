@@ -96,6 +96,8 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	@# No function over 150 lines, no non-test module over 1,000 (offenders: tools/sizes_allowed.txt).
 	$(PY) tools/check_sizes.py
+	@# No rule by a scheduler's kind outside crates/core/src/schedulers (listed: tools/scheduler_kinds_allowed.txt).
+	$(PY) tools/check_scheduler_kinds.py
 	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
 	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_api_studies.py tests/test_cli_api.py
 

@@ -6,6 +6,7 @@
 //! reads the same plan, so both realise one model.
 
 use rtnetlab_core::model::{Network, NodeKind, SchedulerConfig, Traffic};
+use rtnetlab_core::schedulers::Kernel;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -76,6 +77,16 @@ pub struct PlanPort {
     pub max_frame_bytes: u32,
     /// How Linux's qdiscs realise the port, or why they cannot.
     pub kernel: Result<KernelPort, String>,
+    /// The port's shaper when no qdisc of this kernel runs it (`export tc` then writes no script:
+    /// half a configuration would not keep the model's bounds).
+    pub shaper_without_qdisc: Option<ShaperWithoutQdisc>,
+}
+
+/// A shaper no qdisc of this kernel runs: what it is, and the qdisc the kernel lacks.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ShaperWithoutQdisc {
+    pub what: &'static str,
+    pub qdisc: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -221,6 +232,7 @@ impl Plan {
                     buffer_bytes: p.buffer.map(|b| b / 8.0),
                     max_frame_bytes: max_frame[id],
                     kernel,
+                    shaper_without_qdisc: shaper_without_qdisc(&p.discipline),
                 }
             })
             .collect();
@@ -342,9 +354,11 @@ fn kernel_port(
     classes: &[PlanClass],
     discipline: &SchedulerConfig,
 ) -> Result<KernelPort, String> {
-    match discipline {
-        SchedulerConfig::Fifo => Ok(KernelPort { levels: vec![Vec::new()] }),
-        SchedulerConfig::StaticPriority => {
+    let discipline =
+        rtnetlab_core::schedulers::discipline(discipline).expect("a resolved discipline is no shaper");
+    match discipline.kernel() {
+        Kernel::OneQueue => Ok(KernelPort { levels: vec![Vec::new()] }),
+        Kernel::PriorityLevels => {
             let mut prios: Vec<u32> = net.classes.iter().map(|c| c.priority).collect();
             prios.sort_unstable();
             prios.dedup();
@@ -362,24 +376,19 @@ fn kernel_port(
             }
             Ok(KernelPort { levels })
         }
-        SchedulerConfig::Cbs { .. } | SchedulerConfig::Tas { .. } => Err(format!(
-            "a {} shaper: this kernel has no cbs or taprio qdisc: run with --switch user",
-            match discipline {
-                SchedulerConfig::Cbs { gates: Some(_), .. } => {
-                    "credit-based (802.1Qav) behind a gate control list (802.1Qbv)"
-                }
-                SchedulerConfig::Cbs { .. } => "credit-based (802.1Qav)",
-                _ => "time-aware (802.1Qbv)",
-            }
-        )),
-        SchedulerConfig::Ats { .. } => Err("asynchronous traffic shaping (802.1Qcr): this kernel has no \
-             per-flow interleaved regulator qdisc: run with --switch user"
-            .into()),
-        other => Err(format!(
-            "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
-             tbf only): run with --switch user",
-            other.kind_name()
-        )),
+        Kernel::NoShaper { plan, qdisc, .. } => {
+            Err(format!("{plan}: this kernel has no {qdisc}: run with --switch user"))
+        }
+        Kernel::Inexpressible(why) => Err(format!("{why}: run with --switch user")),
+    }
+}
+
+/// The shaper of a port's discipline that no qdisc of this kernel runs, as an exported script's
+/// refusal names it.
+fn shaper_without_qdisc(discipline: &SchedulerConfig) -> Option<ShaperWithoutQdisc> {
+    match rtnetlab_core::schedulers::discipline(discipline)?.kernel() {
+        Kernel::NoShaper { script, qdisc, .. } => Some(ShaperWithoutQdisc { what: script, qdisc }),
+        _ => None,
     }
 }
 

@@ -194,17 +194,12 @@ def export_script(plan: dict, node: str, dev: str, plane: str | None, source: st
     )
     if port is None:
         raise ValueError(f"{node} has no port on plane {plan['planes'][plane_index]}")
-    tsn = {
-        "cbs": ("credit-based shapers (802.1Qav)", "cbs or taprio qdisc"),
-        "tas": ("a time-aware shaper (802.1Qbv)", "cbs or taprio qdisc"),
-        "ats": ("asynchronous traffic shaping (802.1Qcr)", "per-flow interleaved regulator qdisc"),
-    }
-    if port["discipline"] in tsn:
+    unrun = port.get("shaper_without_qdisc")
+    if unrun:
         # Half a configuration (HTB in place of the shapers) would not keep the model's bounds.
-        what, qdisc = tsn[port["discipline"]]
-        if "gate control list" in port["kernel"].get("Err", ""):
-            what = "credit-based shapers behind a gate control list (802.1Qav with 802.1Qbv)"
-        raise ValueError(f"{node}'s port runs {what} and this kernel has no {qdisc}: no script written")
+        raise ValueError(
+            f"{node}'s port runs {unrun['what']} and this kernel has no {unrun['qdisc']}: no script written"
+        )
     flows = [f for f in plan["flows"] if f["source"] == k and plane_index in f["planes"]]
     missing: list[str] = []
     link = port["rate_bps"]

@@ -30,8 +30,7 @@ pub(crate) fn floor_clean(x: f64) -> f64 {
 pub fn applies(net: &Network) -> Result<(), String> {
     let per_port = net.flows_per_port();
     for (p, port) in net.ports.iter().enumerate() {
-        let plain_fifo = port.shaper.is_none()
-            && crate::schedulers::discipline(&port.discipline).is_some_and(|d| d.kind() == "fifo");
+        let plain_fifo = crate::schedulers::plain_fifo(port);
         if !per_port[p].is_empty() && !plain_fifo {
             return Err(format!(
                 "afdx-naive applies to FIFO ports only; {} uses {} (use tfa, sfa or best)",

@@ -321,22 +321,10 @@ pub enum SchedulerConfig {
 }
 
 impl SchedulerConfig {
-    /// The field's name for this scheduler, as written in files.
+    /// The field's name for this scheduler, as written in files (the registry's,
+    /// [`crate::schedulers::kind`]).
     pub fn kind_name(&self) -> &'static str {
-        match self {
-            SchedulerConfig::Fifo => "fifo",
-            SchedulerConfig::StaticPriority => "static_priority",
-            SchedulerConfig::Wrr { .. } => "wrr",
-            SchedulerConfig::Drr { .. } => "drr",
-            SchedulerConfig::D2drr { .. } => "d2drr",
-            SchedulerConfig::Wf2q { .. } => "wf2q",
-            SchedulerConfig::Scfq { .. } => "scfq",
-            SchedulerConfig::Table { .. } => "table",
-            SchedulerConfig::TokenBucket { .. } => "token_bucket",
-            SchedulerConfig::Cbs { .. } => "cbs",
-            SchedulerConfig::Tas { .. } => "tas",
-            SchedulerConfig::Ats { .. } => "ats",
-        }
+        crate::schedulers::kind(self)
     }
 }
 

@@ -565,16 +565,14 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
         );
     }
     let known = |c: &str| spec.classes.iter().any(|k| k.name == c);
-    let problems = match crate::schedulers::registered(cfg) {
-        Registered::Discipline(d) => d.check(&place, &known),
+    let (problems, with_classes) = match crate::schedulers::registered(cfg) {
+        Registered::Discipline(d) => (d.check(&place, &known), d.check_classes(&place, &spec.classes)),
         Registered::Shaper(s) => {
             if let Some(i) = s.inner {
                 match crate::schedulers::resolve(i, &spec.schedulers) {
                     Some(r)
-                        if matches!(
-                            r.discipline,
-                            SchedulerConfig::Cbs { .. } | SchedulerConfig::Tas { .. }
-                        ) =>
+                        if crate::schedulers::discipline(&r.discipline)
+                            .is_some_and(|d| d.shapes_at_link_rate()) =>
                     {
                         cx.diags.error(
                             format!("{place}.inner"),
@@ -589,59 +587,10 @@ fn check_scheduler(name: &str, cfg: &SchedulerConfig, spec: &NetworkSpec, cx: &m
                     None => cx.unknown(format!("{place}.inner"), "scheduler", i),
                 }
             }
-            s.check(&place)
+            (s.check(&place), Vec::new())
         }
     };
-    // Classes sharing a priority share a queue, and so its gate.
-    let gate_list = match cfg {
-        SchedulerConfig::Tas { entries, .. } => Some((entries, format!("{place}.entries"))),
-        SchedulerConfig::Cbs { gates: Some(g), .. } => Some((&g.entries, format!("{place}.gates.entries"))),
-        _ => None,
-    };
-    if let Some((entries, at)) = gate_list {
-        for (i, e) in entries.iter().enumerate() {
-            for c in &spec.classes {
-                let opened = e.open.contains(&c.name);
-                if let Some(o) = spec.classes.iter().find(|o| {
-                    o.priority == c.priority && o.name != c.name && e.open.contains(&o.name) != opened
-                }) {
-                    if opened {
-                        cx.diags.error(
-                            format!("{at}[{i}].open"),
-                            format!(
-                                "opens class '{}' but not class '{}' of the same priority {}; classes of one \
-                                 priority share a queue and its gate",
-                                c.name, o.name, c.priority
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-    }
-    // Each shaped class is a queue of its own, on a priority of its own.
-    if let SchedulerConfig::Cbs { idle_slopes, .. } = cfg {
-        for name in idle_slopes.keys() {
-            let Some(c) = spec.classes.iter().find(|c| &c.name == name) else { continue };
-            // A pair of shaped classes is reported once, at the second name.
-            let clash = |o: &&TrafficClass| {
-                o.name != c.name
-                    && o.priority == c.priority
-                    && (!idle_slopes.contains_key(&o.name) || o.name < c.name)
-            };
-            if let Some(o) = spec.classes.iter().find(clash) {
-                cx.diags.error(
-                    format!("{place}.idle_slopes.{name}"),
-                    format!(
-                        "shaped class '{name}' shares priority {} with class '{}'; a credit-based \
-                         shaper needs a priority of its own for each shaped class",
-                        c.priority, o.name
-                    ),
-                );
-            }
-        }
-    }
-    for p in problems {
+    for p in with_classes.into_iter().chain(problems) {
         match p {
             ConfigProblem::Error { place, message } => cx.diags.error(place, message),
             ConfigProblem::UnknownClass { place, class } => cx.unknown(place, "class", &class),

@@ -223,6 +223,13 @@ impl super::Discipline for AtsDiscipline<'_> {
     fn service(&self) -> super::Service<'_> {
         super::Service::Asynchronous(self)
     }
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::NoShaper {
+            plan: "asynchronous traffic shaping (802.1Qcr)",
+            script: "asynchronous traffic shaping (802.1Qcr)",
+            qdisc: "per-flow interleaved regulator qdisc",
+        }
+    }
     /// Without the network's flows no frame can be matched to its regulator: every frame is
     /// eligible at once (static priority). The simulator builds ports by [`Self::port_behaviour`].
     fn behaviour(&self, classes: &[TrafficClass], _link_rate: f64) -> Box<dyn Behaviour> {

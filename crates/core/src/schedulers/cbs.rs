@@ -451,6 +451,53 @@ impl super::Discipline for CbsDiscipline<'_> {
         slopes.extend(gates);
         slopes
     }
+    /// The gates' rule ([`super::tas::check_shared_gates`]), then: each shaped class is a queue
+    /// of its own, on a priority of its own.
+    fn check_classes(&self, place: &str, classes: &[TrafficClass]) -> Vec<ConfigProblem> {
+        let mut out = match &self.gates {
+            Some(g) => super::tas::check_shared_gates(&format!("{place}.gates.entries"), g.entries, classes),
+            None => Vec::new(),
+        };
+        for name in self.idle_slopes.keys() {
+            let Some(c) = classes.iter().find(|c| &c.name == name) else { continue };
+            // A pair of shaped classes is reported once, at the second name.
+            let clash = |o: &&TrafficClass| {
+                o.name != c.name
+                    && o.priority == c.priority
+                    && (!self.idle_slopes.contains_key(&o.name) || o.name < c.name)
+            };
+            if let Some(o) = classes.iter().find(clash) {
+                out.push(ConfigProblem::Error {
+                    place: format!("{place}.idle_slopes.{name}"),
+                    message: format!(
+                        "shaped class '{name}' shares priority {} with class '{}'; a credit-based \
+                         shaper needs a priority of its own for each shaped class",
+                        c.priority, o.name
+                    ),
+                });
+            }
+        }
+        out
+    }
+    fn shapes_at_link_rate(&self) -> bool {
+        true
+    }
+    fn gates(&self) -> Option<super::Gates<'_>> {
+        self.gates.as_ref().and_then(super::Discipline::gates)
+    }
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::NoShaper {
+            plan: match self.gates {
+                Some(_) => "a credit-based (802.1Qav) behind a gate control list (802.1Qbv) shaper",
+                None => "a credit-based (802.1Qav) shaper",
+            },
+            script: match self.gates {
+                Some(_) => "credit-based shapers behind a gate control list (802.1Qav with 802.1Qbv)",
+                None => "credit-based shapers (802.1Qav)",
+            },
+            qdisc: "cbs or taprio qdisc",
+        }
+    }
     fn service(&self) -> super::Service<'_> {
         super::Service::CreditBased(self)
     }

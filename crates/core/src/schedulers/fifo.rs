@@ -34,6 +34,15 @@ impl super::Discipline for FifoDiscipline {
     fn check(&self, _place: &str, _class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
         Vec::new()
     }
+    fn single_fifo(&self) -> bool {
+        true
+    }
+    fn holds_nothing_back(&self) -> bool {
+        true
+    }
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::OneQueue
+    }
     fn service(&self) -> super::Service<'_> {
         super::Service::Fifo
     }

@@ -159,6 +159,81 @@ pub trait Discipline {
     fn port_behaviour(&self, net: &crate::model::Network, p: crate::model::PortId) -> Box<dyn Behaviour> {
         self.behaviour(&net.classes, net.ports[p].rate)
     }
+    /// Whether the discipline is one FIFO queue, first come first served (what FIFO-only rules
+    /// and the simulator's own FIFO path need).
+    fn single_fifo(&self) -> bool {
+        false
+    }
+    /// Whether the discipline serves fixed priority levels and holds no frame back (FIFO, one
+    /// level; static priority): a frame alone in its level then waits only for the link and the
+    /// levels above, so a stream may cross the port without gates (`configure tsn`).
+    fn holds_nothing_back(&self) -> bool {
+        false
+    }
+    /// Problems of the configuration against the description's classes and their priorities
+    /// (classes of one priority share a queue), beyond [`Self::check`]; `place` as there.
+    fn check_classes(&self, _place: &str, _classes: &[TrafficClass]) -> Vec<ConfigProblem> {
+        Vec::new()
+    }
+    /// Whether the discipline shapes at the link's rate (credit-based, time-aware), which a
+    /// token-bucket shaper in front would break: validation refuses such an inner scheduler.
+    fn shapes_at_link_rate(&self) -> bool {
+        false
+    }
+    /// The gate control list the port runs, if any. What such a port does depends on when frames
+    /// come, not only on when they come relative to each other (the worst-case search's hints).
+    fn gates(&self) -> Option<Gates<'_>> {
+        None
+    }
+    /// The classes the discipline serves time-triggered: their periodic flows keep their release
+    /// offsets in every scenario ([`tas::time_triggered`]).
+    fn time_triggered(&self) -> &[String] {
+        &[]
+    }
+    /// How the Linux kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, tbf) run the discipline.
+    fn kernel(&self) -> Kernel {
+        Kernel::Inexpressible(format!(
+            "scheduler {} cannot be expressed by this kernel's qdiscs (pfifo, bfifo, pfifo_fast, htb, \
+             tbf only)",
+            self.kind()
+        ))
+    }
+}
+
+/// A gate control list: it repeats every `cycle` from `base_time`, its entries in turn.
+#[derive(Clone, Copy, Debug)]
+pub struct Gates<'a> {
+    pub cycle: crate::units::Duration,
+    pub base_time: crate::units::Duration,
+    pub entries: &'a [crate::model::GateEntry],
+}
+
+impl Gates<'_> {
+    /// The cycle and the instants the entries start within it, ns (a cycle of at least 1 ns).
+    pub fn starts_ns(&self) -> (i64, Vec<i64>) {
+        let cycle = self.cycle.as_ns().max(1);
+        let mut at = self.base_time.as_ns();
+        let mut starts = Vec::with_capacity(self.entries.len());
+        for e in self.entries {
+            starts.push(at.rem_euclid(cycle));
+            at += e.duration.as_ns();
+        }
+        (cycle, starts)
+    }
+}
+
+/// How the Linux kernel's qdiscs express a discipline (the testbed's kernel mode, `export tc`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kernel {
+    /// One FIFO queue.
+    OneQueue,
+    /// One HTB priority per priority level of the classes (and one for frames without a class).
+    PriorityLevels,
+    /// A shaper no qdisc of this kernel runs: what it is as a refusal names it (`plan`) and as an
+    /// exported script's refusal names it (`script`), and the qdisc the kernel lacks.
+    NoShaper { plan: &'static str, script: &'static str, qdisc: &'static str },
+    /// Not expressible by the kernel's qdiscs, and why.
+    Inexpressible(String),
 }
 
 /// A shaper's service model of a port's levels: `levels(k, above)`, level k's [`LevelService`]
@@ -329,6 +404,19 @@ pub fn registered(config: &SchedulerConfig) -> Registered<'_> {
             })
         }
     })
+}
+
+/// The field's name of a configuration's kind, as written in files (`drr`, `token_bucket`, ...).
+pub fn kind(config: &SchedulerConfig) -> &'static str {
+    match registered(config) {
+        Registered::Discipline(d) => d.kind(),
+        Registered::Shaper(_) => token_bucket::ShaperConfig::KIND,
+    }
+}
+
+/// Whether egress port `port` is one FIFO queue with no shaper in front of it.
+pub fn plain_fifo(port: &crate::model::EgressPort) -> bool {
+    port.shaper.is_none() && discipline(&port.discipline).is_some_and(|d| d.single_fifo())
 }
 
 /// The discipline of a configuration that is not a shaper (a port's resolved discipline).
@@ -752,12 +840,10 @@ mod tests {
         let mut registered_kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
         registered_kinds.sort();
         assert_eq!(kinds, registered_kinds);
+        // Each kind's name is the one its configuration is written with.
         for (_, config) in configs() {
-            let kind = match registered(&config) {
-                Registered::Discipline(d) => d.kind(),
-                Registered::Shaper(_) => "token_bucket",
-            };
-            assert_eq!(kind, config.kind_name());
+            let written = serde_json::to_value(&config).unwrap();
+            assert_eq!(kind(&config), written["kind"].as_str().unwrap());
         }
     }
 }

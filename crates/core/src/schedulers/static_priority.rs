@@ -55,6 +55,12 @@ impl super::Discipline for StaticPriorityDiscipline {
     fn check(&self, _place: &str, _class_known: &dyn Fn(&str) -> bool) -> Vec<super::ConfigProblem> {
         Vec::new()
     }
+    fn holds_nothing_back(&self) -> bool {
+        true
+    }
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::PriorityLevels
+    }
     fn service(&self) -> super::Service<'_> {
         super::Service::StaticPriority
     }

@@ -224,9 +224,59 @@ impl Behaviour for TimeAware {
     }
 }
 
+/// Classes sharing a priority share a queue, and so its gate: each entry of `entries` (written at
+/// `at`) opens all of them or none.
+pub(super) fn check_shared_gates(
+    at: &str,
+    entries: &[GateEntry],
+    classes: &[TrafficClass],
+) -> Vec<ConfigProblem> {
+    let mut out = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        for c in classes {
+            let opened = e.open.contains(&c.name);
+            if let Some(o) = classes
+                .iter()
+                .find(|o| o.priority == c.priority && o.name != c.name && e.open.contains(&o.name) != opened)
+            {
+                if opened {
+                    out.push(ConfigProblem::Error {
+                        place: format!("{at}[{i}].open"),
+                        message: format!(
+                            "opens class '{}' but not class '{}' of the same priority {}; classes of one \
+                             priority share a queue and its gate",
+                            c.name, o.name, c.priority
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
 impl super::Discipline for TasDiscipline<'_> {
     fn kind(&self) -> &'static str {
         "tas"
+    }
+    fn check_classes(&self, place: &str, classes: &[TrafficClass]) -> Vec<ConfigProblem> {
+        check_shared_gates(&format!("{place}.entries"), self.entries, classes)
+    }
+    fn shapes_at_link_rate(&self) -> bool {
+        true
+    }
+    fn gates(&self) -> Option<super::Gates<'_>> {
+        Some(super::Gates { cycle: self.cycle, base_time: self.base_time, entries: self.entries })
+    }
+    fn time_triggered(&self) -> &[String] {
+        self.scheduled
+    }
+    fn kernel(&self) -> super::Kernel {
+        super::Kernel::NoShaper {
+            plan: "a time-aware (802.1Qbv) shaper",
+            script: "a time-aware shaper (802.1Qbv)",
+            qdisc: "cbs or taprio qdisc",
+        }
     }
     fn check(&self, place: &str, class_known: &dyn Fn(&str) -> bool) -> Vec<ConfigProblem> {
         let mut out = Vec::new();

@@ -22,6 +22,9 @@ pub struct ShaperConfig<'a> {
 }
 
 impl ShaperConfig<'_> {
+    /// The field's name of the shaper, as written in files.
+    pub const KIND: &'static str = "token_bucket";
+
     /// Problems of the shaper's own parameters (its inner scheduler is checked where it is
     /// resolved, against the other configurations).
     pub fn check(&self, place: &str) -> Vec<super::ConfigProblem> {

@@ -8,7 +8,7 @@
 use super::arrivals::{Arrival, ArrivalLog};
 use super::destinations::{Receiver, Remembered, RouteSink};
 use super::forwarding::{Copy, Hop, Packet};
-use super::ports::{Discipline, PortSim, NO_WAKE};
+use super::ports::{PortQueue, PortSim, NO_WAKE};
 use super::queue::{EventQueue, Kind};
 use super::sources::{Source, SourceCold};
 use super::stats::Latency;
@@ -231,7 +231,7 @@ impl Simulator {
                 Ev::Arrive { packet } => self.arrive(packet),
                 Ev::Timeout { slot } => self.timeout(slot),
                 Ev::Wake { port } => {
-                    if let Discipline::Scheduled(s) = &mut self.ports[port as usize].discipline {
+                    if let PortQueue::Scheduled(s) = &mut self.ports[port as usize].queue {
                         s.wake_at = NO_WAKE;
                     }
                     self.try_start(port as usize);

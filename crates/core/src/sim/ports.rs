@@ -25,7 +25,7 @@ pub(super) struct Waiting {
 /// at `max(t, free_at)`, known at once, so the port forwards it to its next hop straight away
 /// and keeps only what its backlog and buffer need (frames scheduled but not started). Any other
 /// scheduler runs its boxed behaviour, started and ended by events.
-pub(super) enum Discipline {
+pub(super) enum PortQueue {
     Fifo { waiting: VecDeque<Waiting> },
     Scheduled(Scheduled),
 }
@@ -64,7 +64,7 @@ pub(super) struct PortSim {
     pub(super) buffer_bits: u64,
     pub(super) busy_ns: i64,
     pub(super) frames: u64,
-    pub(super) discipline: Discipline,
+    pub(super) queue: PortQueue,
 }
 
 /// A frame's transmission on a link: its exact start rounded down and up, its exact end rounded
@@ -129,7 +129,7 @@ impl Simulator {
         let now = self.now;
         let ps = &mut self.ports[port];
         if ps.link.free_at > ps.started_end {
-            if let Discipline::Fifo { waiting } = &mut ps.discipline {
+            if let PortQueue::Fifo { waiting } = &mut ps.queue {
                 // Frames due to start by now have left the queue for the wire.
                 while let Some(w) = waiting.front().filter(|w| w.started <= now) {
                     ps.queued_bits -= w.wire_bits as u64;
@@ -146,10 +146,10 @@ impl Simulator {
             return;
         }
         ps.queued_bits += wire as u64;
-        let sending_until = match &ps.discipline {
-            Discipline::Fifo { .. } => ps.started_end,
-            Discipline::Scheduled(s) if s.busy => s.tx_end,
-            Discipline::Scheduled(_) => now,
+        let sending_until = match &ps.queue {
+            PortQueue::Fifo { .. } => ps.started_end,
+            PortQueue::Scheduled(s) if s.busy => s.tx_end,
+            PortQueue::Scheduled(_) => now,
         };
         let in_flight =
             if sending_until > now { (sending_until - now) as f64 * 1e3 / ps.ps_per_bit } else { 0.0 };
@@ -160,8 +160,8 @@ impl Simulator {
         if backlog > ps.max_backlog_bits {
             ps.max_backlog_bits = backlog;
         }
-        match &mut ps.discipline {
-            Discipline::Fifo { waiting } => {
+        match &mut ps.queue {
+            PortQueue::Fifo { waiting } => {
                 let Transmission { start, started, end } = ps.link.transmit(now, wire);
                 let tx_ns = end - start;
                 if started > now {
@@ -175,7 +175,7 @@ impl Simulator {
                 self.frame_hops += 1;
                 self.depart(packet, port, end);
             }
-            Discipline::Scheduled(s) => {
+            PortQueue::Scheduled(s) => {
                 let c = &self.copies[copy as usize];
                 let class = self.hot.flow_class[c.flow as usize];
                 let frame_bits = c.frame_bits;
@@ -193,7 +193,7 @@ impl Simulator {
     pub(super) fn try_start(&mut self, port: usize) {
         let now = self.now;
         let ps = &mut self.ports[port];
-        let Discipline::Scheduled(s) = &mut ps.discipline else {
+        let PortQueue::Scheduled(s) = &mut ps.queue else {
             unreachable!("FIFO ports schedule frames as they arrive")
         };
         if s.busy {
@@ -257,7 +257,7 @@ impl Simulator {
 
     /// A scheduled port's frame has left: the port sends its next one.
     pub(super) fn tx_end(&mut self, port: usize) {
-        let Discipline::Scheduled(s) = &mut self.ports[port].discipline else {
+        let PortQueue::Scheduled(s) = &mut self.ports[port].queue else {
             unreachable!("only scheduled ports end transmissions by events")
         };
         s.busy = false;

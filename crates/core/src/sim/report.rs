@@ -1,7 +1,7 @@
 //! Measurement: the run's report (per route, per destination, per port, deduplication, copy
 //! accounting), and the deterministic counts tests read (work units, entries held).
 
-use super::ports::Discipline;
+use super::ports::PortQueue;
 use super::stats::LatencySummary;
 use super::*;
 use std::collections::HashSet;
@@ -21,9 +21,9 @@ impl Simulator {
         let ports: usize = self
             .ports
             .iter()
-            .map(|p| match &p.discipline {
-                Discipline::Fifo { waiting } => waiting.len(),
-                Discipline::Scheduled(_) => 0,
+            .map(|p| match &p.queue {
+                PortQueue::Fifo { waiting } => waiting.len(),
+                PortQueue::Scheduled(_) => 0,
             })
             .sum();
         let dedup: usize = self.dedups.iter().flatten().map(|(d, known)| d.live_keys() + known.len()).sum();
@@ -106,12 +106,12 @@ impl Simulator {
             .map(|(k, (p, s))| {
                 // A FIFO port counts a frame when it schedules it: those not started by now
                 // have not left it yet.
-                let (frames, busy_ns) = match &s.discipline {
-                    Discipline::Fifo { waiting, .. } => waiting
+                let (frames, busy_ns) = match &s.queue {
+                    PortQueue::Fifo { waiting, .. } => waiting
                         .iter()
                         .filter(|w| w.started > self.now)
                         .fold((s.frames, s.busy_ns), |(n, b), w| (n - 1, b - w.tx_ns)),
-                    Discipline::Scheduled(_) => (s.frames, s.busy_ns),
+                    PortQueue::Scheduled(_) => (s.frames, s.busy_ns),
                 };
                 unstarted_hops += s.frames - frames;
                 PortStats {

@@ -7,7 +7,7 @@ use super::destinations::{Receiver, RouteSink};
 use super::engine::Ev;
 use super::forwarding::{Hop, NO_ROUTE};
 use super::ports::ns_per_bit;
-use super::ports::{Discipline, Link, PortSim, Scheduled, NO_WAKE};
+use super::ports::{Link, PortQueue, PortSim, Scheduled, NO_WAKE};
 use super::queue::{EventQueue, MAX_LANES};
 use super::retransmission::NO_TIMEOUT;
 use super::scenario::{ScenarioState, ScenarioTables};
@@ -169,7 +169,7 @@ pub(super) const NO_LANE: u8 = u8::MAX;
 /// port forwards as it schedules, a variable time ahead: its hops need no lane.)
 pub(super) fn lane_delays(hot: &Hot, hops: &[Hop], ports: &[PortSim]) -> Vec<i64> {
     let mut count: BTreeMap<i64, u64> = BTreeMap::new();
-    for h in hops.iter().filter(|h| matches!(ports[h.port as usize].discipline, Discipline::Scheduled(_))) {
+    for h in hops.iter().filter(|h| matches!(ports[h.port as usize].queue, PortQueue::Scheduled(_))) {
         let prop = hot.port_prop_ns[h.port as usize];
         let node = hot.port_peer[h.port as usize] as usize;
         if h.deliver != NO_ROUTE {
@@ -222,11 +222,10 @@ impl Simulator {
         }
         let mut ports = Vec::with_capacity(net.ports.len());
         for (p, port) in net.ports.iter().enumerate() {
-            let plain_fifo = port.shaper.is_none()
-                && schedulers::discipline(&port.discipline).is_some_and(|d| d.kind() == "fifo");
-            let discipline = match plain_fifo && !generic_fifo {
-                true => Discipline::Fifo { waiting: VecDeque::new() },
-                false => Discipline::Scheduled(Scheduled {
+            let plain_fifo = schedulers::plain_fifo(port);
+            let queue = match plain_fifo && !generic_fifo {
+                true => PortQueue::Fifo { waiting: VecDeque::new() },
+                false => PortQueue::Scheduled(Scheduled {
                     behaviour: schedulers::port_behaviour(&net, p),
                     busy: false,
                     current: 0,
@@ -243,7 +242,7 @@ impl Simulator {
                 buffer_bits: port.buffer.map_or(u64::MAX, |b| b.round() as u64),
                 busy_ns: 0,
                 frames: 0,
-                discipline,
+                queue,
             });
         }
 

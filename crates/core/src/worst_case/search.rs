@@ -48,20 +48,7 @@ pub(super) struct Context<'a> {
 
 /// A port's gate control list as (cycle, entry starts within it), ns; None for an ungated port.
 fn gate_schedule(port: &crate::model::EgressPort) -> Option<(i64, Vec<i64>)> {
-    use crate::model::spec::SchedulerConfig;
-    let (cycle, base, entries) = match &port.scheduler {
-        SchedulerConfig::Tas { cycle, base_time, entries, .. } => (cycle.as_ns(), base_time.as_ns(), entries),
-        SchedulerConfig::Cbs { gates: Some(g), .. } => (g.cycle.as_ns(), g.base_time.as_ns(), &g.entries),
-        _ => return None,
-    };
-    let cycle = cycle.max(1);
-    let mut at = base;
-    let mut starts = Vec::with_capacity(entries.len());
-    for e in entries {
-        starts.push(at.rem_euclid(cycle));
-        at += e.duration.as_ns();
-    }
-    Some((cycle, starts))
+    crate::schedulers::discipline(&port.scheduler)?.gates().map(|g| g.starts_ns())
 }
 
 impl<'a> Context<'a> {

@@ -76,7 +76,7 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
     for (p, flows) in per_port.iter().enumerate() {
         if !flows.is_empty() {
             match port_model(net, p, flows) {
-                Ok(PortModel { rate: r, discipline: Discipline::Fifo }) => rate[p] = r,
+                Ok(PortModel { rate: r, sharing: Sharing::Fifo }) => rate[p] = r,
                 _ => return None,
             }
         }
@@ -117,8 +117,8 @@ pub(super) fn pass(net: &Network) -> Option<FifoPass> {
         let latency = net.nodes[port.node].technological_latency;
         if slots.is_empty() {
             // No traffic: the general path's curves give the backlog.
-            let model = port_model(net, p, &[])
-                .unwrap_or(PortModel { rate: port.rate, discipline: Discipline::Fifo });
+            let model =
+                port_model(net, p, &[]).unwrap_or(PortModel { rate: port.rate, sharing: Sharing::Fifo });
             let beta = Curve::rate_latency(model.rate, latency);
             out.backlog[p] =
                 curves::vertical_deviation(&Curve::zero(), &beta).map_err(|u| u.context(&net.port_label(p)));

@@ -150,9 +150,8 @@ impl TfaCache {
         };
         let same_model = |p: PortId| {
             let m = port_model(net, p, &per_port[p])
-                .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo });
-            m.rate.to_bits() == self.lay.models[p].rate.to_bits()
-                && m.discipline == self.lay.models[p].discipline
+                .unwrap_or(PortModel { rate: net.ports[p].rate, sharing: Sharing::Fifo });
+            m.rate.to_bits() == self.lay.models[p].rate.to_bits() && m.sharing == self.lay.models[p].sharing
         };
         if !order.acyclic || !new_ports.iter().all(|&p| same_model(p)) {
             let old = std::mem::replace(self, TfaCache::new(net));
@@ -304,9 +303,8 @@ impl TfaCache {
         seeds.dedup();
         let same_model = |p: PortId| {
             let m = port_model(net, p, &per_port[p])
-                .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo });
-            m.rate.to_bits() == self.lay.models[p].rate.to_bits()
-                && m.discipline == self.lay.models[p].discipline
+                .unwrap_or(PortModel { rate: net.ports[p].rate, sharing: Sharing::Fifo });
+            m.rate.to_bits() == self.lay.models[p].rate.to_bits() && m.sharing == self.lay.models[p].sharing
         };
         if !order.acyclic || !seeds.iter().all(|&p| same_model(p)) {
             *self = TfaCache::new(net);

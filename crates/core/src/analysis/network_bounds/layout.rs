@@ -18,10 +18,10 @@ pub(super) struct Queue {
     pub(super) crossings: Vec<usize>,
 }
 
-/// How an egress port shares its link between its queues: the port's discipline, whose
-/// [`schedulers::Service`] says which.
+/// How an egress port shares its link between its queues: its discipline's service model
+/// ([`schedulers::Service`]) says which.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Discipline {
+pub(super) enum Sharing {
     /// One FIFO queue.
     Fifo,
     /// One FIFO queue per priority level.
@@ -41,20 +41,20 @@ pub(super) enum Discipline {
 #[derive(Clone, Debug)]
 pub(super) struct PortModel {
     pub(super) rate: f64,
-    pub(super) discipline: Discipline,
+    pub(super) sharing: Sharing,
 }
 
 /// The model of port `p`, or why this analysis cannot bound it.
 pub(super) fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<PortModel, String> {
     let port = &net.ports[p];
     let service = schedulers::discipline(&port.discipline).expect("a port's discipline is no shaper");
-    let discipline = match service.service() {
-        schedulers::Service::Fifo => Discipline::Fifo,
-        schedulers::Service::StaticPriority => Discipline::StaticPriority,
-        schedulers::Service::PerClass(_) => Discipline::ClassShares,
-        schedulers::Service::CreditBased(_) => Discipline::CreditBased,
-        schedulers::Service::TimeAware(_) => Discipline::TimeAware,
-        schedulers::Service::Asynchronous(_) => Discipline::Asynchronous,
+    let sharing = match service.service() {
+        schedulers::Service::Fifo => Sharing::Fifo,
+        schedulers::Service::StaticPriority => Sharing::StaticPriority,
+        schedulers::Service::PerClass(_) => Sharing::ClassShares,
+        schedulers::Service::CreditBased(_) => Sharing::CreditBased,
+        schedulers::Service::TimeAware(_) => Sharing::TimeAware,
+        schedulers::Service::Asynchronous(_) => Sharing::Asynchronous,
     };
     let rate = match port.shaper {
         None => port.rate,
@@ -71,7 +71,7 @@ pub(super) fn port_model(net: &Network, p: PortId, flows: &[FlowId]) -> Result<P
             crate::schedulers::token_bucket::shaped_rate(port.rate, shaper.rate)
         }
     };
-    Ok(PortModel { rate, discipline })
+    Ok(PortModel { rate, sharing })
 }
 
 /// Whether every port carrying traffic has a service model here, or the first reason it has not.
@@ -118,7 +118,7 @@ pub(super) fn layout(net: &Network) -> Layout {
     let models: Vec<PortModel> = (0..net.ports.len())
         .map(|p| {
             port_model(net, p, &per_port[p])
-                .unwrap_or(PortModel { rate: net.ports[p].rate, discipline: Discipline::Fifo })
+                .unwrap_or(PortModel { rate: net.ports[p].rate, sharing: Sharing::Fifo })
         })
         .collect();
     let mut lay = Layout {
@@ -149,15 +149,15 @@ pub(super) fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
                 Some(&(_, c)) => c,
                 None => {
                     // Queue key: the priority level, or the class for per-class shares.
-                    let priority = match lay.models[p].discipline {
-                        Discipline::Fifo => None,
-                        Discipline::StaticPriority
-                        | Discipline::CreditBased
-                        | Discipline::TimeAware
-                        | Discipline::Asynchronous => {
+                    let priority = match lay.models[p].sharing {
+                        Sharing::Fifo => None,
+                        Sharing::StaticPriority
+                        | Sharing::CreditBased
+                        | Sharing::TimeAware
+                        | Sharing::Asynchronous => {
                             Some(flow.class.map_or(u32::MAX, |k| net.classes[k].priority))
                         }
-                        Discipline::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
+                        Sharing::ClassShares => Some(flow.class.map_or(u32::MAX, |k| k as u32)),
                     };
                     // A port has few queues: a linear look-up beats a map. Its queues stay
                     // highest priority first (one queue per level).
@@ -175,7 +175,7 @@ pub(super) fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
                     lay.crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
                     let c = lay.crossings.len() - 1;
                     lay.queues[q].crossings.push(c);
-                    let regulated = lay.models[p].discipline == Discipline::Asynchronous
+                    let regulated = lay.models[p].sharing == Sharing::Asynchronous
                         && flow.class.is_some_and(|k| {
                             let d = schedulers::discipline(&net.ports[p].discipline).expect("no shaper");
                             matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))

@@ -73,7 +73,7 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
     if let [q] = queues[..] {
         let tb = (0..st.groups[q].len())
             .try_fold((0.0, 0.0), |(b, r), k| st.group_tb(q, k).map(|(gb, gr)| (b + gb, r + gr)));
-        if let (Discipline::Fifo, Some((b, r))) = (&model.discipline, tb) {
+        if let (Sharing::Fifo, Some((b, r))) = (&model.sharing, tb) {
             let blind = opt.multiplexing == Multiplexing::Blind && lay.queues[q].crossings.len() > 1;
             let delay = if blind {
                 if r < model.rate {
@@ -98,7 +98,7 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
     // A blocked queue's arrivals may have infinite bursts: none of the curves below reads them
     // (its service and delay are its reason), so it stands as the zero curve. A staircase's exact
     // curve only under FIFO: blind multiplexing reads a left-over service.
-    let exact = opt.multiplexing == Multiplexing::Fifo && model.discipline == Discipline::Fifo;
+    let exact = opt.multiplexing == Multiplexing::Fifo && model.sharing == Sharing::Fifo;
     let alphas: Vec<Curve> = queues
         .iter()
         .zip(&blocked)
@@ -128,12 +128,12 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
     }
     .map(Vec::into_iter);
     for (k, &q) in queues.iter().enumerate() {
-        let service = match (&model.discipline, lay.queues[q].priority) {
-            (Discipline::CreditBased | Discipline::TimeAware, _) => {
+        let service = match (&model.sharing, lay.queues[q].priority) {
+            (Sharing::CreditBased | Sharing::TimeAware, _) => {
                 shaped.as_mut().and_then(|s| s.next()).expect("one service per queue")
             }
-            (Discipline::Fifo, _) | (_, None) => Ok(beta.clone()),
-            (Discipline::ClassShares, Some(_)) => {
+            (Sharing::Fifo, _) | (_, None) => Ok(beta.clone()),
+            (Sharing::ClassShares, Some(_)) => {
                 let d = schedulers::discipline(&net.ports[p].discipline)
                     .expect("a port's discipline is no shaper");
                 let schedulers::Service::PerClass(shares) = d.service() else {
@@ -170,7 +170,7 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
                     Ok,
                 )
             }
-            (Discipline::StaticPriority | Discipline::Asynchronous, Some(level)) => {
+            (Sharing::StaticPriority | Sharing::Asynchronous, Some(level)) => {
                 let higher = sum_curves(
                     queues
                         .iter()
@@ -210,7 +210,7 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
         st.port_backlog[p] = Err(why);
         return;
     }
-    st.port_backlog[p] = if model.discipline == Discipline::Asynchronous {
+    st.port_backlog[p] = if model.sharing == Sharing::Asynchronous {
         // The regulators hold frames while the link may idle: the queues' backlogs (each within
         // its own service) and what the regulators hold. A frame leaves its regulator within the
         // delay bound D_u of the queue upstream (shaping for free), so the regulator holds at
@@ -230,7 +230,7 @@ pub(super) fn analyse_port_curves(net: &Network, lay: &Layout, p: PortId, opt: &
                 curves::vertical_deviation(a, s).map(|b| sum + b)
             })
         })
-    } else if matches!(model.discipline, Discipline::CreditBased | Discipline::TimeAware) {
+    } else if matches!(model.sharing, Sharing::CreditBased | Sharing::TimeAware) {
         // A shaper may hold frames while the link idles: the port is not work-conserving, so its
         // backlog is the sum of its queues' (each within its own service).
         queues.iter().zip(&alphas).try_fold(0.0, |sum, (&q, a)| {
@@ -297,7 +297,7 @@ pub(super) fn class_blocks(
             (Unbounded::new(why), st.diverged[c] || upstream_cycle)
         })
     };
-    if model.discipline == Discipline::Fifo || queues.len() == 1 {
+    if model.sharing == Sharing::Fifo || queues.len() == 1 {
         let total: f64 = queues.iter().map(|&q| load(q)).sum();
         let why =
             if total > model.rate { Some(overloaded(String::new(), total)) } else { unbounded_flow(queues) };
@@ -313,8 +313,8 @@ pub(super) fn class_blocks(
     queues
         .iter()
         .map(|&q| {
-            let deps: Vec<usize> = match model.discipline {
-                Discipline::TimeAware | Discipline::ClassShares => vec![q],
+            let deps: Vec<usize> = match model.sharing {
+                Sharing::TimeAware | Sharing::ClassShares => vec![q],
                 _ => queues
                     .iter()
                     .copied()

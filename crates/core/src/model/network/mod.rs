@@ -232,7 +232,7 @@ impl Network {
         self.spec
             .schedulers
             .values()
-            .any(|s| matches!(s, SchedulerConfig::Tas { scheduled, .. } if scheduled.contains(class)))
+            .any(|s| crate::schedulers::discipline(s).is_some_and(|d| d.time_triggered().contains(class)))
             .then(|| offset.as_ns())
     }
 

@@ -299,7 +299,8 @@ fn gates(
             (0..net.ports.len()).any(|p| is_synth(p) && scheduled_of(p).contains(&c.name))
                 || net.spec.schedulers.iter().any(|(n, s)| {
                     synth.contains(&n.as_str())
-                        && matches!(s, SchedulerConfig::Tas { scheduled, .. } if scheduled.contains(&c.name))
+                        && crate::schedulers::discipline(s)
+                            .is_some_and(|d| d.time_triggered().contains(&c.name))
                 })
         })
         .collect();
@@ -407,10 +408,9 @@ fn gates(
                     true
                 }
             } else {
-                let plain = matches!(
-                    net.ports[p].discipline,
-                    SchedulerConfig::Fifo | SchedulerConfig::StaticPriority
-                ) && net.ports[p].shaper.is_none();
+                let plain = crate::schedulers::discipline(&net.ports[p].discipline)
+                    .is_some_and(|d| d.holds_nothing_back())
+                    && net.ports[p].shaper.is_none();
                 let shared = net.port_flows[p].iter().find(|&&g| !stream_flows.contains(&g));
                 match (plain, shared) {
                     (true, None) => true,
