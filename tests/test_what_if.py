@@ -235,3 +235,10 @@ def test_an_edit_analyses_again_only_the_ports_it_reaches() -> None:
     edited = wi.network()
     assert edited.flow(flow)["bag"] == "128ms" and net.flow(flow)["bag"] != "128ms"
     _same(wi.analyze().data, edited.analyze("tfa").data)
+
+
+def test_a_server_graph_is_refused_in_one_line() -> None:
+    net = rt.load(REPO / "examples" / "server_graph" / "tandem_two_flows.yaml")
+    with pytest.raises(rt.ModelError) as refused:
+        net.what_if()
+    assert len(refused.value.lines) == 1 and "a server graph has none" in refused.value.lines[0]

@@ -89,6 +89,13 @@ impl WhatIf {
     /// `net` is `doc` validated (the caller did it once). Refused when TFA does not apply to it,
     /// or when its topology alone does not validate (a section that names its flows).
     pub fn new(net: Network, doc: Value) -> Result<WhatIf, Refusal> {
+        if net.kind == model::NetworkKind::ServerGraph {
+            return Err(one(
+                "(network): a what-if edits a switched network's flows, links and schedulers; a server graph \
+                 has none (edit the description and analyse it again)"
+                    .into(),
+            ));
+        }
         if !doc.is_object() {
             return Err(one("(network): expected a mapping of the format's keys".into()));
         }
