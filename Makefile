@@ -85,7 +85,7 @@ test-rust: $(STAMP)
 
 # The public Python API is typed (python/rtnetlab/py.typed): its modules checked strictly, and
 # the tests that use it as a user would, as a user's code is.
-API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py studies.py lab.py)
+API_MODULES := $(addprefix python/rtnetlab/,__init__.py network.py result.py display.py quantities.py synthesis.py studies.py lab.py what_if.py)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check python tests benchmarks tools

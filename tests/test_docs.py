@@ -22,7 +22,7 @@ DOCS = REPO / "docs"
 TESTED_PAGES = ["index.md", "python-api.md"]
 #: Modules whose docstring examples (>>>) are run as doctests.
 DOCTESTED = ["rtnetlab.network", "rtnetlab.quantities", "rtnetlab.synthesis", "rtnetlab.studies",
-             "rtnetlab.lab"]
+             "rtnetlab.lab", "rtnetlab.what_if"]
 
 
 def blocks(page: str) -> list[str]:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from rtnetlab.studies import ExperimentResult, SweepResult, experiment, sweep
     from rtnetlab.synthesis import admit, configure_dtable, generate_afdx
+    from rtnetlab.what_if import WhatIf
 
 __all__ = [
     "AdmissionResult",
@@ -62,6 +63,7 @@ __all__ = [
     "SweepResult",
     "TestbedResult",
     "UserError",
+    "WhatIf",
     "WorstCaseResult",
     "__version__",
     "admit",
@@ -109,6 +111,7 @@ _LAZY = {
     "SweepResult": "rtnetlab.studies",
     "experiment": "rtnetlab.studies",
     "ExperimentResult": "rtnetlab.studies",
+    "WhatIf": "rtnetlab.what_if",
     # The engine's handle of a file, for code written before the API (``rt.load`` supersedes them).
     "load_file": "rtnetlab.model",
     "load_text": "rtnetlab.model",

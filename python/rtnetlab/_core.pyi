@@ -118,8 +118,34 @@ class Network:
         """Priority orders per processor and bus (`method`: opa or dm), JSON text."""
     def partition_json(self, method: str) -> str:
         """DOPA on the description's chains (`method`: opa or dm), JSON text."""
+    def what_if(self, doc_json: str) -> WhatIf:
+        """A what-if on this network (its description as JSON text), analysed again in place by TFA."""
     def resolved_json(self) -> str:
         """The resolved model (indices, routes, per-flow arrival parameters), JSON text."""
+
+class WhatIf:
+    """A validated network under what-if edits, analysed again in place by TFA after each one."""
+
+    def set_flow(self, name: str, keys_json: str) -> None:
+        """Sets keys of flow `name` (a JSON mapping of the format's keys); ModelError if refused."""
+    def set_port_rate(self, node: str, rate_json: str, port: str | None = None) -> None:
+        """Sets the rate of `node`'s links (or of the one on `port`); ModelError if refused."""
+    def set_scheduler(self, name: str, params_json: str) -> None:
+        """Sets parameters of named scheduler `name` (a mapping key by key); ModelError if refused."""
+    def undo(self) -> bool:
+        """Takes back the last edit still in force; False when there is none."""
+    def edits(self) -> int:
+        """How many edits are in force."""
+    def last_analysed_ports(self) -> int:
+        """Ports the last edit analysed again (all of them when it took the whole pass)."""
+    def ports(self) -> int:
+        """The egress ports' count."""
+    def warnings(self) -> list[str]:
+        """The warnings of the edits' validations."""
+    def analyze_json(self) -> str:
+        """TFA's report of the network as edited, JSON text."""
+    def spec_json(self) -> str:
+        """The description as edited, JSON text."""
 
 class Simulation:
     """A running simulation, advanced slice by slice so the front can show progress and stop early."""

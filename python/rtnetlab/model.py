@@ -115,6 +115,16 @@ class Network:
     def resolved(self) -> dict:
         return loads(self.handle.resolved_json())
 
+    def what_if(self, data: dict) -> WhatIf:
+        """A what-if on this network, `data` its description (`WhatIf`); ModelError when the
+        network's topology or TFA cannot take it."""
+        try:
+            return WhatIf(self.handle.what_if(json.dumps(data)), self.source)
+        except ModelError:
+            raise
+        except ValueError as e:
+            raise UserError(f"{self.source or 'network'}: {e}") from None
+
     def simulation(self, config: dict) -> Any:
         """A simulation of this network (`config`: the engine's SimConfig), the engine's running
         handle advanced slice by slice by `rtnetlab.simulate`; ValueError if `config` is wrong."""
@@ -141,6 +151,43 @@ class Network:
     def partition(self, method: str) -> dict:
         """DOPA on the description's chains (`method`: opa or dm; ChoiceError otherwise)."""
         return loads(self.handle.partition_json(method))
+
+
+class WhatIf:
+    """The engine's what-if on a validated network (`Network.what_if`): edits as plain data in,
+    TFA's report out; a refused edit raises `ModelError` (its lines: place and rule) and leaves
+    the network as it was."""
+
+    def __init__(self, handle: Any, source: str = "") -> None:
+        self.handle = handle
+        self.source = source
+
+    def _edit(self, call: Any, *args: Any) -> None:
+        try:
+            call(*args)
+        except ModelError:
+            raise
+        except ValueError as e:
+            raise UserError(f"{self.source or 'network'}: {e}") from None
+
+    def set_flow(self, name: str, keys: dict) -> None:
+        self._edit(self.handle.set_flow, name, json.dumps(keys))
+
+    def set_port_rate(self, node: str, rate: Any, port: str | None) -> None:
+        self._edit(self.handle.set_port_rate, node, json.dumps(rate), port)
+
+    def set_scheduler(self, name: str, params: dict) -> None:
+        self._edit(self.handle.set_scheduler, name, json.dumps(params))
+
+    def analyze(self) -> dict:
+        try:
+            return loads(self.handle.analyze_json())
+        except ValueError as e:
+            raise _as_user_error(e)(f"{self.source or 'network'}: {e}") from None
+
+    @property
+    def spec(self) -> dict:
+        return loads(self.handle.spec_json())
 
 
 def _format(d: dict) -> str:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         SimulationResult,
         WorstCaseResult,
     )
+    from rtnetlab.what_if import WhatIf
 
 #: Where a built network's problems are said to be (a file's are its path).
 BUILT = "(network)"
@@ -382,6 +383,15 @@ class Network:
         engine = self.engine
         report = engine.analyze(method, grouping, blind, arrival_bounds, lp_effort)
         return AnalysisResult(report, engine.warnings, self)
+
+    def what_if(self, method: str = "tfa") -> WhatIf:
+        """A what-if on this network (`rtnetlab.WhatIf`): edit a flow's BAG, a port's rate or a
+        scheduler's weights one at a time, each validated on what it changes, and analyse again
+        only the ports the edit reaches. `method`: ``tfa``, the one analysis kept up to date in
+        place (``best``, `analyze`'s default, combines analyses that have none)."""
+        from rtnetlab import what_if
+
+        return what_if.what_if(self, method)
 
     def analysis_json(self, method: str = "best", *, grouping: bool = False, blind: bool = False,
                       arrival_bounds: str = "tightest", lp_effort: str = "default",

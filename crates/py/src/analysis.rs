@@ -5,7 +5,9 @@
 use crate::error::{Error, Result};
 use crate::{table_view, to_json};
 use pyo3::prelude::*;
-use rtnetlab_core::analysis::{self, fifo_lp, network_bounds::ArrivalBounds, results::AnalysisReport};
+use rtnetlab_core::analysis::{
+    self, fifo_lp, network_bounds::ArrivalBounds, results::AnalysisReport, what_if,
+};
 use rtnetlab_core::model::Network;
 
 /// An analysis as the front asks for it: the method and options by their names.
@@ -143,5 +145,73 @@ fn analysis_methods() -> Vec<&'static str> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analysis_methods, m)?)?;
+    m.add_class::<WhatIf>()?;
     Ok(())
+}
+
+/// A validated network under what-if edits, analysed again in place by TFA
+/// (`rtnetlab_core::analysis::what_if`): edits take the format's values as JSON text; a refused
+/// edit raises ModelError with its lines (`place: rule`) and leaves the network as it was.
+#[pyclass(module = "rtnetlab._core")]
+pub struct WhatIf {
+    inner: what_if::WhatIf,
+}
+
+/// A what-if on `net`, the validation of `doc_json` (the description as JSON text).
+pub fn what_if_of(net: &Network, doc_json: &str) -> Result<WhatIf> {
+    let doc: serde_json::Value = crate::error::from_json_at("", doc_json)?;
+    what_if::WhatIf::new(net.clone(), doc).map(|inner| WhatIf { inner }).map_err(Error::Model)
+}
+
+fn mapping(json: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    match crate::error::from_json_at::<serde_json::Value>("", json)? {
+        serde_json::Value::Object(m) => Ok(m),
+        other => Err(Error::Value(format!("expected a mapping of keys, got {other}"))),
+    }
+}
+
+#[pymethods]
+impl WhatIf {
+    /// Sets keys of flow `name` (`keys_json`: a mapping of the format's keys to values).
+    fn set_flow(&mut self, name: &str, keys_json: &str) -> Result<()> {
+        self.inner.set_flow(name, &mapping(keys_json)?).map_err(Error::Model)
+    }
+    /// Sets the rate of `node`'s links, or of the one on its port `port` (`rate_json`: a value).
+    #[pyo3(signature = (node, rate_json, port=None))]
+    fn set_port_rate(&mut self, node: &str, rate_json: &str, port: Option<&str>) -> Result<()> {
+        let rate: serde_json::Value = crate::error::from_json_at("", rate_json)?;
+        self.inner.set_port_rate(node, port, &rate).map_err(Error::Model)
+    }
+    /// Sets parameters of named scheduler `name`, a mapping parameter key by key.
+    fn set_scheduler(&mut self, name: &str, params_json: &str) -> Result<()> {
+        self.inner.set_scheduler(name, &mapping(params_json)?).map_err(Error::Model)
+    }
+    /// Takes back the last edit still in force; false when there is none.
+    fn undo(&mut self) -> bool {
+        self.inner.undo()
+    }
+    /// How many edits are in force.
+    fn edits(&self) -> usize {
+        self.inner.edits()
+    }
+    /// Ports the last edit analysed again (all of them when it took the whole pass).
+    fn last_analysed_ports(&self) -> usize {
+        self.inner.last_analysed_ports
+    }
+    /// The egress ports' count.
+    fn ports(&self) -> usize {
+        self.inner.network().ports.len()
+    }
+    /// The warnings of the edits' validations.
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.clone()
+    }
+    /// TFA's report of the network as edited, JSON text (what `analyze_json("tfa")` gives on it).
+    fn analyze_json(&self, py: Python<'_>) -> Result<String> {
+        py.allow_threads(|| self.inner.report().map(|r| to_json(&r))).map_err(Error::Analysis)
+    }
+    /// The description as edited, JSON text.
+    fn spec_json(&self) -> String {
+        to_json(self.inner.doc())
+    }
 }

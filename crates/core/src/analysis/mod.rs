@@ -16,6 +16,7 @@ pub mod network_bounds;
 pub mod redundancy;
 pub mod response_time;
 pub mod results;
+pub mod what_if;
 
 #[cfg(test)]
 mod network_tests;
@@ -281,6 +282,7 @@ pub fn tfa_cache(net: &Network) -> Result<network_bounds::incremental::TfaCache,
 /// What `run` gives with the method `tfa` on `net`, from `cache`, the cache of `net`.
 pub fn tfa_report(net: &Network, cache: &network_bounds::incremental::TfaCache) -> AnalysisReport {
     let mut report = cache.report(net);
+    report.notes.extend(staircase_note(net, Method::Tfa));
     finish(net, &mut report);
     report
 }

@@ -52,7 +52,13 @@ struct InPlace {
     ports: Vec<PortSave>,
     /// The rows of the old flows analysed again, as they were.
     rows: Vec<(usize, FlowBound)>,
+    /// The service model of each port [`TfaCache::update`] took again, as it was.
+    models: Vec<(PortId, PortModel)>,
 }
+
+/// A change of the cache taken out of it ([`TfaCache::take_trial`]), to be undone later
+/// ([`TfaCache::undo_trial`]): changes are undone last first, each one on the state it left.
+pub struct Trial(Journal);
 
 struct PortSave {
     port: PortId,
@@ -167,6 +173,7 @@ impl TfaCache {
             port_queues: new_ports.iter().map(|&p| (p, self.lay.port_queues[p].clone())).collect(),
             ports: Vec::new(),
             rows: Vec::new(),
+            models: Vec::new(),
         };
         // The new flows' crossings and queues, appended; their state as a whole pass starts it.
         for f in first..net.flows.len() {
@@ -198,14 +205,7 @@ impl TfaCache {
                 touched[f] = true;
             }
         }
-        let mut fresh = Vec::new();
-        for f in (0..first).filter(|&f| touched[f]) {
-            fresh.clear();
-            flow_rows(net, lay, st, f, &mut fresh);
-            for (i, row) in (self.first_row[f]..self.first_row[f + 1]).zip(fresh.drain(..)) {
-                j.rows.push((i, std::mem::replace(&mut self.rows[i], row)));
-            }
-        }
+        rows_again(net, lay, st, &touched, &self.first_row, &mut self.rows, &mut j.rows);
         self.first_row.pop();
         for f in first..net.flows.len() {
             self.first_row.push(self.rows.len());
@@ -218,9 +218,89 @@ impl TfaCache {
         analysed
     }
 
-    /// Keeps the last [`Self::extend`].
+    /// Keeps the last [`Self::extend`] or [`Self::update`].
     pub fn commit(&mut self) {
         self.journal = None;
+    }
+
+    /// The last change, taken out of the cache (which then keeps it as if committed), for
+    /// [`Self::undo_trial`]; none after a commit.
+    pub fn take_trial(&mut self) -> Option<Trial> {
+        self.journal.take().map(Trial)
+    }
+
+    /// Puts the cache back as it was before the change `trial` was taken from, which must be the
+    /// last change still in it (changes taken out are undone last first).
+    pub fn undo_trial(&mut self, trial: Trial) {
+        self.journal = Some(trial.0);
+        self.undo();
+    }
+
+    /// Takes `net`, the cached network with the same flows on the same routes, as the cached
+    /// one, where some flows' traffic (burst, rate, frame sizes, deadline) or some ports' service
+    /// (rate, scheduler parameters) changed: `ports` are the ports those flows cross and those
+    /// ports. Their service models are taken again, they are analysed again and then, as in
+    /// [`Self::extend`], the ports after a queue whose state changed; the whole pass when it
+    /// cannot (cycles; a port's queues or regulators, or the time-triggered delays, changed).
+    /// Kept until [`Self::commit`] or [`Self::undo`]. Returns how many ports were analysed.
+    pub fn update(&mut self, net: &Network, ports: &[PortId]) -> usize {
+        self.commit();
+        assert_eq!(net.flows.len(), self.flows, "the network has the cached flows");
+        let order = net.port_order();
+        let per_port = net.flows_per_port();
+        let mut seeds = ports.to_vec();
+        seeds.sort_unstable();
+        seeds.dedup();
+        let models: Vec<PortModel> = seeds
+            .iter()
+            .map(|&p| {
+                port_model(net, p, &per_port[p])
+                    .unwrap_or(PortModel { rate: net.ports[p].rate, sharing: Sharing::Fifo })
+            })
+            .collect();
+        let lay = &self.lay;
+        // The layout stays the one of the network only with the same queues and regulators.
+        let same_layout = seeds.iter().zip(&models).all(|(&p, m)| {
+            m.sharing == lay.models[p].sharing
+                && lay.port_queues[p]
+                    .iter()
+                    .flat_map(|&q| &lay.queues[q].crossings)
+                    .all(|&c| regulated_at(net, m.sharing, lay.crossings[c].flow, p) == lay.regulated[c])
+        });
+        if !order.acyclic
+            || !same_layout
+            || schedulers::tas::time_triggered(net).delay != self.lay.time_triggered
+        {
+            let old = std::mem::replace(self, TfaCache::new(net));
+            self.journal = Some(Journal::Whole(Box::new(old)));
+            return net.ports.len();
+        }
+        let (nc, nq) = (self.lay.crossings.len(), self.lay.queues.len());
+        let mut j = InPlace {
+            flows: self.flows,
+            last: self.last.clone(),
+            crossings: nc,
+            queues: nq,
+            port_queues: Vec::new(),
+            ports: Vec::new(),
+            rows: Vec::new(),
+            models: Vec::new(),
+        };
+        for (&p, m) in seeds.iter().zip(models) {
+            j.models.push((p, std::mem::replace(&mut self.lay.models[p], m)));
+        }
+        let (lay, st) = (&self.lay, &mut self.st);
+        let changed = reanalyse(net, lay, st, order, &seeds, nq, nc, |save| j.ports.push(save));
+        let analysed = j.ports.len();
+        let mut touched = vec![false; self.flows];
+        for p in (0..net.ports.len()).filter(|&p| changed[p]) {
+            for &f in &per_port[p] {
+                touched[f] = true;
+            }
+        }
+        rows_again(net, lay, st, &touched, &self.first_row, &mut self.rows, &mut j.rows);
+        self.journal = Some(Journal::InPlace(Box::new(j)));
+        analysed
     }
 
     /// Puts the cache back as it was before the last [`Self::extend`] (none: nothing to do).
@@ -234,6 +314,9 @@ impl TfaCache {
             Some(Journal::InPlace(j)) => j,
         };
         let (lay, st) = (&mut self.lay, &mut self.st);
+        for (p, model) in j.models {
+            lay.models[p] = model;
+        }
         for save in j.ports {
             st.port_delay[save.port] = save.delay;
             st.port_backlog[save.port] = save.backlog;
@@ -448,6 +531,27 @@ impl TfaCache {
     }
 }
 
+/// The rows of the flows `touched` marks built again from the state (flow `f`'s are
+/// `rows[first_row[f]..first_row[f + 1]]`), those they replace put in `saved`.
+fn rows_again(
+    net: &Network,
+    lay: &Layout,
+    st: &TfaState,
+    touched: &[bool],
+    first_row: &[usize],
+    rows: &mut [FlowBound],
+    saved: &mut Vec<(usize, FlowBound)>,
+) {
+    let mut fresh = Vec::new();
+    for f in (0..touched.len()).filter(|&f| touched[f]) {
+        fresh.clear();
+        flow_rows(net, lay, st, f, &mut fresh);
+        for (i, row) in (first_row[f]..first_row[f + 1]).zip(fresh.drain(..)) {
+            saved.push((i, std::mem::replace(&mut rows[i], row)));
+        }
+    }
+}
+
 /// Analyses again the ports `seeds` (those the flows added or removed cross), then every port
 /// after a queue whose state changed, in feed-forward order, as a whole pass would; a port whose
 /// inputs did not change keeps its state (the same inputs give the same bits). What a port reads
@@ -531,10 +635,10 @@ fn tfa_port_in_place(
     let cx = &lay.crossings;
     for &q in &lay.port_queues[p] {
         for &c in &lay.queues[q].crossings {
-            if lay.regulated[c] {
-                st.burst[c] = net.flows[cx[c].flow].burst;
-            } else if let Some(u) = cx[c].upstream {
-                st.burst[c] = st.out_burst[u];
+            // A source's burst is its flow's own, as a whole pass starts it (an edit changes it).
+            match cx[c].upstream {
+                Some(u) if !lay.regulated[c] => st.burst[c] = st.out_burst[u],
+                _ => st.burst[c] = net.flows[cx[c].flow].burst,
             }
         }
         let old = save.queues.iter().find(|s| s.queue == q);

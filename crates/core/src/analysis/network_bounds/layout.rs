@@ -175,12 +175,7 @@ pub(super) fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
                     lay.crossings.push(Crossing { flow: f, port: p, upstream: up, queue: q });
                     let c = lay.crossings.len() - 1;
                     lay.queues[q].crossings.push(c);
-                    let regulated = lay.models[p].sharing == Sharing::Asynchronous
-                        && flow.class.is_some_and(|k| {
-                            let d = schedulers::discipline(&net.ports[p].discipline).expect("no shaper");
-                            matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
-                        });
-                    lay.regulated.push(regulated);
+                    lay.regulated.push(regulated_at(net, lay.models[p].sharing, f, p));
                     seen.push((p, c));
                     c
                 }
@@ -189,4 +184,13 @@ pub(super) fn lay_flow(net: &Network, lay: &mut Layout, f: FlowId) {
         }
     }
     lay.flow_crossings.push(seen);
+}
+
+/// Whether flow `f` passes an interleaved regulator at port `p`, whose discipline is `discipline`
+/// ([`Layout::regulated`]).
+pub(super) fn regulated_at(net: &Network, sharing: Sharing, f: FlowId, p: PortId) -> bool {
+    sharing == Sharing::Asynchronous && net.flows[f].class.is_some_and(|k| {
+        let d = schedulers::discipline(&net.ports[p].discipline).expect("no shaper");
+        matches!(d.service(), schedulers::Service::Asynchronous(ats) if ats.regulates(&net.classes[k].name))
+    })
 }
