@@ -41,27 +41,54 @@ fn with_solver<T: Send, E: Into<Error> + Send>(
     run: impl FnOnce(Option<fifo_lp::Solver>) -> std::result::Result<T, E> + Send,
 ) -> Result<T> {
     py.allow_threads(|| {
-        let solve = |p: &fifo_lp::Program| -> std::result::Result<f64, String> {
-            let lp = lp.as_ref().expect("called only with a solver");
-            let [costs, starts, columns, values, upper] = program_bytes(p);
-            Python::with_gil(|py| {
-                let bytes = |b: &[u8]| pyo3::types::PyBytes::new_bound(py, b).unbind();
-                let args = (bytes(&costs), bytes(&starts), bytes(&columns), bytes(&values), bytes(&upper));
-                lp.call1(py, args)
-                    .and_then(|v| v.extract::<f64>(py))
-                    .map_err(|e| e.value_bound(py).to_string())
-            })
-        };
-        let solver: Option<fifo_lp::Solver> = if lp.is_some() { Some(&solve) } else { None };
-        run(solver)
+        let solve = lp.map(Highs);
+        run(solve.as_ref().map(|s| s as fifo_lp::Solver))
     })
     .map_err(Into::into)
 }
 
-/// The program as compressed rows in native-endian bytes (costs f64, row starts and columns
+/// The front's `maximise` (python/rtnetlab/analysis/lp.py) as fifo-lp's solver.
+struct Highs(PyObject);
+
+impl fifo_lp::LpSolver for Highs {
+    fn maximise(&self, p: &fifo_lp::Program) -> std::result::Result<f64, String> {
+        self.maximise_each(p, std::slice::from_ref(&p.objective)).remove(0)
+    }
+
+    /// One call for every objective: the front keeps the program and re-optimises it for each.
+    /// A later objective without an optimum comes back as NaN.
+    fn maximise_each(
+        &self,
+        p: &fifo_lp::Program,
+        objectives: &[Vec<f64>],
+    ) -> Vec<std::result::Result<f64, String>> {
+        let [starts, columns, values, upper] = program_bytes(p);
+        let costs: Vec<u8> = objectives.iter().flatten().flat_map(|c| c.to_ne_bytes()).collect();
+        Python::with_gil(|py| {
+            let bytes = |b: &[u8]| pyo3::types::PyBytes::new_bound(py, b).unbind();
+            let args = (
+                bytes(&costs),
+                bytes(&starts),
+                bytes(&columns),
+                bytes(&values),
+                bytes(&upper),
+                objectives.len(),
+            );
+            match self.0.call1(py, args).and_then(|v| v.extract::<Vec<f64>>(py)) {
+                Ok(optima) => optima
+                    .into_iter()
+                    .map(|v| if v.is_nan() { Err("HiGHS: no optimum".to_string()) } else { Ok(v) })
+                    .collect(),
+                Err(e) => vec![Err(e.value_bound(py).to_string()); objectives.len()],
+            }
+        })
+    }
+}
+
+/// The program's constraints as compressed rows in native-endian bytes (row starts and columns
 /// i32, coefficients and bounds f64), which the solver reads without a loop: as Python lists of
 /// tuples, their conversion took a third of fifo-lp's time.
-fn program_bytes(p: &fifo_lp::Program) -> [Vec<u8>; 5] {
+fn program_bytes(p: &fifo_lp::Program) -> [Vec<u8>; 4] {
     let nz: usize = p.rows.iter().map(|(terms, _)| terms.len()).sum();
     let (mut starts, mut columns, mut values, mut upper) = (
         Vec::with_capacity(p.rows.len() * 4),
@@ -79,8 +106,7 @@ fn program_bytes(p: &fifo_lp::Program) -> [Vec<u8>; 5] {
         }
         upper.extend_from_slice(&b.to_ne_bytes());
     }
-    let costs: Vec<u8> = p.objective.iter().flat_map(|c| c.to_ne_bytes()).collect();
-    [costs, starts, columns, values, upper]
+    [starts, columns, values, upper]
 }
 
 /// The report of the analysis asked for; `lp` as in `analyze_json`.

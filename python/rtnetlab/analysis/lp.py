@@ -65,19 +65,24 @@ def _instance() -> Iterator[Any]:
             _idle.append(h)
 
 
-def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, upper: bytes) -> float:
-    """The optimum of max c·x, A·x <= b, x >= 0; ValueError naming HiGHS's status otherwise.
-    The engine passes the program as native-endian arrays (c as f64; A in compressed rows: row
-    starts and columns as i32, coefficients as f64; b as f64), read here without a copy."""
+def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, upper: bytes,
+             objectives: int = 1) -> list[float]:
+    """The optima of max c·x, A·x <= b, x >= 0 for each of `objectives` cost vectors c, in turn;
+    ValueError naming HiGHS's status when the first has none, NaN for a later one without.
+    The engine passes the program as native-endian arrays (the c's as f64, one after the other;
+    A in compressed rows: row starts and columns as i32, coefficients as f64; b as f64), read
+    here without a copy. Only the costs change from one c to the next: the optimal basis stays
+    feasible and the primal simplex goes on from it."""
     import highspy
     import numpy as np
 
     with _instance() as h:
         inf = highspy.kHighsInf
-        c = np.frombuffer(costs, dtype=np.float64)
-        n = len(c)
+        every = np.frombuffer(costs, dtype=np.float64)
+        n = len(every) // objectives
+        every_column = np.arange(n, dtype=np.int32)
         h.addVars(n, np.zeros(n), np.full(n, inf))
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), c)
+        h.changeColsCost(n, every_column, every[:n])
         b = np.frombuffer(upper, dtype=np.float64)
         m = len(b)
         if m:
@@ -89,10 +94,16 @@ def maximise(costs: bytes, starts: bytes, columns: bytes, coefficients: bytes, u
         status = h.getModelStatus()
         if status != highspy.HighsModelStatus.kOptimal:
             raise ValueError(f"HiGHS: {h.modelStatusToString(status)}")
-        return float(h.getInfo().objective_function_value)
+        optima = [float(h.getInfo().objective_function_value)]
+        for k in range(1, objectives):
+            h.changeColsCost(n, every_column, every[k * n:(k + 1) * n])
+            h.run()
+            optimal = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+            optima.append(float(h.getInfo().objective_function_value) if optimal else float("nan"))
+        return optima
 
 
-def solver() -> Callable[[bytes, bytes, bytes, bytes, bytes], float] | None:
+def solver() -> Callable[..., list[float]] | None:
     """``maximise`` when HiGHS is installed, else None. Found, not imported: importing highspy
     and numpy costs a tenth of a second, and most analyses solve no program."""
     import importlib.util

@@ -51,8 +51,10 @@ use std::collections::HashMap;
 
 mod model;
 mod program;
+mod siblings;
 pub use program::{tandem_program, tree_program, Line, Piece, TreeServer};
 pub use program::{REFINE_MAX_VARIABLES, REFINE_PATIENCE, REFINE_PROGRAMS, REFINE_WORK};
+use siblings::SolvedTree;
 
 /// The method's name in reports.
 pub const NAME: &str = "fifo-lp";
@@ -201,9 +203,32 @@ impl Program {
     }
 }
 
-/// Solves a [`Program`]: its optimum, or why there is none (unbounded, infeasible, no solver).
-/// Shared by the threads that solve routes side by side ([`in_parts`]).
-pub type Solver<'a> = &'a (dyn Fn(&Program) -> Result<f64, String> + Sync);
+/// Solves [`Program`]s: the optimum, or why there is none (unbounded, infeasible, no solver).
+/// Shared by the threads that solve routes side by side ([`in_parts`]). A function of the
+/// program is one ([`Solver`]).
+pub trait LpSolver: Sync {
+    fn maximise(&self, p: &Program) -> Result<f64, String>;
+
+    /// The optimum of `p`'s constraints under each of `objectives` (in place of its own), in
+    /// order. Only the costs change from one to the next, so the previous optimal basis stays
+    /// feasible: a solver that keeps it re-optimises from there (the primal simplex). Here, one
+    /// program each.
+    fn maximise_each(&self, p: &Program, objectives: &[Vec<f64>]) -> Vec<Result<f64, String>> {
+        objectives
+            .iter()
+            .map(|c| self.maximise(&Program { objective: c.clone(), rows: p.rows.clone() }))
+            .collect()
+    }
+}
+
+impl<F: Fn(&Program) -> Result<f64, String> + Sync> LpSolver for F {
+    fn maximise(&self, p: &Program) -> Result<f64, String> {
+        self(p)
+    }
+}
+
+/// The solver the analyses are given.
+pub type Solver<'a> = &'a dyn LpSolver;
 
 /// Flow `f`'s source-tree program up to its port `end` ([`mod@self`], "Source trees"), with
 /// what turns its optimum into a delay bound: (program, time unit, Σ latencies), or `None` where
@@ -284,6 +309,12 @@ fn source_program(m: &Model, f: FlowId, end: PortId) -> Result<Option<(Program, 
     Ok(Some((lp, time, latency)))
 }
 
+/// A solver's optimum `value` as a delay bound: within its tolerances (HiGHS: 1e-7, on this
+/// scale) of the true one, raised by more than that it stays an upper bound; times the unit.
+fn raised(value: f64, time: f64) -> f64 {
+    (value + 1e-6 * value.abs().max(1.0)) * time
+}
+
 fn overloaded(m: &Model, queue: usize, load: f64, rate: f64) -> Unbounded {
     let p = m.servers[queue].port;
     let name = match m.net.kind {
@@ -317,6 +348,10 @@ pub struct Bounds<'a> {
     /// The bounds finished by every part of the analysis ([`in_parts`]), on a feed-forward
     /// network, where a bound does not depend on who computes it.
     shared: Option<&'a Shared>,
+    /// On a feed-forward network, the tree programs' optima found with another flow's program of
+    /// the same shape ([`Bounds::siblings`]), not yet asked for.
+    trees: HashMap<(FlowId, PortId), SolvedTree>,
+    acyclic: bool,
 }
 
 /// A bound one part of an analysis finished, for the others ([`Bounds::adopt`]): its value, the
@@ -328,17 +363,21 @@ struct Finished {
     needs: Vec<(FlowId, PortId)>,
 }
 
-/// The bounds finished by the parts of one analysis, at one effort, on a feed-forward network.
+/// The bounds finished by the parts of one analysis, at one effort, on a feed-forward network,
+/// and the tree bounds found with another flow's program ([`Bounds::siblings`]).
 #[derive(Default)]
-pub struct Shared(std::sync::Mutex<HashMap<(FlowId, PortId), Finished>>);
+pub struct Shared {
+    bounds: std::sync::Mutex<HashMap<(FlowId, PortId), Finished>>,
+    trees: std::sync::Mutex<HashMap<(FlowId, PortId), SolvedTree>>,
+}
 
 impl Shared {
     fn get(&self, key: &(FlowId, PortId)) -> Option<Finished> {
-        self.0.lock().ok()?.get(key).cloned()
+        self.bounds.lock().ok()?.get(key).cloned()
     }
 
     fn put(&self, key: (FlowId, PortId), done: Finished) {
-        if let Ok(mut map) = self.0.lock() {
+        if let Ok(mut map) = self.bounds.lock() {
             map.insert(key, done);
         }
     }
@@ -355,6 +394,8 @@ impl<'a> Bounds<'a> {
             own: 0,
             asked: Vec::new(),
             shared: None,
+            trees: HashMap::new(),
+            acyclic: net.port_order().acyclic,
         }
     }
 
@@ -363,7 +404,7 @@ impl<'a> Bounds<'a> {
     /// of computation: `shared` is not used).
     fn sharing(net: &'a Network, effort: Effort, shared: &'a Shared) -> Bounds<'a> {
         let mut bounds = Bounds::new(net, effort);
-        if net.port_order().acyclic {
+        if bounds.acyclic {
             bounds.shared = Some(shared);
         }
         bounds
@@ -434,7 +475,7 @@ impl<'a> Bounds<'a> {
         let source = match source_program(&self.model, f, end) {
             Ok(Some((lp, time, latency))) => {
                 self.charge(lp.objective.len());
-                solver(&lp).ok().map(|value| latency + (value + 1e-6 * value.abs().max(1.0)) * time)
+                solver.maximise(&lp).ok().map(|value| latency + raised(value, time))
             }
             _ => None,
         };
@@ -469,9 +510,18 @@ impl<'a> Bounds<'a> {
     }
 
     fn tree_delay(&mut self, f: FlowId, end: PortId, solver: Solver) -> Result<f64, Unbounded> {
+        if let Some(done) = self.take_tree((f, end)) {
+            for &(g, from) in &done.needs {
+                self.upstream(g, from, solver)?;
+            }
+            self.charge(done.variables);
+            return done.result;
+        }
         let m = &self.model;
         let tree = model::Tree::unfolded(m, f, end, self.effort.dates, self.effort.unfold);
         let entries = model::pieces(m, f, &tree);
+        let siblings = self.siblings(f, end, &tree, &entries);
+        let m = &self.model;
         let servers = model::servers(m, &tree)?;
         let mut load = vec![0.0; tree.queues.len()];
         for (_, piece) in &entries {
@@ -494,12 +544,20 @@ impl<'a> Bounds<'a> {
             }
             pieces.push(piece);
         }
+        if !siblings.is_empty() {
+            let (lp, time) = tree_program(&servers, &pieces, &lines);
+            // A program refine would not split: its one-period optimum is the bound.
+            if lp.objective.len() > self.effort.max_variables || servers.iter().any(|s| s.service.len() != 1)
+            {
+                return self.solve_with_siblings(f, end, (lp, time), &servers, siblings, solver);
+            }
+        }
         // The trunk from the root back, then the other servers nearest the root first.
         let order: Vec<usize> = (0..trunk).rev().chain(trunk..tree.queues.len()).collect();
         let solved = std::sync::atomic::AtomicUsize::new(0);
         let counted = |p: &Program| -> Result<f64, String> {
             solved.fetch_add(p.objective.len(), std::sync::atomic::Ordering::Relaxed);
-            solver(p)
+            solver.maximise(p)
         };
         let refined = program::refine(&servers, &pieces, &lines, &order, self.effort, &counted);
         self.charge(solved.into_inner());
@@ -509,9 +567,7 @@ impl<'a> Bounds<'a> {
                 self.model.net.flows[f].name
             ))
         })?;
-        // A solver's optimum is within its tolerances (HiGHS: 1e-7, on this scale) of the true
-        // one: raised by more than that, it stays an upper bound.
-        Ok((value + 1e-6 * value.abs().max(1.0)) * time)
+        Ok(raised(value, time))
     }
 
     /// The bound of flow `f` on its route `r` (s): its delay until it has left the route's last

@@ -212,12 +212,38 @@ impl Tree {
     pub fn depth(&self, h: usize) -> usize {
         std::iter::successors(Some(h), |&j| self.next[j]).count()
     }
+
+    /// The queues from node `h` down to the root: what a node of the unfolded network is.
+    pub fn path(&self, h: usize) -> Vec<usize> {
+        std::iter::successors(Some(h), |&j| self.next[j]).map(|j| self.queues[j]).collect()
+    }
+}
+
+/// A tree's program up to the order of its nodes and pieces: its nodes (each as its
+/// [`Tree::path`]), sorted, and its pieces (each where it enters and its first and last nodes),
+/// sorted. Two trees of the same shape give one program, its columns and rows permuted: the same
+/// servers, pieces (a cut piece's burst is its flow's bound up to where it enters) and lines.
+#[derive(PartialEq, Eq)]
+pub(super) struct Shape {
+    nodes: Vec<Vec<usize>>,
+    pieces: Vec<(Entry, Vec<usize>, Vec<usize>)>,
+}
+
+pub(super) fn shape(tree: &Tree, entries: &[(Entry, Piece)]) -> Shape {
+    let mut nodes: Vec<Vec<usize>> = (0..tree.queues.len()).map(|h| tree.path(h)).collect();
+    nodes.sort_unstable();
+    let mut pieces: Vec<_> =
+        entries.iter().map(|(e, p)| (*e, tree.path(p.first), tree.path(p.last))).collect();
+    pieces.sort_unstable_by_key(|(e, first, last)| {
+        (e.flow, e.port, e.from, e.fresh, first.clone(), last.clone())
+    });
+    Shape { nodes, pieces }
 }
 
 /// Where a piece of a flow's traffic enters a tree: the flow, its port there, the port it comes
 /// from, and whether it is its source or a regulator (own token bucket) or a cut (the burst it
 /// gathered upstream).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Entry {
     pub flow: FlowId,
     pub port: PortId,

@@ -103,6 +103,20 @@ pub fn tree_program(servers: &[TreeServer], pieces: &[Piece], lines: &[Line]) ->
     (lp, time)
 }
 
+/// The objective of [`tree_program`]'s program (of `columns` columns) for a bit that enters the
+/// tree at server `first` rather than where the first piece does: t(exit,0) − t(first,0). The
+/// constraints hold of every trajectory, whoever's bit leaves the root at t(exit,0); the dates
+/// t(h,0) along `first`'s way to the root are its arrivals there.
+pub(super) fn objective_from(servers: &[TreeServer], columns: usize, first: usize) -> Vec<f64> {
+    let levels = levels(servers, &vec![Vec::new(); servers.len()]);
+    // The dates come first, level by level (then the exit level's one).
+    let start = |h: usize| levels[..h].iter().map(|l| l.ge.len()).sum::<usize>();
+    let mut c = vec![0.0; columns];
+    c[start(servers.len())] = 1.0;
+    c[start(first)] = -1.0;
+    c
+}
+
 /// Per server of a tree: the number of its output dates (the dates of its successor's input,
 /// one for the root), and per date of its input the dates of that level it is known to be no
 /// earlier than (`ge[a][b]`: t(a) ≥ t(b), reflexive and transitive).
@@ -434,7 +448,7 @@ pub(super) fn refine(
 ) -> Result<(f64, f64), String> {
     let empty = vec![Vec::new(); servers.len()];
     let (lp, time, outputs) = refined_tree_program(servers, pieces, lines, &empty);
-    let root = solver(&lp)?;
+    let root = solver.maximise(&lp)?;
     // Splitting reads each server's latency: rate-latency servers only.
     if lp.objective.len() > effort.max_variables || servers.iter().any(|s| s.service.len() != 1) {
         return Ok((root, time));
@@ -462,7 +476,7 @@ pub(super) fn refine(
             let (lp, _, outputs) = refined_tree_program(servers, pieces, lines, &child);
             solved += 1;
             work += lp.objective.len();
-            match solver(&lp) {
+            match solver.maximise(&lp) {
                 Ok(value) => open.push((value.min(bound), child, outputs)),
                 Err(why) if why.contains("Infeasible") => {}
                 Err(_) => open.push((bound, child, outputs)),

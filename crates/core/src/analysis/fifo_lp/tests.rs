@@ -239,3 +239,70 @@ fn the_optimum_becomes_the_bound() {
         assert!(f.delay_us / 1e6 >= 25.0 && f.delay_us / 1e6 < 25.0 + 1e-4, "{}", f.delay_us);
     }
 }
+
+/// max c·x, A·x ≤ b, x ≥ 0 with microlp (plain Rust), as the integration tests solve.
+fn microlp_maximise(p: &Program) -> Result<f64, String> {
+    use microlp::{ComparisonOp, OptimizationDirection, Problem};
+    let mut problem = Problem::new(OptimizationDirection::Maximize);
+    let vars: Vec<_> = p.objective.iter().map(|&c| problem.add_var(c, (0.0, f64::INFINITY))).collect();
+    for (terms, upper) in &p.rows {
+        let expr: Vec<_> = terms.iter().map(|&(c, a)| (vars[c], a)).collect();
+        problem.add_constraint(&expr[..], ComparisonOp::Le, *upper);
+    }
+    match problem.solve() {
+        Ok(microlp::SolveOutcome::Solution(s)) => Ok(s.objective()),
+        Ok(_) => Err("interrupted".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Flows ending at one server whose trees have the same shape share one program, solved once
+/// per objective: each one's bound is the one its own program gives, and fewer programs are
+/// built than bounds.
+#[test]
+fn flows_of_one_tree_share_its_program() {
+    // s0 and s1 feed s2; f0 and f3 take the same path, f1 the other branch, f2 only s2; each
+    // flow's tree up to s2 is s2 with s0 and s1 under it.
+    let net = graph(
+        &[(10.0, 1.0), (12.0, 2.0), (20.0, 1.0)],
+        &[(1.0, 1.0, &[0, 2]), (2.0, 1.5, &[1, 2]), (1.5, 2.0, &[2]), (1.0, 1.0, &[0, 2])],
+    );
+    let effort = Effort { max_variables: 0, ..Effort::DEFAULT };
+    let end = net.flows[0].routes[0].ports[1];
+    let m = Model::new(&net);
+    let tree = model::Tree::of(&m, 0, end);
+    let entries = model::pieces(&m, 0, &tree);
+    let servers = model::servers(&m, &tree).unwrap();
+    let pieces: Vec<Piece> = entries.iter().map(|e| e.1).collect();
+    let (lp, _) = tree_program(&servers, &pieces, &model::lines(&m, &tree, &entries));
+    // The program's own objective, found again from its first piece's server.
+    assert_eq!(program::objective_from(&servers, lp.objective.len(), pieces[0].first), lp.objective);
+    // Counts the programs built (one call, whatever its objectives).
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    struct Counting<'c>(&'c std::sync::atomic::AtomicUsize);
+    impl LpSolver for Counting<'_> {
+        fn maximise(&self, p: &Program) -> Result<f64, String> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            microlp_maximise(p)
+        }
+        fn maximise_each(&self, p: &Program, objectives: &[Vec<f64>]) -> Vec<Result<f64, String>> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let each =
+                |c: &Vec<f64>| microlp_maximise(&Program { objective: c.clone(), rows: p.rows.clone() });
+            objectives.iter().map(each).collect()
+        }
+    }
+    let counting = Counting(&calls);
+    let mut shared = Bounds::new(&net, effort);
+    let together: Vec<f64> =
+        (0..4).map(|f| shared.route_bound(f, &net.flows[f].routes[0], &counting).unwrap()).collect();
+    // One tree program for the four flows (no source program applies: f1 joins f0 at s2).
+    assert_eq!(calls.swap(0, std::sync::atomic::Ordering::Relaxed), 1);
+    assert!(shared.trees.is_empty(), "every sibling's bound taken");
+    for (f, &d) in together.iter().enumerate() {
+        // Alone: its own program, from a fresh memo.
+        let alone = Bounds::new(&net, effort).route_bound(f, &net.flows[f].routes[0], &counting).unwrap();
+        assert!((d - alone).abs() <= 1e-9 * alone, "f{f}: {d} together, {alone} alone");
+    }
+    assert_eq!(calls.into_inner(), 4);
+}
