@@ -7,6 +7,10 @@
 // happen, or an error.
 #![deny(clippy::unwrap_used)]
 
+// tests/common/lp.rs names the crate; the unit tests include it too (analysis::fifo_lp::tests).
+#[cfg(test)]
+extern crate self as rtnetlab_core;
+
 pub mod analysis;
 pub mod can;
 pub mod choice;

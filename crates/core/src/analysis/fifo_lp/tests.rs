@@ -3,6 +3,10 @@ use crate::analysis::{run, run_with, Request};
 use crate::model::load_network;
 use serde_json::json;
 
+// The integration tests' solver (microlp, plain Rust), shared rather than copied.
+#[path = "../../../tests/common/lp.rs"]
+mod lp;
+
 const UNFOLD: usize = model::UNFOLD_DATES;
 
 fn graph(servers: &[(f64, f64)], flows: &[(f64, f64, &[usize])]) -> Network {
@@ -240,22 +244,6 @@ fn the_optimum_becomes_the_bound() {
     }
 }
 
-/// max c·x, A·x ≤ b, x ≥ 0 with microlp (plain Rust), as the integration tests solve.
-fn microlp_maximise(p: &Program) -> Result<f64, String> {
-    use microlp::{ComparisonOp, OptimizationDirection, Problem};
-    let mut problem = Problem::new(OptimizationDirection::Maximize);
-    let vars: Vec<_> = p.objective.iter().map(|&c| problem.add_var(c, (0.0, f64::INFINITY))).collect();
-    for (terms, upper) in &p.rows {
-        let expr: Vec<_> = terms.iter().map(|&(c, a)| (vars[c], a)).collect();
-        problem.add_constraint(&expr[..], ComparisonOp::Le, *upper);
-    }
-    match problem.solve() {
-        Ok(microlp::SolveOutcome::Solution(s)) => Ok(s.objective()),
-        Ok(_) => Err("interrupted".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// Flows ending at one server whose trees have the same shape share one program, solved once
 /// per objective: each one's bound is the one its own program gives, and fewer programs are
 /// built than bounds.
@@ -283,12 +271,12 @@ fn flows_of_one_tree_share_its_program() {
     impl LpSolver for Counting<'_> {
         fn maximise(&self, p: &Program) -> Result<f64, String> {
             self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            microlp_maximise(p)
+            lp::maximise(p)
         }
         fn maximise_each(&self, p: &Program, objectives: &[Vec<f64>]) -> Vec<Result<f64, String>> {
             self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let each =
-                |c: &Vec<f64>| microlp_maximise(&Program { objective: c.clone(), rows: p.rows.clone() });
+                |c: &Vec<f64>| lp::maximise(&Program { objective: c.clone(), rows: p.rows.clone() });
             objectives.iter().map(each).collect()
         }
     }
