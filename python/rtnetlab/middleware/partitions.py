@@ -352,8 +352,10 @@ def request_bounds(
 
     idx = {name: i for i, (name, _) in enumerate(windows)}
     order = (idx["routing"], idx["recorder"], idx["routing"])
-    frame_us = round(major_frame_ns / 1000)
-    windows_us = [(n, round(w / 1000)) for n, w in windows]
+    # On the tick, windows shortened and the frame lengthened (less supply: a larger latency),
+    # so that a schedule of fractions of a microsecond still fits its frame.
+    frame_us = -(-major_frame_ns // 1000)
+    windows_us = [(n, w // 1000) for n, w in windows]
     edges = np.linspace(0, frame_us, PHASE_BINS + 1).round().astype(int)
     cache: dict[tuple[int, ...], np.ndarray] = {}
     out = np.empty((len(rtt_ns), PHASE_BINS))
