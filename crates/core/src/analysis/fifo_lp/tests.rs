@@ -275,8 +275,7 @@ fn flows_of_one_tree_share_its_program() {
         }
         fn maximise_each(&self, p: &Program, objectives: &[Vec<f64>]) -> Vec<Result<f64, String>> {
             self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let each =
-                |c: &Vec<f64>| lp::maximise(&Program { objective: c.clone(), rows: p.rows.clone() });
+            let each = |c: &Vec<f64>| lp::maximise(&Program { objective: c.clone(), rows: p.rows.clone() });
             objectives.iter().map(each).collect()
         }
     }
