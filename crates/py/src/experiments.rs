@@ -86,9 +86,29 @@ fn fabric_run(py: Python<'_>, scenario_json: &str) -> Result<String> {
     Ok(to_json(&report))
 }
 
-/// Seed 001B: a request crossing time partitions (windows back to back from offset 0 in a major
-/// frame; stages as `(partition index, work, transfer)`, all in ticks): its latency over every
-/// arrival phase and each partition's worst service time of `probe_work`, as JSON.
+/// Seed 001B's schedule (windows back to back from offset 0 in a major frame) and a request's
+/// stages as `(partition index, work, transfer)`, all in ticks; a bad one is a `ValueError`.
+fn partitioned(
+    major_frame: i64,
+    windows: &[(String, i64)],
+    stages: Vec<(usize, i64, i64)>,
+) -> Result<(
+    rtnetlab_core::fixed_priority::partition_supply::PartitionSchedule,
+    Vec<rtnetlab_core::fixed_priority::partition_supply::Stage>,
+)> {
+    use rtnetlab_core::fixed_priority::partition_supply::{PartitionSchedule, Stage};
+    let schedule = PartitionSchedule::back_to_back(major_frame, windows).map_err(bad_partition)?;
+    let stages =
+        stages.into_iter().map(|(partition, work, transfer)| Stage { partition, work, transfer }).collect();
+    Ok((schedule, stages))
+}
+
+fn bad_partition(e: rtnetlab_core::fixed_priority::InputError) -> Error {
+    Error::Value(e.0)
+}
+
+/// Seed 001B: a request crossing time partitions (`partitioned`): its latency over every arrival
+/// phase and each partition's worst service time of `probe_work`, as JSON.
 #[pyfunction]
 fn partition_latency_json(
     py: Python<'_>,
@@ -97,19 +117,17 @@ fn partition_latency_json(
     stages: Vec<(usize, i64, i64)>,
     probe_work: i64,
 ) -> Result<String> {
-    use rtnetlab_core::fixed_priority::partition_supply::{chain_latency, PartitionSchedule, Stage};
-    let bad = |e: rtnetlab_core::fixed_priority::InputError| Error::Value(e.0);
-    let schedule = PartitionSchedule::back_to_back(major_frame, &windows).map_err(bad)?;
-    let stages: Vec<Stage> =
-        stages.into_iter().map(|(partition, work, transfer)| Stage { partition, work, transfer }).collect();
-    let chain = py.allow_threads(|| chain_latency(&schedule, &stages)).map_err(bad)?;
+    let (schedule, stages) = partitioned(major_frame, &windows, stages)?;
+    let chain = py
+        .allow_threads(|| rtnetlab_core::fixed_priority::partition_supply::chain_latency(&schedule, &stages))
+        .map_err(bad_partition)?;
     let service: Vec<Option<i64>> =
         (0..windows.len()).map(|p| schedule.service_time(p, probe_work)).collect();
     Ok(serde_json::json!({ "chain": chain, "service_time": service }).to_string())
 }
 
-/// Seed 001B's window analysis per arrival phase: the latency of `stages` (partition index, work,
-/// transfer) from each phase 0, 1, ... of the major frame.
+/// Seed 001B's window analysis per arrival phase (`partitioned`): the latency of `stages` from
+/// each phase 0, 1, ... of the major frame.
 #[pyfunction]
 fn partition_phase_latency(
     py: Python<'_>,
@@ -117,12 +135,9 @@ fn partition_phase_latency(
     windows: Vec<(String, i64)>,
     stages: Vec<(usize, i64, i64)>,
 ) -> Result<Vec<i64>> {
-    use rtnetlab_core::fixed_priority::partition_supply::{phase_latencies, PartitionSchedule, Stage};
-    let bad = |e: rtnetlab_core::fixed_priority::InputError| Error::Value(e.0);
-    let schedule = PartitionSchedule::back_to_back(major_frame, &windows).map_err(bad)?;
-    let stages: Vec<Stage> =
-        stages.into_iter().map(|(partition, work, transfer)| Stage { partition, work, transfer }).collect();
-    py.allow_threads(|| phase_latencies(&schedule, &stages)).map_err(bad)
+    let (schedule, stages) = partitioned(major_frame, &windows, stages)?;
+    py.allow_threads(|| rtnetlab_core::fixed_priority::partition_supply::phase_latencies(&schedule, &stages))
+        .map_err(bad_partition)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
