@@ -155,7 +155,12 @@ impl WhatIf {
     }
 
     fn note(&mut self, diags: &Diagnostics) {
-        for w in warnings(diags) {
+        self.note_lines(warnings(diags).collect());
+    }
+
+    /// Warnings kept once each, in the order first seen.
+    fn note_lines(&mut self, lines: Vec<String>) {
+        for w in lines {
             if !self.warnings.contains(&w) {
                 self.warnings.push(w);
             }
@@ -210,11 +215,7 @@ impl WhatIf {
         });
         self.check_together()?;
         let at = format!("flows[{index}]");
-        for w in warnings(&diags).map(|w| w.replacen("flows[0]", &at, 1)).collect::<Vec<_>>() {
-            if !self.warnings.contains(&w) {
-                self.warnings.push(w);
-            }
-        }
+        self.note_lines(warnings(&diags).map(|w| w.replacen("flows[0]", &at, 1)).collect());
         Ok(())
     }
 
