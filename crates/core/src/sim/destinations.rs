@@ -64,7 +64,12 @@ impl Receiver {
         }
         let newest = self.newest.max(frame);
         *work += self.awaiting_twins.len() as u64;
-        self.awaiting_twins.retain(|a| at - a.at <= skew_max && a.frame + SEQUENCE_WINDOW > newest);
+        let live = |a: &Accepted| at - a.at <= skew_max && a.frame + SEQUENCE_WINDOW > newest;
+        // Usually every frame held is still live (one or two wait for their twins): the deque is
+        // then only read, not rewritten by `retain`.
+        if !self.awaiting_twins.iter().all(live) {
+            self.awaiting_twins.retain(live);
+        }
         self.newest = newest;
         match self.awaiting_twins.iter().position(|a| a.frame == frame) {
             Some(i) => {
