@@ -33,7 +33,7 @@ impl Bounds<'_> {
     /// and the bounds its cut pieces ask for, in its own order. Its bound is then the optimum of
     /// `f`'s program with the objective of its own bit ([`program::objective_from`]).
     pub(super) fn siblings(
-        &self,
+        &mut self,
         f: FlowId,
         end: PortId,
         tree: &model::Tree,
@@ -65,6 +65,13 @@ impl Bounds<'_> {
             }
             let first = own.path(0);
             let Some(node) = (0..tree.queues.len()).find(|&h| tree.path(h) == first) else { continue };
+            // Not one another part is computing, or about to give with its own program.
+            if let Some(shared) = self.shared {
+                if !shared.try_claim(key) {
+                    continue;
+                }
+                self.held.push(key);
+            }
             let needs = own_entries
                 .iter()
                 .filter(|(e, _)| !e.fresh)
