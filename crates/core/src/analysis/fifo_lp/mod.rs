@@ -419,6 +419,16 @@ impl Shared {
     }
 }
 
+/// A part that stops while it holds claims (a panic in its analysis) releases them, so that the
+/// other part, waiting for one, goes on and the panic reaches the caller instead of a hang.
+impl Drop for Bounds<'_> {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared {
+            shared.release(self.held.drain(..));
+        }
+    }
+}
+
 impl<'a> Bounds<'a> {
     pub fn new(net: &'a Network, effort: Effort) -> Bounds<'a> {
         Bounds {
@@ -757,7 +767,7 @@ pub fn analyze(net: &Network, effort: Effort, solver: Solver) -> AnalysisReport 
             let mut bounds = Bounds::sharing(net, effort, &shared);
             bounds.previous = previous.clone();
             let now: Vec<_> = part.iter().map(|&&(f, route)| bounds.route_bound(f, route, solver)).collect();
-            (now, bounds.memo)
+            (now, std::mem::take(&mut bounds.memo))
         });
         let moved = pass == 0
             || now.iter().zip(&found).any(|(a, b)| match (a, b) {
@@ -859,7 +869,7 @@ fn bounds_within(
         .iter()
         .map(|&&(f, route)| (bounds.work <= budget).then(|| bounds.route_bound(f, route, solver)))
         .collect();
-    (found, (bounds.work, bounds.memo))
+    (found, (bounds.work, std::mem::take(&mut bounds.memo)))
 }
 
 /// Routes' bounds in order, `None` where `best`'s budget cut one short.

@@ -293,3 +293,24 @@ fn flows_of_one_tree_share_its_program() {
     }
     assert_eq!(calls.into_inner(), 4);
 }
+
+/// A part that panics while it holds a claim releases it: the other part, waiting for that
+/// bound, goes on (and the panic reaches the caller) instead of waiting for ever.
+#[test]
+fn a_part_that_panics_releases_its_claims() {
+    let net = graph(&[(10.0, 1.0)], &[(1.0, 1.0, &[0])]);
+    let shared = Shared::default();
+    let key = (0, 0);
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| {
+            let mut bounds = Bounds::sharing(&net, Effort::DEFAULT, &shared);
+            shared.claim(key);
+            bounds.held.push(key);
+            panic!("an analysis defect while the claim is held");
+        });
+        assert!(holder.join().is_err(), "the part panicked");
+        // Waits only if the claim were still held: this returns at once.
+        shared.claim(key);
+        shared.release([key]);
+    });
+}
