@@ -1,7 +1,7 @@
 //! The description around the synthesis: the provisional lists that let it validate, the
 //! schedulers assigned to ports, and the written description checked again.
 
-use super::{duration_text, Report};
+use super::{Report, MAX_REASONS};
 use crate::model::{self, Diagnostics, Network, NodeKind, PortId, Traffic};
 use serde_json::{json, Value};
 
@@ -132,4 +132,25 @@ pub fn offsets(net: &Network) -> Vec<Option<i64>> {
             _ => None,
         })
         .collect()
+}
+
+/// A duration as written back: whole ms, µs or ns.
+pub fn duration_text(ns: i64) -> String {
+    if ns != 0 && ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns != 0 && ns % 1000 == 0 {
+        format!("{}us", ns / 1000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// At most [`MAX_REASONS`] causes, the rest counted in one line.
+pub(super) fn capped(mut reasons: Vec<String>) -> Vec<String> {
+    if reasons.len() > MAX_REASONS {
+        let more = reasons.len() - MAX_REASONS;
+        reasons.truncate(MAX_REASONS);
+        reasons.push(format!("… and {more} more"));
+    }
+    reasons
 }

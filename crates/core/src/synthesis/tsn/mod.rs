@@ -31,11 +31,12 @@
 //!   below the transmission chain; else the exact program's verdict.
 
 mod document;
+pub mod improve;
 pub mod schedule;
 pub mod slopes;
 
-pub use document::offsets;
-use document::{assign_scheduler, check, provisional_gates};
+use document::{assign_scheduler, capped, check, provisional_gates};
+pub use document::{duration_text, offsets};
 
 use crate::model::{self, Diagnostics, Network, PortId, SchedulerConfig};
 use crate::schedulers::tas::{gcd, timetable};
@@ -131,7 +132,8 @@ pub struct Report {
     /// One line per cause when infeasible.
     pub reasons: Vec<String>,
     pub objective: Objective,
-    /// `milp`, `first-fit`, or `milp (from first-fit)`.
+    /// `milp`, `first-fit`, `milp (from first-fit)`, `search (from first-fit)`, `milp (from search)`
+    /// or `search (from milp)`.
     pub method: String,
     /// The exact solver's status, when it ran.
     pub solver_status: Option<String>,
@@ -143,6 +145,9 @@ pub struct Report {
     pub gap: Option<f64>,
     pub value_unit: &'static str,
     pub heuristic_s: f64,
+    /// The search around first fit ([`improve`]): seconds, and its rounds (none: it did not run).
+    pub search_s: f64,
+    pub search: Option<improve::Stats>,
     pub exact_s: f64,
     pub sync_error_ns: i64,
     /// Smallest gap between two scheduled windows at a port beyond ε (ns).
@@ -176,6 +181,8 @@ impl Report {
             gap: None,
             value_unit: "",
             heuristic_s: 0.0,
+            search_s: 0.0,
+            search: None,
             exact_s: 0.0,
             sync_error_ns: 0,
             margin_ns: None,
@@ -192,17 +199,6 @@ impl Report {
 
 /// Most causes listed; the rest are counted in one line.
 const MAX_REASONS: usize = 20;
-
-/// A duration as written back: whole ms, µs or ns.
-pub fn duration_text(ns: i64) -> String {
-    if ns != 0 && ns % 1_000_000 == 0 {
-        format!("{}ms", ns / 1_000_000)
-    } else if ns != 0 && ns % 1000 == 0 {
-        format!("{}us", ns / 1000)
-    } else {
-        format!("{ns}ns")
-    }
-}
 
 fn lcm(a: i64, b: i64) -> Option<i64> {
     (a / gcd(a, b)).checked_mul(b)
@@ -616,14 +612,50 @@ fn gates(
         SolverChoice::Auto => {
             if pairs.len() > req.exact_limit {
                 solver_note = Some(format!(
-                    "{} stream pairs, more than the exact solver's limit of {} (--exact-limit): first fit only",
+                    "{} stream pairs, more than the exact solver's limit of {} (--exact-limit): {}",
                     pairs.len(),
-                    req.exact_limit
+                    req.exact_limit,
+                    if goal == Goal::Pack {
+                        "first fit and the search around it only"
+                    } else {
+                        "first fit only"
+                    }
                 ));
             }
             pairs.len() <= req.exact_limit
         }
     };
+    // The search around the incumbent ([`improve`]; `heuristic` is first fit alone). Under
+    // bandwidth it comes first, with three quarters of what is left when the exact solver follows
+    // (from its result; its packing is only a proxy of the usable share); under slack the exact
+    // solver comes first with four fifths, the search after it from the better of the two.
+    let exact_runs = exact_wanted && solver.is_some() && !inst.streams.is_empty();
+    let searching = req.solver != SolverChoice::Heuristic;
+    let mut search: Option<improve::Stats> = None;
+    let mut search_s = 0.0;
+    // Returns the search's rounds and seconds.
+    let run_search =
+        |best: &mut Option<(i64, Vec<i64>, schedule::Waits)>, method: &mut String, share: f64| {
+            let start = best.clone()?;
+            let t = Instant::now();
+            let until = t + deadline.saturating_duration_since(t).mul_f64(share);
+            let (found, stats) = improve::improve(&inst, goal, start, margin_upper, until, usize::MAX, 1);
+            if stats.improved > 0 && inst.check(&found.1, &found.2, found.0) {
+                *best = Some(found);
+                *method = if method == "first-fit" {
+                    "search (from first-fit)".into()
+                } else {
+                    "search (from milp)".into()
+                };
+            }
+            Some((stats, t.elapsed().as_secs_f64()))
+        };
+    if searching && goal == Goal::Pack {
+        if let Some((stats, secs)) = run_search(&mut best, &mut method, if exact_runs { 0.75 } else { 0.9 }) {
+            (search, search_s) = (Some(stats), secs);
+        }
+    }
+
     let remaining = deadline.saturating_duration_since(Instant::now()).as_secs_f64();
     match (exact_wanted, solver) {
         (true, None) => solver_note = Some("no MILP solver (highspy) available: first fit only".into()),
@@ -634,9 +666,9 @@ fn gates(
             let mut milp: Milp = schedule::program(&inst, &pairs, goal, margin_upper);
             // What follows the solver (gate lists, the checks) needs its share of the limit, and
             // HiGHS may overrun its own by a little.
-            milp.time_limit = (remaining * 0.9 - 0.5).max(0.05);
-            milp.start =
-                heuristic.as_ref().map(|(m, o, w)| schedule::start_of(&inst, &pairs, goal, o, w, *m));
+            let share = if searching && goal == Goal::Margin { 0.8 } else { 0.9 };
+            milp.time_limit = (remaining * share - 0.5).max(0.05);
+            milp.start = best.as_ref().map(|(m, o, w)| schedule::start_of(&inst, &pairs, goal, o, w, *m));
             let answer = solve(&milp).map_err(|e| vec![format!("the MILP solver failed: {e}")])?;
             solver_status = Some(answer.status.clone());
             if let Some(x) = &answer.x {
@@ -661,12 +693,22 @@ fn gates(
                     let better = match (&best, goal) {
                         (None, _) => true,
                         (Some((m, _, _)), Goal::Margin) => margin >= *m,
-                        (Some(_), Goal::Pack) => true,
+                        // The program's packing stands in for the usable share: kept when that is no worse.
+                        (Some((_, o, w)), Goal::Pack) => {
+                            let by_port = inst.by_port();
+                            improve::no_worse(
+                                improve::score(&inst, &by_port, &offsets, &waits),
+                                improve::score(&inst, &by_port, o, w),
+                            )
+                        }
                     };
                     if better {
                         best = Some((margin, offsets, waits));
-                        method =
-                            if heuristic.is_some() { "milp (from first-fit)".into() } else { "milp".into() };
+                        method = match (&heuristic, method.as_str()) {
+                            (None, _) => "milp".into(),
+                            (Some(_), "first-fit") => "milp (from first-fit)".into(),
+                            _ => "milp (from search)".into(),
+                        };
                     }
                 } else {
                     solver_note = Some("the solver's offsets failed the exact check; first fit kept".into());
@@ -695,7 +737,13 @@ fn gates(
         }
         _ => {}
     }
-    let exact_s = t1.elapsed().as_secs_f64();
+    let exact_s = t1.elapsed().as_secs_f64() - search_s;
+    // Above the exact limit the slack search is too slow to pay: first fit's margin stands.
+    if searching && goal == Goal::Margin && exact_runs {
+        if let Some((stats, secs)) = run_search(&mut best, &mut method, 0.9) {
+            (search, search_s) = (Some(stats), secs);
+        }
+    }
     let Some((margin, offsets, waits)) = best else {
         let why = if solver_status.is_some() {
             "no offsets found within the time limit (first fit failed; the exact program neither found one nor \
@@ -815,8 +863,11 @@ fn gates(
         }
         let usable: i64 = gaps.iter().map(|&g| (g - guard).max(0)).sum();
         let usable_share = usable as f64 / cycle as f64;
-        let bound_share =
-            ((cycle - busy - if gaps.is_empty() { 0 } else { guard }).max(0)) as f64 / cycle as f64;
+        // The bound from the windows without waits (a wait widens later windows by 2ε).
+        let least: i64 =
+            list.iter().map(|&(s, v)| inst.streams[s].visits[v].len * (cycle / inst.streams[s].period)).sum();
+        let bound_share = ((cycle - least.min(busy) - if gaps.is_empty() { 0 } else { guard }).max(0)) as f64
+            / cycle as f64;
         usable_min = usable_min.min(usable_share);
         usable_bound = usable_bound.min(bound_share);
         let base = &net.ports[p].scheduler_name;
@@ -933,6 +984,8 @@ fn gates(
         gap: Some(gap),
         value_unit: unit,
         heuristic_s,
+        search_s,
+        search,
         exact_s,
         sync_error_ns: eps,
         margin_ns: Some(margin),
@@ -944,13 +997,4 @@ fn gates(
         unconfirmed: Vec::new(),
         document: Some(doc),
     })
-}
-
-fn capped(mut reasons: Vec<String>) -> Vec<String> {
-    if reasons.len() > MAX_REASONS {
-        let more = reasons.len() - MAX_REASONS;
-        reasons.truncate(MAX_REASONS);
-        reasons.push(format!("… and {more} more"));
-    }
-    reasons
 }

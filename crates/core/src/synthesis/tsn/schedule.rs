@@ -217,7 +217,19 @@ impl Instance {
     /// [`Self::leaves_room`], the unscheduled classes also keeping the share `kept` of the time
     /// they have to spare beyond their load (what a margin between windows may not take).
     pub fn leaves_room_keeping(&self, offsets: &[i64], waits: &[Vec<i64>], kept: f64) -> bool {
-        self.by_port().iter().enumerate().all(|(k, list)| {
+        self.by_port().iter().enumerate().all(|(k, list)| self.room_at(k, list, offsets, waits, kept))
+    }
+
+    /// [`Self::leaves_room_keeping`] at port `k`, whose streams and visits are `list`.
+    pub fn room_at(
+        &self,
+        k: usize,
+        list: &[(usize, usize)],
+        offsets: &[i64],
+        waits: &[Vec<i64>],
+        kept: f64,
+    ) -> bool {
+        {
             let guard = self.guards.get(k).copied().unwrap_or(0);
             if guard == 0 || list.is_empty() {
                 return true;
@@ -250,7 +262,7 @@ impl Instance {
             let load = self.others_load.get(k).copied().unwrap_or(0.0);
             let need = load + kept * (1.0 - load).max(0.0);
             widest >= guard && (load <= 0.0 || usable as f64 > need * h as f64)
-        })
+        }
     }
 
     /// An upper bound of the margin any offsets can leave between consecutive windows: at a port
@@ -268,6 +280,15 @@ impl Instance {
                 (b + st.visits[v].len as f64 / st.period as f64, c + 1.0 / st.period as f64)
             });
             bound = bound.min(((1.0 - busy) / count).floor().max(0.0) as i64);
+            // Two streams' windows leave two gaps per G = gcd of their periods, each at least
+            // the margin: 2δ ≤ G − len_f − len_g (the program's two rows of the pair).
+            for (i, &(f, vf)) in list.iter().enumerate() {
+                for &(g, vg) in &list[i + 1..] {
+                    let (a, b) = (&self.streams[f], &self.streams[g]);
+                    let room = gcd(a.period, b.period) - a.visits[vf].len - b.visits[vg].len;
+                    bound = bound.min((room / 2).max(0));
+                }
+            }
         }
         if bound == i64::MAX {
             0
@@ -325,7 +346,7 @@ pub fn first_fit(
 }
 
 /// A placed visit: its window and occupancy (start, length with margin, period) and level.
-type Placed = ((i64, i64, i64), (i64, i64, i64), u32);
+pub(crate) type Placed = ((i64, i64, i64), (i64, i64, i64), u32);
 
 /// The shift of window `mine` that takes it past `other` (a conflict), and whether none can.
 fn step_past(mine: (i64, i64, i64), other: (i64, i64, i64)) -> Option<i64> {
@@ -347,75 +368,88 @@ fn place(inst: &Instance, order: &[usize], margin: i64) -> Result<(Vec<i64>, Wai
     for (k, &s) in order.iter().enumerate() {
         let st = &inst.streams[s];
         // The first stream placed sits at 0: shifting every offset together changes nothing.
-        let mut o = 0;
-        let mut w = vec![0; st.visits.len()];
-        'search: loop {
-            if o >= st.period || (k == 0 && o > 0) {
-                return Err(s);
-            }
-            w.iter_mut().for_each(|x| *x = 0);
-            let mut v = 0;
-            // The offset's step if the conflict cannot be waited away.
-            let mut first_step: Option<i64> = None;
-            'visit: while v < st.visits.len() {
-                let visit = &st.visits[v];
-                let win = st.window(v, o, &w, margin);
-                let occ = st.occupancy(v, o, &w, margin);
-                let conflict = placed[visit.port].iter().find_map(|&(ow, oo, level)| {
-                    if level == visit.level {
-                        (!periodic_disjoint(occ, oo)).then_some((oo, true))
-                    } else {
-                        (!periodic_disjoint(win, ow)).then_some((ow, false))
-                    }
-                });
-                let Some((other, same)) = conflict else {
-                    v += 1;
-                    continue 'visit;
-                };
-                let Some(step) = step_past(if same { occ } else { win }, other) else {
-                    // No offset separates these two windows.
-                    return Err(s);
-                };
-                let first = *first_step.get_or_insert(step);
-                let mut advance = first;
-                // Wait here (a window of another level), or at the nearest port upstream where
-                // the frame may wait (a frame of its own queue: waiting here would only lengthen
-                // its occupancy; an earlier wait moves its arrival too); then check again from there.
-                let mut at = Some(v);
-                while let Some(u) = at {
-                    let cand = &st.visits[u];
-                    if cand.hold && !(u == v && same) {
-                        let room = (visit.budget - st.waited(v, &w)).min(cand.budget - st.waited(u, &w));
-                        if step <= room {
-                            w[u] += step;
-                            v = u;
-                            continue 'visit;
-                        }
-                        // Too long a wait: a later offset needs that much less of it.
-                        if room >= 0 {
-                            advance = (step - room).max(1);
-                        }
-                        break;
-                    }
-                    at = cand.parent;
-                }
-                o += advance;
-                continue 'search;
-            }
-            break;
-        }
+        let limit = if k == 0 { 1 } else { st.period };
+        let (o, w) = fit_stream(st, &placed, 0, limit, margin).ok_or(s)?;
         offsets[s] = o;
-        for v in 0..st.visits.len() {
-            let port = st.visits[v].port;
-            placed[port].push((
-                st.window(v, o, &w, margin),
-                st.occupancy(v, o, &w, margin),
-                st.visits[v].level,
-            ));
-        }
+        put(&mut placed, st, o, &w, margin);
         waits[s] = w;
     }
     Ok((offsets, waits))
+}
+
+/// Records a stream's windows and occupancies at its ports.
+pub(crate) fn put(placed: &mut [Vec<Placed>], st: &Stream, o: i64, w: &[i64], margin: i64) {
+    for (v, visit) in st.visits.iter().enumerate() {
+        placed[visit.port].push((st.window(v, o, w, margin), st.occupancy(v, o, w, margin), visit.level));
+    }
+}
+
+/// The smallest offset in [`from`, `limit`) at which the stream's windows (each waiting first
+/// where it may, under bounded-wait) meet none of `placed` by less than `margin`, with its waits.
+pub(crate) fn fit_stream(
+    st: &Stream,
+    placed: &[Vec<Placed>],
+    from: i64,
+    limit: i64,
+    margin: i64,
+) -> Option<(i64, Vec<i64>)> {
+    let mut o = from;
+    let mut w = vec![0; st.visits.len()];
+    'search: loop {
+        if o >= limit {
+            return None;
+        }
+        w.iter_mut().for_each(|x| *x = 0);
+        let mut v = 0;
+        // The offset's step if the conflict cannot be waited away.
+        let mut first_step: Option<i64> = None;
+        'visit: while v < st.visits.len() {
+            let visit = &st.visits[v];
+            let win = st.window(v, o, &w, margin);
+            let occ = st.occupancy(v, o, &w, margin);
+            let conflict = placed[visit.port].iter().find_map(|&(ow, oo, level)| {
+                if level == visit.level {
+                    (!periodic_disjoint(occ, oo)).then_some((oo, true))
+                } else {
+                    (!periodic_disjoint(win, ow)).then_some((ow, false))
+                }
+            });
+            let Some((other, same)) = conflict else {
+                v += 1;
+                continue 'visit;
+            };
+            let Some(step) = step_past(if same { occ } else { win }, other) else {
+                // No offset separates these two windows.
+                return None;
+            };
+            let first = *first_step.get_or_insert(step);
+            let mut advance = first;
+            // Wait here (a window of another level), or at the nearest port upstream where
+            // the frame may wait (a frame of its own queue: waiting here would only lengthen
+            // its occupancy; an earlier wait moves its arrival too); then check again from there.
+            let mut at = Some(v);
+            while let Some(u) = at {
+                let cand = &st.visits[u];
+                if cand.hold && !(u == v && same) {
+                    let room = (visit.budget - st.waited(v, &w)).min(cand.budget - st.waited(u, &w));
+                    if step <= room {
+                        w[u] += step;
+                        v = u;
+                        continue 'visit;
+                    }
+                    // Too long a wait: a later offset needs that much less of it.
+                    if room >= 0 {
+                        advance = (step - room).max(1);
+                    }
+                    break;
+                }
+                at = cand.parent;
+            }
+            o += advance;
+            continue 'search;
+        }
+        return Some((o, w));
+    }
 }
 
 /// The default order: shortest period first, then the longest windows, then the longest routes
