@@ -74,7 +74,7 @@ check: build lint
 	@# generator); the analyses', simulator's and synthesis' property runs take minutes
 	@# unoptimised and run in `make test`.
 	cargo test --workspace --lib --quiet -- units:: model:: schedulers:: curves:: generate:: choice::
-	$(VENV)/bin/pytest -q -m "not slow and not needs_root and not integration"
+	$(call pytest_two_passes,not slow and not needs_root and not integration,)
 
 test: test-rust lint test-python
 
@@ -101,8 +101,18 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict --follow-imports=silent --ignore-missing-imports $(API_MODULES)
 	$(VENV)/bin/mypy --follow-imports=silent --ignore-missing-imports tests/test_api.py tests/test_api_studies.py tests/test_cli_api.py
 
+# The Python tests of a selection ($(1); pytest options $(2)) in two passes: first those that keep
+# to their own files, on TEST_WORKERS processes (pytest-xdist); then, alone on the host and one at
+# a time, those marked `host` (namespaces, cgroups, latency measurements: tests/conftest.py). Both
+# passes run; either failing fails (5: the selection has no test of that kind).
+TEST_WORKERS ?= 2
+pytest_two_passes = rc=0; \
+	$(VENV)/bin/pytest -q -n $(TEST_WORKERS) -m "($(1)) and not host" $(2) || [ $$? -eq 5 ] || rc=1; \
+	$(VENV)/bin/pytest -q -m "($(1)) and host" $(2) || [ $$? -eq 5 ] || rc=1; \
+	exit $$rc
+
 test-python: build
-	$(VENV)/bin/pytest -q --durations=15
+	$(call pytest_two_passes,not slow,--durations=15)
 
 test-slow: build
 	$(VENV)/bin/pytest -q -m slow

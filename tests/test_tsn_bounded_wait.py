@@ -186,3 +186,31 @@ def test_testbed_check_decides_only_where_the_noise_fits_the_clock_error(monkeyp
     assert check(0.8, 20.0, 20.5)["passed"] is False  # above its chain: a missed window
     assert check(0.8, 20.0, 20.5, bound_us=11.0)["passed"] is True  # within chain + wait bound
     assert "time scale 50 (model time)" in check(0.8, 10.1, 10.6, scale=50.0)["detail"]
+
+
+def test_a_stream_without_an_undisturbed_frame_is_said_so(monkeypatch, capsys) -> None:
+    # A loaded host may disturb every frame of a stream: its jitter is not measured, the check
+    # decides nothing on it (nor passes it), and the summary says so instead of failing on the
+    # missing figure.
+    from rtnetlab import configure
+    from rtnetlab.cli import configure as cli
+    from rtnetlab.testbed import run as tb
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(tb, "binary", lambda: None)
+    base = measured_run(0.8, [("a", 10.1, 10.6)])
+
+    def run(net, configured, **kw):
+        measured = base(net, configured, **kw)
+        measured["flows"][0]["undisturbed_count"] = 0
+        return measured
+
+    monkeypatch.setattr(tb, "run", run)
+    check = configure._testbed_check(None, {}, {"a": 10.0}, 1.0, 1000, 0.0, 1.0)
+    assert check["passed"] is None and check["streams"][0]["jitter_us"] is None, check
+    report = {"feasible": True, "mode": "no-wait", "method": "first-fit", "streams": [], "ports": [],
+              "idle_slopes": {}, "value": None, "misses": [], "unconfirmed": [],
+              "verification": {"testbed": check}}  # fmt: skip
+    cli._print_tsn(report)
+    printed = capsys.readouterr().out
+    assert "check testbed: not decided" in printed and "jitter not measured (no undisturbed frame)" in printed

@@ -141,12 +141,21 @@ def _check_edits(data: dict[str, Any], draw: Any, steps: int) -> None:
             continue
         done.append(what)
         _same(wi.analyze().data, _fresh(wi), " after " + "; ".join(done))
+        _same_warnings(wi, " after " + "; ".join(done))
     if wi.edits:
         wi.undo()
         _same(wi.analyze().data, _fresh(wi), " one undone after " + "; ".join(done))
+        _same_warnings(wi, " one undone after " + "; ".join(done))
     while wi.edits:
         wi.undo()
     _same(wi.analyze().data, start, " all undone after " + "; ".join(done))
+    _same_warnings(wi, " all undone after " + "; ".join(done))
+
+
+def _same_warnings(wi: rt.WhatIf, at: str) -> None:
+    """The what-if's warnings are those of its description validated from scratch."""
+    fresh = rt.Network.from_dict(wi.to_dict()).validate()
+    assert sorted(wi.warnings) == sorted(fresh), at
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -235,6 +244,29 @@ def test_an_edit_analyses_again_only_the_ports_it_reaches() -> None:
     edited = wi.network()
     assert edited.flow(flow)["bag"] == "128ms" and net.flow(flow)["bag"] != "128ms"
     _same(wi.analyze().data, edited.analyze("tfa").data)
+
+
+def test_an_edit_that_removes_a_warning_s_cause_removes_the_warning() -> None:
+    net = rt.Network("drr", defaults={"link_rate": "100Mbps"})
+    _ = net.add_end_system("ES1").add_end_system("ES2").add_switch("SW1")
+    _ = net.add_link("ES1", "SW1").add_link("ES2", "SW1").add_class("a", 0).add_class("b", 1)
+    _ = net.add_virtual_link("VL1", "ES1", ["ES2"], bag="4ms", lmax="1518B", lmin="64B", **{"class": "a"})
+    _ = net.add_virtual_link("VL2", "ES1", ["ES2"], bag="4ms", lmax="200B", lmin="64B", **{"class": "b"})
+    net.add_scheduler("d", "drr", quanta={"a": "500B", "b": "500B"})
+    net.set_node("SW1", scheduler="d")
+    small = [w for w in net.validate() if "quantum of class 'a'" in w]
+    assert len(small) == 1 and "flow 'VL1'" in small[0]
+    wi = net.what_if()
+    assert small[0] in wi.warnings and small[0] in wi.analyze().notes
+    # The quantum raised above VL1's frame: no warning, then back with the edit undone.
+    wi.set_scheduler("d", quanta={"a": "1600B"})
+    assert not [w for w in wi.analyze().notes if "quantum" in w]
+    wi.undo()
+    assert small[0] in wi.warnings
+    # The frame made smaller than the quantum: the same.
+    wi.set_flow("VL1", lmax="400B")
+    assert not [w for w in wi.warnings if "quantum" in w]
+    assert sorted(wi.warnings) == sorted(wi.network().validate())
 
 
 def test_a_server_graph_is_refused_in_one_line() -> None:

@@ -118,8 +118,9 @@ class Network:
         """Priority orders per processor and bus (`method`: opa or dm), JSON text."""
     def partition_json(self, method: str) -> str:
         """DOPA on the description's chains (`method`: opa or dm), JSON text."""
-    def what_if(self, doc_json: str) -> WhatIf:
-        """A what-if on this network (its description as JSON text), analysed again in place by TFA."""
+    def what_if(self, doc_json: str, warnings: list[str]) -> WhatIf:
+        """A what-if on this network (its description as JSON text, whose validation gave
+        `warnings`), analysed again in place by TFA."""
     def resolved_json(self) -> str:
         """The resolved model (indices, routes, per-flow arrival parameters), JSON text."""
 

@@ -51,6 +51,11 @@ class Network:
     handle: Any
     warnings: list[str] = field(default_factory=list)
     source: str = ""
+    #: The warnings as the engine gave them, placed at the description's keys, when `warnings`
+    #: places them elsewhere (a WOPANet file's lines, after its import's own warnings).
+    engine_warnings: list[str] | None = None
+    #: The warnings of reading the file into a description (a WOPANet import's choices).
+    read_warnings: list[str] = field(default_factory=list)
 
     @property
     def spec(self) -> dict:
@@ -119,7 +124,8 @@ class Network:
         """A what-if on this network, `data` its description (`WhatIf`); ModelError when the
         network's topology or TFA cannot take it."""
         try:
-            return WhatIf(self.handle.what_if(json.dumps(data)), self.source)
+            engine = self.warnings if self.engine_warnings is None else self.engine_warnings
+            return WhatIf(self.handle.what_if(json.dumps(data), list(engine)), self.source, self.read_warnings)
         except ModelError:
             raise
         except ValueError as e:
@@ -158,9 +164,16 @@ class WhatIf:
     TFA's report out; a refused edit raises `ModelError` (its lines: place and rule) and leaves
     the network as it was."""
 
-    def __init__(self, handle: Any, source: str = "") -> None:
+    def __init__(self, handle: Any, source: str = "", read_warnings: list[str] | None = None) -> None:
         self.handle = handle
         self.source = source
+        self.read_warnings = list(read_warnings or [])
+
+    @property
+    def warnings(self) -> list[str]:
+        """The file's reading warnings, then the validation warnings of the network as edited
+        (placed at the description's keys)."""
+        return self.read_warnings + [w for w in self.handle.warnings() if w not in self.read_warnings]
 
     def _edit(self, call: Any, *args: Any) -> None:
         try:
@@ -240,6 +253,7 @@ def load_file(path: str | Path) -> Network:
             raise ModelError([locate(line) for line in e.lines],
                              read_warnings + [locate(line) for line in e.warnings]) from None
         if locate is not None:
+            net.engine_warnings, net.read_warnings = net.warnings, read_warnings
             net.warnings = read_warnings + [locate(line) for line in net.warnings]
         return net
     text, fmt = formats.read_native(p)

@@ -114,14 +114,17 @@ class WhatIf:
 
     def analyze(self) -> AnalysisResult:
         """The bounds of the network as edited: what ``Network.analyze(method)`` gives on
-        `network`, with the warnings of the first validation and of the edits. The result's
-        ``network`` is None (`network` builds it)."""
+        `network`, with the validation warnings of the network as edited (those an edit made
+        obsolete are gone). The result's ``network`` is None (`network` builds it)."""
         from rtnetlab.result import AnalysisResult
 
-        report = self._engine.analyze()
-        warnings = list(self._base.warnings)
-        warnings += [w for w in self._engine.handle.warnings() if w not in warnings]
-        return AnalysisResult(report, warnings, None)
+        return AnalysisResult(self._engine.analyze(), self.warnings, None)
+
+    @property
+    def warnings(self) -> list[str]:
+        """The validation warnings of the network as edited: what validating `to_dict` gives,
+        each once (an edit that takes a warning's cause away takes the warning away)."""
+        return self._engine.warnings
 
     def to_dict(self) -> dict[str, Any]:
         """The description as edited, as plain data (`Network.from_dict` takes it back)."""

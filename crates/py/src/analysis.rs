@@ -183,10 +183,11 @@ pub struct WhatIf {
     inner: what_if::WhatIf,
 }
 
-/// A what-if on `net`, the validation of `doc_json` (the description as JSON text).
-pub fn what_if_of(net: &Network, doc_json: &str) -> Result<WhatIf> {
+/// A what-if on `net`, the validation of `doc_json` (the description as JSON text) that gave
+/// `warnings`.
+pub fn what_if_of(net: &Network, doc_json: &str, warnings: &[String]) -> Result<WhatIf> {
     let doc: serde_json::Value = crate::error::from_json_at("", doc_json)?;
-    what_if::WhatIf::new(net.clone(), doc).map(|inner| WhatIf { inner }).map_err(Error::Model)
+    what_if::WhatIf::new(net.clone(), doc, warnings).map(|inner| WhatIf { inner }).map_err(Error::Model)
 }
 
 fn mapping(json: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
@@ -228,9 +229,9 @@ impl WhatIf {
     fn ports(&self) -> usize {
         self.inner.network().ports.len()
     }
-    /// The warnings of the edits' validations.
+    /// The validation warnings of the network as edited (what validating it again gives).
     fn warnings(&self) -> Vec<String> {
-        self.inner.warnings.clone()
+        self.inner.warnings()
     }
     /// TFA's report of the network as edited, JSON text (what `analyze_json("tfa")` gives on it).
     fn analyze_json(&self, py: Python<'_>) -> Result<String> {

@@ -145,10 +145,11 @@ impl Network {
     fn partition_json(&self, method: &str) -> Result<String> {
         synthesis::partition(&self.inner, method)
     }
-    /// A what-if on this network (`doc_json`: its description, JSON text), analysed again in
-    /// place by TFA after each edit; ModelError when TFA or an edit's validation cannot apply.
-    fn what_if(&self, doc_json: &str) -> Result<analysis::WhatIf> {
-        analysis::what_if_of(&self.inner, doc_json)
+    /// A what-if on this network (`doc_json`: its description, JSON text, whose validation
+    /// gave `warnings`), analysed again in place by TFA after each edit; ModelError when TFA or
+    /// an edit's validation cannot apply.
+    fn what_if(&self, doc_json: &str, warnings: Vec<String>) -> Result<analysis::WhatIf> {
+        analysis::what_if_of(&self.inner, doc_json, &warnings)
     }
     /// The resolved model (indices, routes, per-flow arrival parameters), JSON text.
     fn resolved_json(&self) -> String {

@@ -48,10 +48,62 @@ pub struct WhatIf {
     cache: TfaCache,
     /// How to take back each edit still in force, the last one last.
     done: Vec<Done>,
-    /// The warnings of the edits' validations, in their order (each once).
-    pub warnings: Vec<String>,
+    warnings: Warnings,
     /// Ports analysed by the last edit (all of them when it took the whole pass).
     pub last_analysed_ports: usize,
+}
+
+/// The validation warnings of the network as the edits leave it, kept by the part of the
+/// validation that gives them, so that an edit replaces exactly those it can make obsolete (a
+/// DRR quantum raised above a flow's frame takes its warning away).
+#[derive(Clone, Default)]
+struct Warnings {
+    /// The topology validated alone (links, schedulers): replaced by an edit of the ports.
+    topology: Vec<String>,
+    /// Each flow validated alone on the topology, by index: replaced by an edit of that flow.
+    flows: Vec<Vec<String>>,
+    /// The rules between flows (a scheduler's share against a class's frames): replaced by
+    /// every edit.
+    together: Vec<String>,
+    /// The rest of the first validation, on what no edit changes (routes: their ties, a
+    /// cyclic port dependency).
+    kept: Vec<String>,
+}
+
+impl Warnings {
+    /// `first`, the whole validation's warnings, sorted by part: those the topology and the
+    /// rules between flows give now, those placed at a flow (`flows[i]...`), the rest.
+    fn sorted(first: &[String], topology: Vec<String>, together: Vec<String>, flows: usize) -> Warnings {
+        let mut w = Warnings { topology, flows: vec![Vec::new(); flows], together, kept: Vec::new() };
+        for line in first {
+            if w.topology.contains(line) || w.together.contains(line) {
+                continue;
+            }
+            match flow_of(line).filter(|&i| i < flows) {
+                Some(i) => w.flows[i].push(line.clone()),
+                None => w.kept.push(line.clone()),
+            }
+        }
+        w
+    }
+
+    /// Every warning once, in the validation's order of parts.
+    fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let parts = [&self.topology, &self.kept].into_iter().chain(&self.flows).chain([&self.together]);
+        for line in parts.flatten() {
+            if !out.contains(line) {
+                out.push(line.clone());
+            }
+        }
+        out
+    }
+}
+
+/// The flow a warning is placed at: `i` of a line `warning: flows[i]...`.
+fn flow_of(line: &str) -> Option<usize> {
+    let rest = line.strip_prefix("warning: ").unwrap_or(line).strip_prefix("flows[")?;
+    rest[..rest.find(']')?].parse().ok()
 }
 
 /// What one edit changed, as it was.
@@ -63,6 +115,8 @@ enum Change {
 struct Done {
     change: Change,
     trial: Option<Trial>,
+    /// The warnings before the edit.
+    warnings: Warnings,
 }
 
 /// Why an edit was refused: the rules it breaks, one line each (`place: rule`).
@@ -77,8 +131,8 @@ fn errors(diags: &Diagnostics) -> Refusal {
     }
 }
 
-fn warnings(diags: &Diagnostics) -> impl Iterator<Item = String> + '_ {
-    diags.warnings().map(|d| d.to_string())
+fn lines(diags: &Diagnostics) -> Vec<String> {
+    diags.warnings().map(|d| d.to_string()).collect()
 }
 
 fn one(line: String) -> Refusal {
@@ -86,9 +140,10 @@ fn one(line: String) -> Refusal {
 }
 
 impl WhatIf {
-    /// `net` is `doc` validated (the caller did it once). Refused when TFA does not apply to it,
-    /// or when its topology alone does not validate (a section that names its flows).
-    pub fn new(net: Network, doc: Value) -> Result<WhatIf, Refusal> {
+    /// `net` is `doc` validated (the caller did it once), with the warnings of that validation.
+    /// Refused when TFA does not apply to it, or when its topology alone does not validate (a
+    /// section that names its flows).
+    pub fn new(net: Network, doc: Value, warnings: &[String]) -> Result<WhatIf, Refusal> {
         if net.kind == model::NetworkKind::ServerGraph {
             return Err(one(
                 "(network): a what-if edits a switched network's flows, links and schedulers; a server graph \
@@ -100,10 +155,26 @@ impl WhatIf {
             return Err(one("(network): expected a mapping of the format's keys".into()));
         }
         let cache = super::tfa_cache(&net).map_err(one)?;
-        let what_if =
-            WhatIf { doc, net, cache, done: Vec::new(), warnings: Vec::new(), last_analysed_ports: 0 };
-        what_if.topology(Vec::new())?;
+        let mut what_if = WhatIf {
+            doc,
+            net,
+            cache,
+            done: Vec::new(),
+            warnings: Warnings::default(),
+            last_analysed_ports: 0,
+        };
+        let (_, topology) = what_if.topology(Vec::new())?;
+        let mut together = Diagnostics::default();
+        validate::check_flows_together(&what_if.net, &mut together);
+        what_if.warnings =
+            Warnings::sorted(warnings, lines(&topology), lines(&together), what_if.net.flows.len());
         Ok(what_if)
+    }
+
+    /// The validation warnings of the network as the edits leave it (what validating the edited
+    /// description gives), each once.
+    pub fn warnings(&self) -> Vec<String> {
+        self.warnings.lines()
     }
 
     /// The description as the edits leave it.
@@ -141,8 +212,8 @@ impl WhatIf {
         }
     }
 
-    /// The rules between flows on the network as it is now; on a refusal the last edit is
-    /// taken back.
+    /// The rules between flows on the network as it is now, whose warnings replace those of
+    /// the network before; on a refusal the last edit is taken back.
     fn check_together(&mut self) -> Result<(), Refusal> {
         let mut diags = Diagnostics::default();
         validate::check_flows_together(&self.net, &mut diags);
@@ -150,21 +221,8 @@ impl WhatIf {
             self.undo();
             return Err(errors(&diags));
         }
-        self.note(&diags);
+        self.warnings.together = lines(&diags);
         Ok(())
-    }
-
-    fn note(&mut self, diags: &Diagnostics) {
-        self.note_lines(warnings(diags).collect());
-    }
-
-    /// Warnings kept once each, in the order first seen.
-    fn note_lines(&mut self, lines: Vec<String>) {
-        for w in lines {
-            if !self.warnings.contains(&w) {
-                self.warnings.push(w);
-            }
-        }
     }
 
     /// Sets keys of flow `name` ([`FLOW_KEYS`]; values as the format writes them).
@@ -212,10 +270,17 @@ impl WhatIf {
         self.done.push(Done {
             change: Change::Flow { index, doc, model: Box::new(model), spec: Box::new(spec) },
             trial,
+            warnings: self.warnings.clone(),
         });
         self.check_together()?;
+        // The flow's own warnings; the one-flow network's rules between flows are not the
+        // network's (check_together gave those).
         let at = format!("flows[{index}]");
-        self.note_lines(warnings(&diags).map(|w| w.replacen("flows[0]", &at, 1)).collect());
+        self.warnings.flows[index] = lines(&diags)
+            .into_iter()
+            .filter(|w| flow_of(w) == Some(0))
+            .map(|w| w.replacen("flows[0]", &at, 1))
+            .collect();
         Ok(())
     }
 
@@ -309,9 +374,10 @@ impl WhatIf {
                 spec: Box::new(spec),
             },
             trial,
+            warnings: self.warnings.clone(),
         });
         self.check_together()?;
-        self.note(&diags);
+        self.warnings.topology = lines(&diags);
         Ok(())
     }
 
@@ -327,7 +393,8 @@ impl WhatIf {
     /// Takes back the last edit still in force (the description, the network and TFA's state
     /// as they were before it, to the bit); false when there is none.
     pub fn undo(&mut self) -> bool {
-        let Some(Done { change, trial }) = self.done.pop() else { return false };
+        let Some(Done { change, trial, warnings }) = self.done.pop() else { return false };
+        self.warnings = warnings;
         match change {
             Change::Flow { index, doc, model, spec } => {
                 self.doc["flows"][index] = doc;
@@ -384,7 +451,18 @@ mod tests {
         let doc = serde_json::to_value(random_small(seed, RandomSchedulers::Any)).expect("serialises");
         let mut diags = Diagnostics::default();
         let net = model::load_value(doc.clone(), &mut diags)?;
-        WhatIf::new(net, doc).ok()
+        WhatIf::new(net, doc, &lines(&diags)).ok()
+    }
+
+    /// The warnings of the edited description validated from scratch, sorted, against the
+    /// what-if's own.
+    fn same_warnings(w: &WhatIf, what: &str) {
+        let mut diags = Diagnostics::default();
+        model::load_value(w.doc().clone(), &mut diags).expect("an accepted edit validates");
+        let (mut fresh, mut kept) = (lines(&diags), w.warnings());
+        fresh.sort();
+        kept.sort();
+        assert_eq!(kept, fresh, "{what}: the what-if's warnings are the edited description's");
     }
 
     /// The report of the edited description validated and analysed from scratch, as JSON.
@@ -505,6 +583,7 @@ mod tests {
                         accepted[kind] += 1;
                         in_place[kind] += usize::from(w.last_analysed_ports < w.network().ports.len());
                         same(&report(&w), &fresh(&w), &format!("seed {seed}, step {step}"));
+                        same_warnings(&w, &format!("seed {seed}, step {step}"));
                         assert!(w.same_state_as_fresh(), "seed {seed}, step {step}");
                     }
                     (_, Err(lines)) => {
@@ -517,10 +596,12 @@ mod tests {
             if w.edits() > 0 {
                 assert!(w.undo());
                 same(&report(&w), &fresh(&w), &format!("seed {seed}, one undone"));
+                same_warnings(&w, &format!("seed {seed}, one undone"));
                 assert!(w.same_state_as_fresh(), "seed {seed}, one undone");
             }
             while w.undo() {}
             same(&report(&w), &start, &format!("seed {seed}: every edit undone"));
+            same_warnings(&w, &format!("seed {seed}: every edit undone"));
             assert!(w.same_state_as_fresh(), "seed {seed}: every edit undone");
         }
         eprintln!("accepted {accepted:?}, in place {in_place:?}, refused {refused}");
