@@ -37,24 +37,12 @@ pub struct Stats {
 /// streams, each gap between windows less the guard band (what the report measures).
 pub fn usable(inst: &Instance, list: &[(usize, usize)], offsets: &[i64], waits: &Waits, k: usize) -> f64 {
     let guard = inst.guards.get(k).copied().unwrap_or(0);
-    let Some(h) = list.iter().try_fold(1i64, |h, &(s, _)| {
-        (h / gcd(h, inst.streams[s].period)).checked_mul(inst.streams[s].period)
-    }) else {
-        return 0.0;
-    };
     if list.is_empty() {
         return 1.0;
     }
-    let mut w: Vec<(i64, i64)> = Vec::new();
-    for &(s, v) in list {
-        let st = &inst.streams[s];
-        let (start, len, _) = st.window(v, offsets[s], &waits[s], 0);
-        for j in 0..h / st.period {
-            let a = (start + j * st.period).rem_euclid(h);
-            w.push((a, a + len));
-        }
-    }
-    w.sort_unstable();
+    let Some((h, w)) = inst.windows_at(list, offsets, waits) else {
+        return 0.0;
+    };
     let mut end = i64::MIN;
     let mut free = 0;
     for i in 0..w.len() {

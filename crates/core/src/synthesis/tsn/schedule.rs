@@ -220,6 +220,32 @@ impl Instance {
         self.by_port().iter().enumerate().all(|(k, list)| self.room_at(k, list, offsets, waits, kept))
     }
 
+    /// The windows at a port whose streams and visits are `list`, over their hyperperiod `h`:
+    /// (h, the windows [start, end) in order of start, start within [0, h)); None when `h`
+    /// overflows.
+    pub fn windows_at(
+        &self,
+        list: &[(usize, usize)],
+        offsets: &[i64],
+        waits: &[Vec<i64>],
+    ) -> Option<(i64, Vec<(i64, i64)>)> {
+        let h = list.iter().try_fold(1i64, |h, &(s, _)| {
+            let t = self.streams[s].period;
+            (h / gcd(h, t)).checked_mul(t)
+        })?;
+        let mut w: Vec<(i64, i64)> = Vec::new();
+        for &(s, v) in list {
+            let st = &self.streams[s];
+            let (start, len, _) = st.window(v, offsets[s], &waits[s], 0);
+            for j in 0..h / st.period {
+                let a = (start + j * st.period).rem_euclid(h);
+                w.push((a, a + len));
+            }
+        }
+        w.sort_unstable();
+        Some((h, w))
+    }
+
     /// [`Self::leaves_room_keeping`] at port `k`, whose streams and visits are `list`.
     pub fn room_at(
         &self,
@@ -234,22 +260,9 @@ impl Instance {
             if guard == 0 || list.is_empty() {
                 return true;
             }
-            let Some(h) = list.iter().try_fold(1i64, |h, &(s, _)| {
-                let t = self.streams[s].period;
-                (h / gcd(h, t)).checked_mul(t)
-            }) else {
+            let Some((h, w)) = self.windows_at(list, offsets, waits) else {
                 return false;
             };
-            let mut w: Vec<(i64, i64)> = Vec::new();
-            for &(s, v) in list {
-                let st = &self.streams[s];
-                let (start, len, _) = st.window(v, offsets[s], &waits[s], 0);
-                for j in 0..h / st.period {
-                    let a = (start + j * st.period).rem_euclid(h);
-                    w.push((a, a + len));
-                }
-            }
-            w.sort_unstable();
             // The gap after each window, to the next (the first one again a cycle later).
             let mut end = i64::MIN;
             let (mut widest, mut usable) = (0, 0);
