@@ -125,7 +125,8 @@ class Network:
         network's topology or TFA cannot take it."""
         try:
             engine = self.warnings if self.engine_warnings is None else self.engine_warnings
-            return WhatIf(self.handle.what_if(json.dumps(data), list(engine)), self.source, self.read_warnings)
+            handle = self.handle.what_if(json.dumps(data), list(engine))
+            return WhatIf(handle, self.source, self.read_warnings)
         except ModelError:
             raise
         except ValueError as e:

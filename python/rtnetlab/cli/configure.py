@@ -407,11 +407,13 @@ def _print_tsn(report: dict) -> None:
                 out.print(f"  {line}", markup=False)
         for s in v.get("streams", []):
             # A loaded host may disturb every frame of a stream: its jitter is then not measured.
+            above = " (above the host noise)" if s["within_noise"] is False else ""
             jitter = ("not measured (no undisturbed frame)" if s["jitter_us"] is None
-                      else f"{s['jitter_us']:.1f} us{'' if s['within_noise'] is not False else ' (above the host noise)'}")
+                      else f"{s['jitter_us']:.1f} us{above}")
             out.print(
                 f"  {s['flow']} -> {s['destination']}: {s['count']} frames, chain {s['chain_us']:.3f} us, "
-                f"measured {s['min_us']:.1f}..{s['max_us']:.1f} us (mean {s['mean_us']:.1f}), jitter {jitter}",
+                f"measured {s['min_us']:.1f}..{s['max_us']:.1f} us (mean {s['mean_us']:.1f}), "
+                f"jitter {jitter}",
                 markup=False,
             )
 
