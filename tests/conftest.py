@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
         if _touches_host(item, module, root_modules):
             item.add_marker(pytest.mark.host)
+
+
+@pytest.fixture(autouse=True)
+def _default_limits_after() -> Iterator[None]:
+    """The front keeps `--limit` options in its process from one command to the next: every test
+    leaves the default limits behind it, whatever the next test in its process is (under
+    pytest-xdist, any of the suite)."""
+    yield
+    from rtnetlab.io import formats
+
+    formats.set_limits([])
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
