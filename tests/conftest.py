@@ -21,29 +21,29 @@ INTEGRATION_MODULES = {
 }
 
 
-#: Modules that touch the host as a whole, beyond their own temporary files: they make namespaces,
+#: Tests that touch the host as a whole, beyond their own temporary files: they make namespaces,
 #: veths, qdiscs or cgroups and compare the host's state before and after, remove what other runs
-#: left, replay another user's attacks, or measure latencies against the host noise of the same
-#: run. Marked `host` (with every module that has a `needs_root` test, and tests/security):
-#: `make test` runs them alone, one at a time, after the rest of the suite ran on every core.
+#: left, replay another user's attacks, or measure latencies against the host's noise. Marked
+#: `host`: every `needs_root` test, tests/security and the modules below. `make test` runs them
+#: alone, one at a time, after the rest of the suite ran on every core (whose root runs, such as
+#: configure tsn's testbed check, would otherwise count as their leftovers or as their load).
 HOST_MODULES = {"test_cli_api"}
 
 
-def _touches_host(item: pytest.Item, module: str, root_modules: set[str]) -> bool:
-    return module in HOST_MODULES or module in root_modules or "security" in item.path.parts
+def _touches_host(item: pytest.Item, module: str) -> bool:
+    return (item.get_closest_marker("needs_root") is not None or module in HOST_MODULES
+            or "security" in item.path.parts)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """`integration` (registered in pyproject.toml; `make check` leaves it out): every test that
     runs the `rtnetlab` command as a process (the `rtnetlab_cli` fixture) or a subprocess of the
-    package, and the long in-process modules above. `host`: every test of a module with a
-    `needs_root` test, of tests/security and of HOST_MODULES."""
-    modules = {item: item.module.__name__.rsplit(".", 1)[-1] if item.module else "" for item in items}
-    root_modules = {m for item, m in modules.items() if item.get_closest_marker("needs_root")}
-    for item, module in modules.items():
+    package, and the long in-process modules above. `host`: see HOST_MODULES."""
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         if "rtnetlab_cli" in getattr(item, "fixturenames", ()) or module in INTEGRATION_MODULES:
             item.add_marker(pytest.mark.integration)
-        if _touches_host(item, module, root_modules):
+        if _touches_host(item, module):
             item.add_marker(pytest.mark.host)
 
 
